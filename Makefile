@@ -1,0 +1,127 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# rdmalog - top-level Makefile.
+#
+#   make            module (rdmalog.ko), tools (build/bin), test programs
+#   make demo       install what is missing, build, boot a soft-RoCE cluster
+#                   in QEMU and show the log working
+#   make check      the same set-up, then lint and the whole test suite
+#   make lint       checkpatch --strict, sparse (C=1) and a W=1 build
+#   make install    install the module (and rdmalogctl) on this host
+#
+# KDIR defaults to the newest /lib/modules/*/build, not to the running
+# kernel's: a build host may run a kernel it has no headers for.
+
+KDIR ?= $(shell ls -d /lib/modules/*/build 2>/dev/null | sort -V | tail -n 1)
+KVER ?= $(shell basename $$(dirname $(KDIR)) 2>/dev/null)
+BUILD := $(CURDIR)/build
+BIN := $(BUILD)/bin
+KSFT := $(BUILD)/ksft
+KSRC := $(BUILD)/ksrc
+LINUX_SOURCE ?= $(firstword $(wildcard /usr/src/linux-source-6.1.tar.xz))
+PREFIX ?= /usr/local
+
+CC ?= gcc
+USER_CFLAGS := -O2 -g -Wall -Wextra -Werror=implicit-function-declaration \
+	-D_GNU_SOURCE -I$(CURDIR)/uapi
+NL_CFLAGS := $(shell pkg-config --cflags libnl-genl-3.0 2>/dev/null)
+NL_LIBS := $(shell pkg-config --libs libnl-genl-3.0 2>/dev/null)
+
+KMOD_SRC := $(wildcard kmod/*.c kmod/*.h uapi/*.h) Kbuild
+CTL_SRC := $(wildcard tools/rdmalogctl/*.c)
+CTL_HDR := $(wildcard tools/rdmalogctl/*.h) $(wildcard uapi/*.h)
+TEST_SRC := $(wildcard selftests/*.c)
+TEST_HDR := $(wildcard selftests/*.h) $(wildcard uapi/*.h)
+TEST_BIN := $(patsubst selftests/%.c,$(BUILD)/selftests/%,$(TEST_SRC))
+
+.PHONY: all module tools selftests deps lint checkpatch sparse wbuild \
+	check demo install uninstall clean ksft
+
+all: module tools selftests
+
+deps:
+	@bash tools/install-deps.sh
+
+module: rdmalog.ko
+
+rdmalog.ko: $(KMOD_SRC)
+	@test -n "$(KDIR)" || { echo "no kernel headers: run 'make deps' or set KDIR" >&2; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+tools: $(BIN)/rdmalogctl
+
+$(BIN)/rdmalogctl: $(CTL_SRC) $(CTL_HDR)
+	@mkdir -p $(BIN)
+	$(CC) $(USER_CFLAGS) $(NL_CFLAGS) -o $@ $(CTL_SRC) $(NL_LIBS)
+
+# kselftest_harness.h and kselftest.h come from Debian's linux-source-6.1,
+# extracted at build time; they are never copied into the repository.
+ksft: $(KSFT)/kselftest_harness.h
+
+$(KSFT)/kselftest_harness.h:
+	@test -n "$(LINUX_SOURCE)" || { echo "linux-source-6.1 missing: run 'make deps'" >&2; exit 1; }
+	@mkdir -p $(KSFT)
+	tar -xJf $(LINUX_SOURCE) --strip-components=4 -C $(KSFT) \
+		linux-source-6.1/tools/testing/selftests/kselftest.h \
+		linux-source-6.1/tools/testing/selftests/kselftest_harness.h
+	@touch $@
+
+selftests: $(TEST_BIN)
+
+$(BUILD)/selftests/%: selftests/%.c $(TEST_HDR) $(KSFT)/kselftest_harness.h
+	@mkdir -p $(BUILD)/selftests
+	$(CC) $(USER_CFLAGS) -I$(KSFT) $(NL_CFLAGS) -pthread -o $@ $< $(NL_LIBS)
+
+# Lint: checkpatch.pl --strict (extracted from linux-source), sparse and W=1.
+$(KSRC)/scripts/checkpatch.pl:
+	@test -n "$(LINUX_SOURCE)" || { echo "linux-source-6.1 missing: run 'make deps'" >&2; exit 1; }
+	@mkdir -p $(KSRC)
+	tar -xJf $(LINUX_SOURCE) --strip-components=1 -C $(KSRC) \
+		linux-source-6.1/scripts/checkpatch.pl \
+		linux-source-6.1/scripts/spelling.txt \
+		linux-source-6.1/scripts/const_structs.checkpatch
+	@touch $@
+
+checkpatch: $(KSRC)/scripts/checkpatch.pl
+	$(KSRC)/scripts/checkpatch.pl --strict --no-tree --terse --show-types \
+		--ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG \
+		-f $(wildcard kmod/*.c kmod/*.h uapi/*.h)
+
+sparse:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) C=2 CF="-D__CHECK_ENDIAN__" modules 2>&1 | \
+		tee $(BUILD)/sparse.log
+	@! grep -E "(warning|error):" $(BUILD)/sparse.log
+
+wbuild:
+	@mkdir -p $(BUILD)
+	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 clean >/dev/null
+	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules 2>&1 | tee $(BUILD)/w1.log
+	@! grep -E "(warning|error):" $(BUILD)/w1.log
+
+lint: checkpatch sparse wbuild
+	@echo "lint: clean"
+
+-include selftests/vm/Makefile.inc
+
+demo: deps all vm
+	python3 selftests/demo.py
+
+check: deps all vm
+	$(MAKE) lint
+	python3 selftests/run.py
+
+install: rdmalog.ko tools
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
+	depmod -a $(KVER)
+	install -D -m 0755 $(BIN)/rdmalogctl $(DESTDIR)$(PREFIX)/sbin/rdmalogctl
+	install -D -m 0644 Documentation/rdmalogctl.8 \
+		$(DESTDIR)$(PREFIX)/share/man/man8/rdmalogctl.8
+
+uninstall:
+	rm -f /lib/modules/$(KVER)/updates/rdmalog.ko /lib/modules/$(KVER)/extra/rdmalog.ko
+	depmod -a $(KVER)
+	rm -f $(DESTDIR)$(PREFIX)/sbin/rdmalogctl $(DESTDIR)$(PREFIX)/share/man/man8/rdmalogctl.8
+
+clean:
+	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	rm -rf $(BUILD)

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rdmalog - this node: identity, peers, log settings and the up/down
+ * lifecycle of the log. There is one node per module instance.
+ */
+#ifndef _RDMALOG_NODE_H
+#define _RDMALOG_NODE_H
+
+#include <linux/types.h>
+#include <linux/in6.h>
+#include "../uapi/rdmalog.h"
+#include "../uapi/rdmalog_genl.h"
+#include "log.h"
+
+struct rdmalog_log;
+struct netlink_ext_ack;
+
+/**
+ * struct rdmalog_addr - an IPv4 or IPv6 address and port
+ * @len: 4 or 16; 0 when unset
+ * @addr: the address, network order, in the first @len bytes
+ * @port: host order
+ */
+struct rdmalog_addr {
+	u8 len;
+	u8 addr[16];
+	u16 port;
+};
+
+/**
+ * struct rdmalog_node_config - everything an operator sets
+ * @node_id: 1 .. RDMALOG_MAX_NODE_ID, 0 when unset
+ * @cluster_id: non-zero once set
+ * @listen: address and port this node listens on
+ * @role: enum rdmalog_role
+ * @capacity: ring bytes
+ * @max_record: largest payload
+ * @durability: enum rdmalog_durability requested
+ * @commit_timeout_ms: how long a writer waits for its durability
+ */
+struct rdmalog_node_config {
+	u32 node_id;
+	u64 cluster_id;
+	struct rdmalog_addr listen;
+	u32 role;
+	u64 capacity;
+	u32 max_record;
+	u32 durability;
+	u32 commit_timeout_ms;
+};
+
+/**
+ * struct rdmalog_peer_info - a snapshot of one configured peer
+ * @node_id: the peer's id
+ * @addr: its address and port
+ * @state: enum rdmalog_peer_state
+ */
+struct rdmalog_peer_info {
+	u32 node_id;
+	struct rdmalog_addr addr;
+	u32 state;
+};
+
+/**
+ * struct rdmalog_node_status - a consistent snapshot for STATUS_GET and
+ * the GET_STATE ioctl
+ * @up: the log is up
+ * @config: the configuration
+ * @epoch: current epoch
+ * @durability_effective: enum rdmalog_durability in force
+ * @msg: human-readable note on the state (may be empty)
+ * @log: log indices, valid when @up
+ * @npeers: entries in @peers
+ * @peers: the configured peers
+ */
+struct rdmalog_node_status {
+	bool up;
+	struct rdmalog_node_config config;
+	u64 epoch;
+	u32 durability_effective;
+	char msg[128];
+	struct rdmalog_log_state log;
+	u32 npeers;
+	struct rdmalog_peer_info peers[RDMALOG_MAX_PEERS];
+};
+
+int rdmalog_node_init(void);
+void rdmalog_node_exit(void);
+
+/* Configuration; each validates, applies all or nothing, and says why. */
+void rdmalog_node_get_config(struct rdmalog_node_config *cfg);
+int rdmalog_node_set_config(const struct rdmalog_node_config *cfg,
+			    struct netlink_ext_ack *extack);
+int rdmalog_node_peer_add(const struct rdmalog_peer_info *peer,
+			  struct netlink_ext_ack *extack);
+int rdmalog_node_peer_del(u32 node_id, struct netlink_ext_ack *extack);
+int rdmalog_node_peer_get(u32 node_id, struct rdmalog_peer_info *peer);
+u32 rdmalog_node_peers(struct rdmalog_peer_info *peers, u32 max);
+
+int rdmalog_node_up(struct netlink_ext_ack *extack);
+int rdmalog_node_down(struct netlink_ext_ack *extack);
+int rdmalog_node_trim(u64 lsn, struct netlink_ext_ack *extack);
+void rdmalog_node_get_status(struct rdmalog_node_status *st);
+
+/* For the character device. */
+struct rdmalog_log *rdmalog_node_get_log(void);
+void rdmalog_node_fill_state(struct rdmalog_state *st);
+
+#endif /* _RDMALOG_NODE_H */

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Install what rdmalog needs to build, lint and test, from Debian's
+# packages only. Idempotent: packages already present are left alone and
+# apt is not touched at all when nothing is missing. Every entry point
+# (make demo, make check, make deps, .ci/run) runs this first.
+set -euo pipefail
+
+pkgs=(
+	linux-image-amd64	# guest kernel for the QEMU test cluster
+	linux-headers-amd64	# what rdmalog.ko builds against
+	linux-source-6.1	# kselftest headers and checkpatch.pl, extracted at build time
+	build-essential
+	bc flex bison libelf-dev kmod cpio gzip xz-utils
+	pkg-config
+	libnl-3-dev libnl-genl-3-dev	# rdmalogctl and the netlink tests
+	libc6-dev		# static guest agent
+	qemu-system-x86		# the VMs
+	vde2			# the isolated L2 switch between them
+	busybox-static		# the guest userland
+	iproute2		# 'rdma' tool inside the guest
+	rdma-core ibverbs-utils rdmacm-utils ibverbs-providers perftest
+	sparse			# make lint
+	dkms
+	python3			# harness and test runner (stdlib only)
+	gnuplot-nox		# benchmark plots
+)
+
+missing=()
+for p in "${pkgs[@]}"; do
+	case "$p" in \#*) continue ;; esac
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+		missing+=("$p")
+	fi
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+	echo "deps: all ${#pkgs[@]} packages present"
+	exit 0
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "deps: missing packages: ${missing[*]}" >&2
+	echo "deps: run 'sudo make deps' (or install them with apt-get)" >&2
+	exit 1
+fi
+
+echo "deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * rdmalog - the generic netlink control plane.
+ *
+ * Family RDMALOG_GENL_NAME, version RDMALOG_GENL_VERSION, one multicast
+ * group RDMALOG_GENL_MCGRP_EVENTS. Every command that changes state needs
+ * CAP_NET_ADMIN. Attributes are validated strictly: an unknown, malformed
+ * or out-of-range attribute fails the whole request with -EINVAL and an
+ * extack message naming the attribute; nothing is changed by a request
+ * that fails.
+ *
+ * Commands and their attributes (-> reply):
+ *
+ * NODE_GET                  -> NODE_ID, CLUSTER_ID, ADDR, PORT, ROLE, EPOCH
+ * NODE_SET  [NODE_ID] [CLUSTER_ID] [ADDR] [PORT] [ROLE]
+ *           NODE_ID, CLUSTER_ID, ADDR and PORT only while down (-EBUSY)
+ * PEER_ADD  NODE_ID ADDR PORT   (-EEXIST if the id or address is taken,
+ *                                -EINVAL for our own id, -ENOSPC past
+ *                                RDMALOG_MAX_PEERS)
+ * PEER_DEL  NODE_ID             (-ENOENT if unknown)
+ * PEER_GET  NODE_ID             -> PEER nest; as a dump: one PEER per peer
+ * LOG_GET                   -> CAPACITY, MAX_RECORD, DURABILITY,
+ *                              COMMIT_TIMEOUT_MS
+ * LOG_SET   [CAPACITY] [MAX_RECORD] [DURABILITY] [COMMIT_TIMEOUT_MS]
+ *           CAPACITY and MAX_RECORD only while down (-EBUSY);
+ *           MAX_RECORD <= CAPACITY / 4 (-EINVAL)
+ * UP                        (-EALREADY if up; -EINVAL if NODE_ID unset)
+ * DOWN                      (-EALREADY if down)
+ * STATUS_GET                -> UP, NODE_ID, CLUSTER_ID, ROLE, EPOCH,
+ *                              DURABILITY, DURABILITY_EFFECTIVE,
+ *                              STATUS_MSG, FIRST_LSN, COMMIT_LSN,
+ *                              NEXT_LSN, CAPACITY, USED, MAX_RECORD,
+ *                              OPENERS, PEERS (nest of PEER nests)
+ * STATS_GET                 -> STATS (nest of enum rdmalog_stat, u64 each)
+ * TRIM      LSN             (-ERANGE above the commit LSN, -ENETDOWN
+ *                              when down)
+ * EVENT     (multicast only) EVENT, NODE_ID, and what changed
+ */
+#ifndef _UAPI_RDMALOG_GENL_H
+#define _UAPI_RDMALOG_GENL_H
+
+#define RDMALOG_GENL_NAME		"rdmalog"
+#define RDMALOG_GENL_VERSION		1
+#define RDMALOG_GENL_MCGRP_EVENTS	"events"
+
+/** RDMALOG_MAX_NODE_ID - node ids are 1 .. RDMALOG_MAX_NODE_ID */
+#define RDMALOG_MAX_NODE_ID		255
+/** RDMALOG_MAX_PEERS - peers one node may have configured */
+#define RDMALOG_MAX_PEERS		15
+/** RDMALOG_MIN_CAPACITY - smallest ring, bytes (a multiple of 4096) */
+#define RDMALOG_MIN_CAPACITY		(64ULL << 10)
+/** RDMALOG_MAX_CAPACITY - largest ring, bytes */
+#define RDMALOG_MAX_CAPACITY		(16ULL << 30)
+/** RDMALOG_DEFAULT_CAPACITY - ring size until configured */
+#define RDMALOG_DEFAULT_CAPACITY	(64ULL << 20)
+/** RDMALOG_DEFAULT_MAX_RECORD - largest payload until configured */
+#define RDMALOG_DEFAULT_MAX_RECORD	(1U << 20)
+/** RDMALOG_DEFAULT_PORT - rdma_cm port until configured */
+#define RDMALOG_DEFAULT_PORT		7471
+/** RDMALOG_DEFAULT_COMMIT_TIMEOUT_MS - how long a writer waits for quorum */
+#define RDMALOG_DEFAULT_COMMIT_TIMEOUT_MS	5000
+
+/**
+ * enum rdmalog_cmd - generic netlink commands of family "rdmalog"
+ * @RDMALOG_CMD_UNSPEC: invalid
+ * @RDMALOG_CMD_NODE_GET: this node's identity
+ * @RDMALOG_CMD_NODE_SET: set this node's identity and role (admin)
+ * @RDMALOG_CMD_PEER_ADD: add a peer (admin)
+ * @RDMALOG_CMD_PEER_DEL: remove a peer (admin)
+ * @RDMALOG_CMD_PEER_GET: one peer, or all of them as a dump
+ * @RDMALOG_CMD_LOG_GET: log settings
+ * @RDMALOG_CMD_LOG_SET: change log settings (admin)
+ * @RDMALOG_CMD_UP: allocate the ring and start serving (admin)
+ * @RDMALOG_CMD_DOWN: stop serving; descriptors get -ENETDOWN (admin)
+ * @RDMALOG_CMD_STATUS_GET: state of node, log and peers
+ * @RDMALOG_CMD_STATS_GET: counters
+ * @RDMALOG_CMD_TRIM: discard records below an LSN (admin)
+ * @RDMALOG_CMD_EVENT: notification on the "events" multicast group
+ * @__RDMALOG_CMD_MAX: number of commands
+ */
+enum rdmalog_cmd {
+	RDMALOG_CMD_UNSPEC,
+	RDMALOG_CMD_NODE_GET,
+	RDMALOG_CMD_NODE_SET,
+	RDMALOG_CMD_PEER_ADD,
+	RDMALOG_CMD_PEER_DEL,
+	RDMALOG_CMD_PEER_GET,
+	RDMALOG_CMD_LOG_GET,
+	RDMALOG_CMD_LOG_SET,
+	RDMALOG_CMD_UP,
+	RDMALOG_CMD_DOWN,
+	RDMALOG_CMD_STATUS_GET,
+	RDMALOG_CMD_STATS_GET,
+	RDMALOG_CMD_TRIM,
+	RDMALOG_CMD_EVENT,
+
+	__RDMALOG_CMD_MAX
+};
+#define RDMALOG_CMD_MAX (__RDMALOG_CMD_MAX - 1)
+
+/**
+ * enum rdmalog_attr - top-level attributes
+ * @RDMALOG_A_UNSPEC: invalid
+ * @RDMALOG_A_PAD: padding for 64-bit attributes
+ * @RDMALOG_A_NODE_ID: u32, 1 .. %RDMALOG_MAX_NODE_ID
+ * @RDMALOG_A_CLUSTER_ID: u64, non-zero; peers must agree on it
+ * @RDMALOG_A_ADDR: binary, 4 (IPv4) or 16 (IPv6) bytes, network order
+ * @RDMALOG_A_PORT: u16, 1 .. 65535, host order
+ * @RDMALOG_A_ROLE: u32, &enum rdmalog_role (PRIMARY or BACKUP when set)
+ * @RDMALOG_A_EPOCH: u64
+ * @RDMALOG_A_CAPACITY: u64, bytes, multiple of 4096, within
+ *	%RDMALOG_MIN_CAPACITY .. %RDMALOG_MAX_CAPACITY
+ * @RDMALOG_A_MAX_RECORD: u32, bytes, 1 .. CAPACITY / 4
+ * @RDMALOG_A_DURABILITY: u32, &enum rdmalog_durability requested
+ * @RDMALOG_A_DURABILITY_EFFECTIVE: u32, &enum rdmalog_durability in force
+ * @RDMALOG_A_COMMIT_TIMEOUT_MS: u32, 1 .. 3600000
+ * @RDMALOG_A_UP: u8, 1 when the log is up
+ * @RDMALOG_A_LSN: u64, argument of TRIM
+ * @RDMALOG_A_FIRST_LSN: u64, oldest retained record
+ * @RDMALOG_A_COMMIT_LSN: u64, next LSN to be committed
+ * @RDMALOG_A_NEXT_LSN: u64, next LSN to be assigned
+ * @RDMALOG_A_USED: u64, ring bytes held by retained records
+ * @RDMALOG_A_OPENERS: u32, open descriptors of /dev/rdmalog
+ * @RDMALOG_A_STATUS_MSG: string, human-readable note on the state
+ * @RDMALOG_A_PEER: nest of &enum rdmalog_peer_attr
+ * @RDMALOG_A_PEERS: nest of %RDMALOG_A_PEER
+ * @RDMALOG_A_STATS: nest of &enum rdmalog_stat
+ * @RDMALOG_A_EVENT: u32, &enum rdmalog_event
+ * @__RDMALOG_A_MAX: number of attributes
+ */
+enum rdmalog_attr {
+	RDMALOG_A_UNSPEC,
+	RDMALOG_A_PAD,
+	RDMALOG_A_NODE_ID,
+	RDMALOG_A_CLUSTER_ID,
+	RDMALOG_A_ADDR,
+	RDMALOG_A_PORT,
+	RDMALOG_A_ROLE,
+	RDMALOG_A_EPOCH,
+	RDMALOG_A_CAPACITY,
+	RDMALOG_A_MAX_RECORD,
+	RDMALOG_A_DURABILITY,
+	RDMALOG_A_DURABILITY_EFFECTIVE,
+	RDMALOG_A_COMMIT_TIMEOUT_MS,
+	RDMALOG_A_UP,
+	RDMALOG_A_LSN,
+	RDMALOG_A_FIRST_LSN,
+	RDMALOG_A_COMMIT_LSN,
+	RDMALOG_A_NEXT_LSN,
+	RDMALOG_A_USED,
+	RDMALOG_A_OPENERS,
+	RDMALOG_A_STATUS_MSG,
+	RDMALOG_A_PEER,
+	RDMALOG_A_PEERS,
+	RDMALOG_A_STATS,
+	RDMALOG_A_EVENT,
+
+	__RDMALOG_A_MAX
+};
+#define RDMALOG_A_MAX (__RDMALOG_A_MAX - 1)
+
+/**
+ * enum rdmalog_peer_attr - attributes inside %RDMALOG_A_PEER
+ * @RDMALOG_PEER_A_UNSPEC: invalid
+ * @RDMALOG_PEER_A_PAD: padding
+ * @RDMALOG_PEER_A_NODE_ID: u32
+ * @RDMALOG_PEER_A_ADDR: binary, 4 or 16 bytes
+ * @RDMALOG_PEER_A_PORT: u16
+ * @RDMALOG_PEER_A_STATE: u32, &enum rdmalog_peer_state
+ * @__RDMALOG_PEER_A_MAX: number of attributes
+ */
+enum rdmalog_peer_attr {
+	RDMALOG_PEER_A_UNSPEC,
+	RDMALOG_PEER_A_PAD,
+	RDMALOG_PEER_A_NODE_ID,
+	RDMALOG_PEER_A_ADDR,
+	RDMALOG_PEER_A_PORT,
+	RDMALOG_PEER_A_STATE,
+
+	__RDMALOG_PEER_A_MAX
+};
+#define RDMALOG_PEER_A_MAX (__RDMALOG_PEER_A_MAX - 1)
+
+/**
+ * enum rdmalog_peer_state - connection state of a peer
+ * @RDMALOG_PEER_CONFIGURED: known, no connection attempted (log down or
+ *	replication not available)
+ * @RDMALOG_PEER_CONNECTING: rdma_cm connection in progress
+ * @RDMALOG_PEER_CONNECTED: connected and handshake done
+ * @RDMALOG_PEER_DISCONNECTED: lost; reconnecting with backoff
+ * @RDMALOG_PEER_REFUSED: handshake refused (reason in the kernel log)
+ */
+enum rdmalog_peer_state {
+	RDMALOG_PEER_CONFIGURED,
+	RDMALOG_PEER_CONNECTING,
+	RDMALOG_PEER_CONNECTED,
+	RDMALOG_PEER_DISCONNECTED,
+	RDMALOG_PEER_REFUSED,
+};
+
+/**
+ * enum rdmalog_stat - counters inside %RDMALOG_A_STATS, all u64, counted
+ * since the module was loaded
+ * @RDMALOG_STAT_UNSPEC: invalid
+ * @RDMALOG_STAT_PAD: padding
+ * @RDMALOG_STAT_APPENDS: records appended
+ * @RDMALOG_STAT_APPEND_BYTES: payload bytes appended
+ * @RDMALOG_STAT_APPEND_ERRORS: appends that failed after validation
+ * @RDMALOG_STAT_READS: records returned to readers
+ * @RDMALOG_STAT_READ_BYTES: payload bytes returned to readers
+ * @RDMALOG_STAT_CRC_ERRORS: records whose CRC32C did not match on read
+ * @RDMALOG_STAT_TRIMS: trim operations that discarded records
+ * @RDMALOG_STAT_TRIMMED_RECORDS: records discarded by trims
+ * @RDMALOG_STAT_WRITER_WAITS: times a writer blocked on a full ring
+ * @RDMALOG_STAT_READER_WAITS: times a reader blocked on an empty log
+ * @__RDMALOG_STAT_MAX: number of counters
+ */
+enum rdmalog_stat {
+	RDMALOG_STAT_UNSPEC,
+	RDMALOG_STAT_PAD,
+	RDMALOG_STAT_APPENDS,
+	RDMALOG_STAT_APPEND_BYTES,
+	RDMALOG_STAT_APPEND_ERRORS,
+	RDMALOG_STAT_READS,
+	RDMALOG_STAT_READ_BYTES,
+	RDMALOG_STAT_CRC_ERRORS,
+	RDMALOG_STAT_TRIMS,
+	RDMALOG_STAT_TRIMMED_RECORDS,
+	RDMALOG_STAT_WRITER_WAITS,
+	RDMALOG_STAT_READER_WAITS,
+
+	__RDMALOG_STAT_MAX
+};
+#define RDMALOG_STAT_MAX (__RDMALOG_STAT_MAX - 1)
+
+/**
+ * enum rdmalog_event - value of %RDMALOG_A_EVENT in %RDMALOG_CMD_EVENT
+ * @RDMALOG_EVENT_UNSPEC: invalid
+ * @RDMALOG_EVENT_UP: the log came up
+ * @RDMALOG_EVENT_DOWN: the log went down
+ * @RDMALOG_EVENT_NODE_CHANGED: node identity or role changed (carries the
+ *	NODE_GET attributes)
+ * @RDMALOG_EVENT_LOG_CHANGED: log settings changed (carries LOG_GET's)
+ * @RDMALOG_EVENT_PEER_ADDED: a peer was added (carries PEER)
+ * @RDMALOG_EVENT_PEER_REMOVED: a peer was removed (carries PEER)
+ * @RDMALOG_EVENT_PEER_STATE: a peer's connection state changed (PEER)
+ * @RDMALOG_EVENT_TRIMMED: records were trimmed (carries FIRST_LSN)
+ * @__RDMALOG_EVENT_MAX: number of events
+ */
+enum rdmalog_event {
+	RDMALOG_EVENT_UNSPEC,
+	RDMALOG_EVENT_UP,
+	RDMALOG_EVENT_DOWN,
+	RDMALOG_EVENT_NODE_CHANGED,
+	RDMALOG_EVENT_LOG_CHANGED,
+	RDMALOG_EVENT_PEER_ADDED,
+	RDMALOG_EVENT_PEER_REMOVED,
+	RDMALOG_EVENT_PEER_STATE,
+	RDMALOG_EVENT_TRIMMED,
+
+	__RDMALOG_EVENT_MAX
+};
+#define RDMALOG_EVENT_MAX (__RDMALOG_EVENT_MAX - 1)
+
+#endif /* _UAPI_RDMALOG_GENL_H */
