@@ -1,0 +1,415 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""rdmalog test runner (used by "make check"; python3 stdlib only).
+
+    python3 selftests/run.py [-k PATTERN]... [-v] [--keep] [--list]
+                             [--workdir DIR] [--tap FILE] [SUITE...]
+
+Discovers suites selftests/suites/*.py (see selftests/vm/testlib.py for
+how to write one), boots each suite's VMs once (selftests/vm/cluster.py),
+runs its tests in file order and prints TAP version 13 on stdout, the
+plan "1..N" at the end (subtests of kselftest binaries are counted as
+they are found), then a plain summary line "N passed, N failed" (plus
+", N skipped" when any).  Exit status 1 if anything failed.
+
+-k PATTERN selects tests whose "suite.test" name contains PATTERN (or
+matches it as a glob when it has *?[); repeat -k for more.  Positional
+SUITE names restrict the suites.  Kernel problems on any VM console fail
+the test during which they appeared (checked after each test; problems
+at boot/setup or at teardown get their own "suite.setup"/"suite.teardown"
+failure).  After a test timeout or a lost VM the suite's VMs are booted
+again for the next test.
+
+The work directory (consoles: SUITE[.K]/nodeN.console) is deleted after a
+clean run, kept after a failure or with --keep, and its path printed.
+"""
+
+import argparse
+import fnmatch
+import importlib.util
+import logging
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+import traceback
+
+sys.dont_write_bytecode = True     # no __pycache__ in the source tree
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "vm"))
+
+import cluster as vm      # noqa: E402
+import testlib            # noqa: E402
+
+SUITES_DIR = os.path.join(HERE, "suites")
+DEFAULT_TIMEOUT = 300
+
+
+class Tap:
+    """TAP writer and counters."""
+
+    def __init__(self, tap_file=None):
+        self.n = 0
+        self.passed = self.failed = self.skipped = 0
+        self.file = open(tap_file, "w") if tap_file else None
+
+    def line(self, text):
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+        if self.file:
+            self.file.write(text + "\n")
+            self.file.flush()
+
+    def diag(self, text):
+        for ln in str(text).rstrip("\n").split("\n"):
+            self.line(f"# {ln}" if ln else "#")
+
+    def result(self, name, status, diag=(), reason=""):
+        self.n += 1
+        if status == "pass":
+            self.passed += 1
+            self.line(f"ok {self.n} - {name}")
+        elif status == "skip":
+            self.skipped += 1
+            why = reason if reason.upper().startswith("SKIP") \
+                else f"SKIP {reason}".rstrip()
+            self.line(f"ok {self.n} - {name} # {why}")
+        else:
+            self.failed += 1
+            self.line(f"not ok {self.n} - {name}")
+        if status == "fail" and diag:
+            self.diag("\n".join(diag))
+
+    def finish(self):
+        self.line(f"1..{self.n}")
+        summary = f"{self.passed} passed, {self.failed} failed"
+        if self.skipped:
+            summary += f", {self.skipped} skipped"
+        self.line(summary)
+        if self.file:
+            self.file.close()
+
+
+# ------------------------------------------------------------- discovery
+
+def load_suite(path):
+    name = os.path.splitext(os.path.basename(path))[0]
+    spec = importlib.util.spec_from_file_location(f"suites.{name}", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    tests = [f for f in vars(mod).values()
+             if callable(f) and hasattr(f, "_rdmalog_test")
+             and getattr(f, "__module__", None) == mod.__name__]
+    tests.sort(key=lambda f: f.__code__.co_firstlineno)
+    return name, mod, tests
+
+
+def selected(full, patterns):
+    if not patterns:
+        return True
+    for p in patterns:
+        if any(ch in p for ch in "*?[") and fnmatch.fnmatch(full, p):
+            return True
+        if p in full:
+            return True
+    return False
+
+
+# ------------------------------------------------------------- execution
+
+def _exc_diag(exc):
+    """Readable failure text: the traceback without the runner's frames
+    (and, for harness errors, without the harness internals)."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if os.path.abspath(f.filename) != os.path.abspath(__file__)]
+    if isinstance(exc, (vm.VMError, vm.CommandFailed)):
+        harness = os.path.join(HERE, "vm") + os.sep
+        frames = [f for f in frames if not f.filename.startswith(harness)]
+    lines = "".join(traceback.format_list(frames) +
+                    traceback.format_exception_only(exc))
+    return lines.rstrip().split("\n")
+
+
+def call_with_timeout(fn, args, timeout):
+    """Run fn(*args) in a thread.
+
+    Returns (exception or None, False), or (the still running thread,
+    True) on timeout.
+    """
+    box = {}
+
+    def body():
+        try:
+            fn(*args)
+        except BaseException as e:     # noqa: B902 (reported, not lost)
+            box["exc"] = e
+    t = threading.Thread(target=body, daemon=True, name="test")
+    t.start()
+    t.join(timeout)
+    if t.is_alive():
+        return t, True
+    return box.get("exc"), False
+
+
+class SuiteRun:
+    """Runs the selected tests of one suite on its own cluster."""
+
+    def __init__(self, args, tap, name, mod, tests, workdir):
+        self.args, self.tap, self.name, self.mod = args, tap, name, mod
+        self.tests, self.workdir = tests, workdir
+        self.nodes = int(getattr(mod, "NODES", 1))
+        self.append = getattr(mod, "APPEND", "")
+        self.ignore = list(getattr(mod, "IGNORE", ()))
+        self.timeout = float(getattr(mod, "TIMEOUT", DEFAULT_TIMEOUT))
+        self.cluster = None
+        self.instances = 0
+
+    def log(self, msg):
+        if self.args.verbose:
+            self.tap.diag(f"[{time.strftime('%H:%M:%S')}] {msg}")
+
+    def new_cluster(self):
+        """(Re)boot the suite's VMs; runs setup().  Raises on failure."""
+        self.close_cluster()
+        self.instances += 1
+        wd = os.path.join(self.workdir, self.name if self.instances == 1
+                          else f"{self.name}.{self.instances}")
+        self.log(f"booting {self.nodes} node(s) for {self.name} in {wd}")
+        t0 = time.monotonic()
+        self.cluster = vm.Cluster(self.nodes, workdir=wd, append=self.append,
+                                  initrd=self.args.initrd, ignore=self.ignore)
+        self.log(f"booted in {time.monotonic() - t0:.1f}s")
+        setup = getattr(self.mod, "setup", None)
+        if setup:
+            exc, timed_out = call_with_timeout(setup, (self.cluster,),
+                                               self.timeout)
+            if timed_out:
+                raise vm.VMError(f"setup() timed out after {self.timeout}s")
+            if exc:
+                raise exc
+
+    def close_cluster(self):
+        if self.cluster:
+            self.cluster.close()
+            self.cluster = None
+
+    def problems_diag(self, problems, console=True):
+        lines = ["kernel problems on the console:"]
+        lines += [f"  {p}" for p in problems[:20]]
+        if len(problems) > 20:
+            lines.append(f"  ... {len(problems) - 20} more")
+        # context: console tail of the first affected node
+        node = problems[0].split()[0]
+        for nd in self.cluster.nodes if console else []:
+            if nd.name == node:
+                lines.append(f"--- {nd.name} console tail ---")
+                lines += vm._tail(nd.console_text(), 40).split("\n")
+        lines.append(f"consoles: {self.cluster.workdir}/nodeN.console")
+        return lines
+
+    def ensure_healthy(self):
+        """Boot nodes a test left down; reboot everything if that fails."""
+        c = self.cluster
+        if c is None:
+            self.new_cluster()
+            return
+        down = [nd for nd in c.nodes if not nd.alive]
+        if not down:
+            return
+        self.log(f"booting {', '.join(nd.name for nd in down)} again")
+        try:
+            c.boot_all()
+        except vm.VMError as e:
+            self.log(f"reboot failed ({e}); new cluster")
+            self.new_cluster()
+
+    def run(self):
+        full = [f"{self.name}.{t.__name__}" for t in self.tests]
+        try:
+            self.new_cluster()
+            probs = self.cluster.kernel_log_problems(new_only=True)
+            if probs:
+                self.tap.result(f"{self.name}.setup", "fail",
+                                self.problems_diag(probs))
+        except (Exception, KeyboardInterrupt) as e:
+            if isinstance(e, KeyboardInterrupt):
+                self.close_cluster()
+                raise
+            diag = [f"cannot boot/setup {self.nodes} node(s):"] + \
+                _exc_diag(e)
+            for f in full:
+                self.tap.result(f, "fail", diag)
+                diag = ["(see the first failure of this suite)"]
+            self.close_cluster()
+            return
+        try:
+            for fn, name in zip(self.tests, full):
+                self.run_test(fn, name)
+            self.run_teardown()
+        finally:
+            self.close_cluster()
+
+    def run_test(self, fn, name):
+        timeout = fn._rdmalog_test["timeout"] or self.timeout
+        try:
+            self.ensure_healthy()
+        except Exception as e:      # boot failure, or setup() on a reboot
+            self.tap.result(name, "fail",
+                            ["cannot bring the nodes back up:"] + _exc_diag(e))
+            self.close_cluster()
+            return
+        c = self.cluster
+        subs = []
+        testlib._set_collector(subs)
+        self.log(f"running {name} (timeout {timeout:.0f}s)")
+        t0 = time.monotonic()
+        try:
+            exc, timed_out = call_with_timeout(fn, (c,), timeout)
+        finally:
+            testlib._set_collector(None)
+        self.log(f"{name} finished in {time.monotonic() - t0:.1f}s")
+        status, diag, reason = "pass", [], ""
+        if timed_out:
+            status = "fail"
+            diag = [f"test timed out after {timeout:.0f}s; rebooting the VMs"]
+            for nd in c.nodes:
+                diag.append(f"--- {nd.name} console tail ---")
+                diag += vm._tail(nd.console_text(), 15).split("\n")
+        elif isinstance(exc, testlib.Skip):
+            status, reason = "skip", str(exc)
+        elif exc is not None:
+            status, diag = "fail", _exc_diag(exc)
+        probs = c.kernel_log_problems(new_only=True)
+        if probs:
+            status = "fail"
+            # a VMError (e.g. NodeDied) already carries the console tail
+            diag += self.problems_diag(
+                probs, console=not isinstance(exc, vm.VMError))
+        if timed_out:
+            self.close_cluster()    # unblocks the stuck test thread
+            exc.join(5)             # (exc is the test's thread here)
+        for s in subs:
+            self.tap.result(f"{name}.{s.name}", s.status, s.diag, s.reason)
+        # with subtests, the test's own line appears only if it failed or
+        # was skipped as a whole
+        if not subs or status != "pass":
+            self.tap.result(name, status, diag, reason)
+
+    def run_teardown(self):
+        td = getattr(self.mod, "teardown", None)
+        diag = []
+        if td and self.cluster:
+            exc, timed_out = call_with_timeout(td, (self.cluster,),
+                                               self.timeout)
+            if timed_out:
+                diag.append(f"teardown() timed out after {self.timeout}s")
+            elif exc:
+                diag += _exc_diag(exc)
+        if self.cluster:
+            probs = self.cluster.kernel_log_problems(new_only=True)
+            if probs:
+                diag += self.problems_diag(probs)
+        if diag:
+            self.tap.result(f"{self.name}.teardown", "fail", diag)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("suites", nargs="*", help="suite names (default: all)")
+    ap.add_argument("-k", dest="patterns", action="append", default=[],
+                    help="run tests whose suite.test name contains PATTERN")
+    ap.add_argument("-v", "--verbose", action="store_true",
+                    help="progress and every guest command on stderr")
+    ap.add_argument("--keep", action="store_true", help="keep the workdir")
+    ap.add_argument("--workdir", help="work directory (default: temporary)")
+    ap.add_argument("--tap", help="also write the TAP stream to this file")
+    ap.add_argument("--initrd", help="use this initramfs (default: build "
+                    "build/vm/initramfs.cpio.gz if stale)")
+    ap.add_argument("--list", action="store_true",
+                    help="list the selected tests and exit")
+    ap.add_argument("--suite-dir", default=SUITES_DIR,
+                    help="where the suites are (default selftests/suites)")
+    args = ap.parse_args(argv)
+
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING,
+        format="# %(asctime)s %(name)s: %(message)s", stream=sys.stderr)
+
+    plan, broken = [], []
+    for path in sorted(os.listdir(args.suite_dir)):
+        if not path.endswith(".py") or path.startswith("_"):
+            continue
+        name = path[:-3]
+        if args.suites and name not in args.suites:
+            continue
+        try:
+            name, mod, tests = load_suite(os.path.join(args.suite_dir, path))
+        except Exception as e:              # a suite that does not import
+            if selected(f"{name}.load", args.patterns) or \
+                    any(p in name for p in args.patterns):
+                broken.append((f"{name}.load", _exc_diag(e)))
+            continue
+        tests = [t for t in tests
+                 if selected(f"{name}.{t.__name__}", args.patterns)]
+        if tests:
+            plan.append((name, mod, tests))
+
+    if args.list:
+        for name, _mod, tests in plan:
+            for t in tests:
+                print(f"{name}.{t.__name__}")
+        return 0
+
+    tap = Tap(args.tap)
+    tap.line("TAP version 13")
+    for name, diag in broken:
+        tap.result(name, "fail", ["cannot import the suite:"] + diag)
+    if not plan and not broken:
+        tap.diag("no tests selected")
+        tap.finish()
+        return 1
+
+    workdir = args.workdir or tempfile.mkdtemp(prefix="rdmalog-check-",
+                                               dir="/tmp")
+    os.makedirs(workdir, exist_ok=True)
+    if not args.initrd:
+        try:
+            args.initrd = vm.build_initrd(vm.default_kver())
+        except (vm.VMError, OSError) as e:
+            tap.diag(f"cannot build the initramfs: {e}")
+            for name, _mod, tests in plan:
+                for t in tests:
+                    tap.result(f"{name}.{t.__name__}", "fail",
+                               ["initramfs build failed"])
+            tap.finish()
+            return 1
+
+    t0 = time.monotonic()
+    interrupted = False
+    try:
+        for name, mod, tests in plan:
+            SuiteRun(args, tap, name, mod, tests, workdir).run()
+    except KeyboardInterrupt:
+        interrupted = True
+        tap.diag("interrupted")
+    tap.diag(f"total time {time.monotonic() - t0:.0f}s")
+    failed = tap.failed or interrupted
+    if failed or args.keep or args.workdir:
+        tap.diag(f"logs kept in {workdir}")
+    else:
+        shutil.rmtree(workdir, ignore_errors=True)
+    tap.finish()
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    # SIGTERM unwinds like Ctrl-C so that every cluster is torn down
+    import signal
+
+    def _term(signum, frame):
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, _term)
+    signal.signal(signal.SIGHUP, _term)
+    sys.exit(main())
