@@ -1,0 +1,647 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rdmalogctl - netlink plumbing: socket set-up, family resolution,
+ * request/ACK/dump handling with extended ACK (extack) messages, reply
+ * parsing and the event monitor loop.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <netlink/netlink.h>
+#include <netlink/genl/genl.h>
+#include <netlink/genl/ctrl.h>
+
+#include "rdmalogctl.h"
+
+#ifndef SOL_NETLINK
+#define SOL_NETLINK 270
+#endif
+
+static int open_socket(struct rl_nl *nl, bool quiet)
+{
+	int one = 1, fd, err;
+
+	memset(nl, 0, sizeof(*nl));
+	nl->sk = nl_socket_alloc();
+	if (!nl->sk) {
+		fprintf(stderr, PROG ": out of memory\n");
+		return EXIT_KERNEL;
+	}
+	err = genl_connect(nl->sk);
+	if (err < 0) {
+		fprintf(stderr, PROG ": cannot open a generic netlink socket: %s\n",
+			nl_geterror(err));
+		rl_nl_close(nl);
+		return EXIT_KERNEL;
+	}
+	fd = nl_socket_get_fd(nl->sk);
+	/* Error messages from the kernel, without our request echoed back. */
+	setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
+	setsockopt(fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
+	nl_socket_enable_msg_peek(nl->sk);
+
+	err = genl_ctrl_resolve(nl->sk, RDMALOG_GENL_NAME);
+	if (err == -NLE_OBJ_NOTFOUND || err == -NLE_NOATTR) {
+		if (!quiet)
+			fprintf(stderr,
+				PROG ": rdmalog module not loaded (genl family '%s' not found)\n",
+				RDMALOG_GENL_NAME);
+		rl_nl_close(nl);
+		return EXIT_NOMOD;
+	}
+	if (err < 0) {
+		fprintf(stderr, PROG ": cannot resolve genl family '%s': %s\n",
+			RDMALOG_GENL_NAME, nl_geterror(err));
+		rl_nl_close(nl);
+		return EXIT_KERNEL;
+	}
+	nl->family = err;
+	return EXIT_OK;
+}
+
+int rl_nl_open(struct rl_nl *nl)
+{
+	return open_socket(nl, false);
+}
+
+int rl_nl_open_quiet(struct rl_nl *nl)
+{
+	return open_socket(nl, true);
+}
+
+void rl_nl_close(struct rl_nl *nl)
+{
+	if (nl->sk)
+		nl_socket_free(nl->sk);
+	nl->sk = NULL;
+}
+
+struct nl_msg *rl_nl_msg(struct rl_nl *nl, uint8_t cmd, bool dump)
+{
+	struct nl_msg *msg = nlmsg_alloc();
+
+	if (!msg)
+		return NULL;
+	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, nl->family, 0,
+			 dump ? NLM_F_DUMP : 0, cmd, RDMALOG_GENL_VERSION)) {
+		nlmsg_free(msg);
+		return NULL;
+	}
+	return msg;
+}
+
+/* The CLI keyword for an attribute we send, for error messages. */
+static const char *attr_keyword(int type)
+{
+	switch (type) {
+	case RDMALOG_A_NODE_ID:
+		return "id";
+	case RDMALOG_A_CLUSTER_ID:
+		return "cluster";
+	case RDMALOG_A_ADDR:
+		return "address";
+	case RDMALOG_A_PORT:
+		return "port";
+	case RDMALOG_A_ROLE:
+		return "role";
+	case RDMALOG_A_CAPACITY:
+		return "capacity";
+	case RDMALOG_A_MAX_RECORD:
+		return "max-record";
+	case RDMALOG_A_DURABILITY:
+		return "durability";
+	case RDMALOG_A_COMMIT_TIMEOUT_MS:
+		return "commit-timeout";
+	case RDMALOG_A_LSN:
+		return "lsn";
+	default:
+		return NULL;
+	}
+}
+
+/* Name the attribute of @sent that starts at byte @offs of the message. */
+static void name_attr_at(struct rl_nl *nl, struct nl_msg *sent, uint32_t offs)
+{
+	struct nlmsghdr *nlh = nlmsg_hdr(sent);
+	struct nlattr *a;
+	const char *kw;
+	int rem;
+
+	nla_for_each_attr(a, genlmsg_attrdata(nlmsg_data(nlh), 0),
+			  genlmsg_attrlen(nlmsg_data(nlh), 0), rem) {
+		uint32_t start = (uint32_t)((char *)a - (char *)nlh);
+
+		if (offs >= start && offs < start + NLA_ALIGN(a->nla_len)) {
+			kw = attr_keyword(nla_type(a));
+			if (kw)
+				snprintf(nl->errattr, sizeof(nl->errattr), "%s", kw);
+			else
+				snprintf(nl->errattr, sizeof(nl->errattr),
+					 "attribute %d", nla_type(a));
+			return;
+		}
+	}
+}
+
+struct req {
+	struct rl_nl *nl;
+	struct nl_msg *sent;
+	rl_reply_cb cb;
+	void *arg;
+	bool done;
+	int err;		/* negative errno */
+};
+
+/* Extended ACK TLVs that follow @off bytes of the payload of @nlh. */
+static void parse_extack(struct req *rq, const struct nlmsghdr *nlh, size_t off)
+{
+	struct nlattr *tb[NLMSGERR_ATTR_MAX + 1];
+	struct rl_nl *nl = rq->nl;
+	const char *kw;
+	size_t len;
+
+	off = NLMSG_ALIGN(off);
+	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS) ||
+	    nlh->nlmsg_len < NLMSG_HDRLEN + off)
+		return;
+	len = nlh->nlmsg_len - NLMSG_HDRLEN - off;
+	if (nla_parse(tb, NLMSGERR_ATTR_MAX,
+		      (struct nlattr *)((char *)NLMSG_DATA(nlh) + off), (int)len,
+		      NULL) < 0)
+		return;
+	if (tb[NLMSGERR_ATTR_MSG]) {
+		len = nla_len(tb[NLMSGERR_ATTR_MSG]);
+		if (len >= sizeof(nl->extack))
+			len = sizeof(nl->extack) - 1;
+		memcpy(nl->extack, nla_data(tb[NLMSGERR_ATTR_MSG]), len);
+		nl->extack[len] = '\0';
+		/* Drop a trailing newline some messages carry. */
+		len = strlen(nl->extack);
+		while (len && nl->extack[len - 1] == '\n')
+			nl->extack[--len] = '\0';
+	}
+	if (tb[NLMSGERR_ATTR_OFFS] && nla_len(tb[NLMSGERR_ATTR_OFFS]) >= 4 &&
+	    rq->sent)
+		name_attr_at(nl, rq->sent, nla_get_u32(tb[NLMSGERR_ATTR_OFFS]));
+	if (tb[NLMSGERR_ATTR_MISS_TYPE] &&
+	    nla_len(tb[NLMSGERR_ATTR_MISS_TYPE]) >= 4) {
+		int type = (int)nla_get_u32(tb[NLMSGERR_ATTR_MISS_TYPE]);
+
+		kw = attr_keyword(type);
+		if (kw)
+			snprintf(nl->errattr, sizeof(nl->errattr), "missing %s", kw);
+		else
+			snprintf(nl->errattr, sizeof(nl->errattr),
+				 "missing attribute %d", type);
+	}
+}
+
+static int valid_cb(struct nl_msg *msg, void *arg)
+{
+	struct req *rq = arg;
+	int err;
+
+	if (!rq->cb)
+		return NL_OK;
+	err = rq->cb(nlmsg_hdr(msg), rq->arg);
+	if (err < 0) {
+		rq->err = err;
+		return NL_STOP;
+	}
+	return NL_OK;
+}
+
+static int ack_cb(struct nl_msg *msg, void *arg)
+{
+	struct req *rq = arg;
+
+	rq->done = true;
+	/* A successful request may still carry a warning. */
+	parse_extack(rq, nlmsg_hdr(msg), sizeof(struct nlmsgerr));
+	if (rq->nl->extack[0])
+		fprintf(stderr, PROG ": %s: warning: %s\n",
+			rq->nl->what ? rq->nl->what : "request", rq->nl->extack);
+	return NL_STOP;
+}
+
+static int finish_cb(struct nl_msg *msg, void *arg)
+{
+	struct nlmsghdr *nlh = nlmsg_hdr(msg);
+	struct req *rq = arg;
+	int err;
+
+	rq->done = true;
+	/* A dump that failed midway ends with the error in NLMSG_DONE. */
+	if (nlh->nlmsg_len >= NLMSG_HDRLEN + sizeof(int)) {
+		memcpy(&err, NLMSG_DATA(nlh), sizeof(err));
+		if (err < 0) {
+			rq->err = err;
+			parse_extack(rq, nlh, sizeof(int));
+		}
+	}
+	return NL_STOP;
+}
+
+static int error_cb(struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
+{
+	/* libnl hands us the payload of the NLMSG_ERROR message. */
+	struct nlmsghdr *nlh = (struct nlmsghdr *)((char *)e - NLMSG_HDRLEN);
+	struct req *rq = arg;
+	size_t off = sizeof(*e);
+
+	(void)nla;
+	rq->err = e->error < 0 ? e->error : -EPROTO;
+	if (!(nlh->nlmsg_flags & NLM_F_CAPPED) &&
+	    e->msg.nlmsg_len >= NLMSG_HDRLEN)
+		off += e->msg.nlmsg_len - NLMSG_HDRLEN;
+	parse_extack(rq, nlh, off);
+	return NL_STOP;
+}
+
+int rl_nl_request(struct rl_nl *nl, struct nl_msg *msg, rl_reply_cb cb,
+		  void *arg)
+{
+	struct req rq = { .nl = nl, .sent = msg, .cb = cb, .arg = arg };
+	struct nl_cb *nlcb;
+	int r;
+
+	nl->err = 0;
+	nl->extack[0] = '\0';
+	nl->errattr[0] = '\0';
+
+	nlcb = nl_cb_alloc(NL_CB_DEFAULT);
+	if (!nlcb) {
+		nlmsg_free(msg);
+		return -ENOMEM;
+	}
+	nl_cb_set(nlcb, NL_CB_VALID, NL_CB_CUSTOM, valid_cb, &rq);
+	nl_cb_set(nlcb, NL_CB_ACK, NL_CB_CUSTOM, ack_cb, &rq);
+	nl_cb_set(nlcb, NL_CB_FINISH, NL_CB_CUSTOM, finish_cb, &rq);
+	nl_cb_err(nlcb, NL_CB_CUSTOM, error_cb, &rq);
+
+	r = nl_send_auto(nl->sk, msg);
+	if (r < 0) {
+		snprintf(nl->extack, sizeof(nl->extack), "cannot send: %s",
+			 nl_geterror(r));
+		rq.err = -EIO;
+	}
+	while (!rq.done && !rq.err) {
+		r = nl_recvmsgs(nl->sk, nlcb);
+		if (r < 0 && !rq.err) {
+			snprintf(nl->extack, sizeof(nl->extack),
+				 "netlink receive failed: %s", nl_geterror(r));
+			rq.err = -EIO;
+		}
+	}
+	nl_cb_put(nlcb);
+	nlmsg_free(msg);
+	nl->err = -rq.err;
+	return rq.err;
+}
+
+int rl_nl_report(struct rl_nl *nl, const char *what, int err)
+{
+	int e = err < 0 ? -err : err;
+
+	fprintf(stderr, PROG ": %s: ", what);
+	if (nl && nl->extack[0])
+		fprintf(stderr, "%s ", nl->extack);
+	if (nl && nl->errattr[0])
+		fprintf(stderr, "[%s] ", nl->errattr);
+	if (nl && (nl->extack[0] || nl->errattr[0]))
+		fprintf(stderr, "(%s)\n", strerror(e));
+	else
+		fprintf(stderr, "%s\n", strerror(e));
+	if (e == EPERM)
+		fprintf(stderr, PROG ": hint: changing rdmalog's configuration needs CAP_NET_ADMIN (run as root)\n");
+	return EXIT_KERNEL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Reply parsing. */
+
+static bool get_int(const struct nlattr *a, void *v, int size)
+{
+	if (nla_len(a) < size)
+		return false;
+	memcpy(v, nla_data(a), size);
+	return true;
+}
+
+static bool get_addr(const struct nlattr *a, struct rl_addr *addr)
+{
+	int len = nla_len(a);
+
+	memset(addr, 0, sizeof(*addr));
+	if (len != 4 && len != 16)
+		return false;
+	addr->len = (uint8_t)len;
+	memcpy(addr->a, nla_data(a), len);
+	return true;
+}
+
+static void parse_peer(const struct nlattr *nest, struct rl_peer *p)
+{
+	struct nlattr *a;
+	int rem;
+
+	memset(p, 0, sizeof(*p));
+	nla_for_each_nested(a, nest, rem) {
+		switch (nla_type(a)) {
+		case RDMALOG_PEER_A_NODE_ID:
+			p->has_id = get_int(a, &p->id, 4);
+			break;
+		case RDMALOG_PEER_A_ADDR:
+			p->has_addr = get_addr(a, &p->addr);
+			break;
+		case RDMALOG_PEER_A_PORT:
+			p->has_port = get_int(a, &p->port, 2);
+			break;
+		case RDMALOG_PEER_A_STATE:
+			p->has_state = get_int(a, &p->state, 4);
+			break;
+		}
+	}
+}
+
+int rl_parse(struct nlmsghdr *nlh, struct rl_info *in)
+{
+	struct genlmsghdr *gh;
+	struct nlattr *a, *b;
+	bool ok;
+	int rem, rem2, type, len;
+	uint8_t up;
+
+	memset(in, 0, sizeof(*in));
+	if (!genlmsg_valid_hdr(nlh, 0))
+		return -EPROTO;
+	gh = nlmsg_data(nlh);
+	nla_for_each_attr(a, genlmsg_attrdata(gh, 0), genlmsg_attrlen(gh, 0),
+			  rem) {
+		type = nla_type(a);
+		if (type <= 0 || type > RDMALOG_A_MAX)
+			continue;	/* newer kernel: ignore */
+		switch (type) {
+		case RDMALOG_A_NODE_ID:
+			ok = get_int(a, &in->node_id, 4);
+			break;
+		case RDMALOG_A_CLUSTER_ID:
+			ok = get_int(a, &in->cluster_id, 8);
+			break;
+		case RDMALOG_A_ADDR:
+			ok = get_addr(a, &in->addr);
+			break;
+		case RDMALOG_A_PORT:
+			ok = get_int(a, &in->port, 2);
+			break;
+		case RDMALOG_A_ROLE:
+			ok = get_int(a, &in->role, 4);
+			break;
+		case RDMALOG_A_EPOCH:
+			ok = get_int(a, &in->epoch, 8);
+			break;
+		case RDMALOG_A_CAPACITY:
+			ok = get_int(a, &in->capacity, 8);
+			break;
+		case RDMALOG_A_MAX_RECORD:
+			ok = get_int(a, &in->max_record, 4);
+			break;
+		case RDMALOG_A_DURABILITY:
+			ok = get_int(a, &in->durability, 4);
+			break;
+		case RDMALOG_A_DURABILITY_EFFECTIVE:
+			ok = get_int(a, &in->durability_effective, 4);
+			break;
+		case RDMALOG_A_COMMIT_TIMEOUT_MS:
+			ok = get_int(a, &in->commit_timeout_ms, 4);
+			break;
+		case RDMALOG_A_UP:
+			ok = get_int(a, &up, 1);
+			in->up = ok && up;
+			break;
+		case RDMALOG_A_LSN:
+			ok = get_int(a, &in->lsn, 8);
+			break;
+		case RDMALOG_A_FIRST_LSN:
+			ok = get_int(a, &in->first_lsn, 8);
+			break;
+		case RDMALOG_A_COMMIT_LSN:
+			ok = get_int(a, &in->commit_lsn, 8);
+			break;
+		case RDMALOG_A_NEXT_LSN:
+			ok = get_int(a, &in->next_lsn, 8);
+			break;
+		case RDMALOG_A_USED:
+			ok = get_int(a, &in->used, 8);
+			break;
+		case RDMALOG_A_OPENERS:
+			ok = get_int(a, &in->openers, 4);
+			break;
+		case RDMALOG_A_STATUS_MSG:
+			len = nla_len(a);
+			if (len >= (int)sizeof(in->status_msg))
+				len = sizeof(in->status_msg) - 1;
+			memcpy(in->status_msg, nla_data(a), len);
+			in->status_msg[len] = '\0';
+			ok = true;
+			break;
+		case RDMALOG_A_PEER:
+			parse_peer(a, &in->peer);
+			ok = true;
+			break;
+		case RDMALOG_A_PEERS:
+			nla_for_each_nested(b, a, rem2) {
+				if (nla_type(b) != RDMALOG_A_PEER ||
+				    in->npeers >= RL_MAX_PEERS_SEEN)
+					continue;
+				parse_peer(b, &in->peers[in->npeers++]);
+			}
+			ok = true;
+			break;
+		case RDMALOG_A_STATS:
+			nla_for_each_nested(b, a, rem2) {
+				int s = nla_type(b);
+
+				if (s <= RDMALOG_STAT_PAD || s >= RL_MAX_STATS)
+					continue;
+				if (nla_len(b) >= 8) {
+					in->stat_has[s] = get_int(b, &in->stats[s], 8);
+				} else if (nla_len(b) >= 4) {
+					uint32_t v = 0;
+
+					in->stat_has[s] = get_int(b, &v, 4);
+					in->stats[s] = v;
+				}
+			}
+			ok = true;
+			break;
+		case RDMALOG_A_EVENT:
+			ok = get_int(a, &in->event, 4);
+			break;
+		default:
+			ok = false;	/* PAD and friends */
+			break;
+		}
+		in->has[type] = ok;
+	}
+	return 0;
+}
+
+static int parse_cb(struct nlmsghdr *nlh, void *arg)
+{
+	return rl_parse(nlh, arg);
+}
+
+int rl_get(struct rl_nl *nl, uint8_t cmd, struct rl_info *info)
+{
+	struct nl_msg *msg = rl_nl_msg(nl, cmd, false);
+
+	memset(info, 0, sizeof(*info));
+	if (!msg)
+		return -ENOMEM;
+	return rl_nl_request(nl, msg, parse_cb, info);
+}
+
+static int peer_dump_cb(struct nlmsghdr *nlh, void *arg)
+{
+	struct rl_info *all = arg;
+	static struct rl_info one;
+	int err = rl_parse(nlh, &one);
+
+	if (err)
+		return err;
+	if (one.has[RDMALOG_A_PEER] && all->npeers < RL_MAX_PEERS_SEEN)
+		all->peers[all->npeers++] = one.peer;
+	return 0;
+}
+
+int rl_get_peers(struct rl_nl *nl, struct rl_info *info)
+{
+	struct nl_msg *msg = rl_nl_msg(nl, RDMALOG_CMD_PEER_GET, true);
+
+	memset(info, 0, sizeof(*info));
+	if (!msg)
+		return -ENOMEM;
+	return rl_nl_request(nl, msg, peer_dump_cb, info);
+}
+
+/* ------------------------------------------------------------------ */
+/* Monitor. */
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+struct mon {
+	int (*cb)(struct rl_info *, void *);
+	void *arg;
+	bool done;
+	struct rl_info info;
+};
+
+/* Events are not answers to requests: no sequence numbers to check. */
+static int no_seq_check(struct nl_msg *msg, void *arg)
+{
+	(void)msg;
+	(void)arg;
+	return NL_OK;
+}
+
+static int event_cb(struct nl_msg *msg, void *arg)
+{
+	struct nlmsghdr *nlh = nlmsg_hdr(msg);
+	struct mon *m = arg;
+	struct genlmsghdr *gh;
+
+	if (!genlmsg_valid_hdr(nlh, 0))
+		return NL_SKIP;
+	gh = nlmsg_data(nlh);
+	if (gh->cmd != RDMALOG_CMD_EVENT || rl_parse(nlh, &m->info))
+		return NL_SKIP;
+	if (m->cb(&m->info, m->arg)) {
+		m->done = true;
+		return NL_STOP;
+	}
+	return NL_OK;
+}
+
+int rl_nl_monitor(struct rl_nl *nl, int (*cb)(struct rl_info *, void *),
+		  void *arg)
+{
+	static struct mon m;
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigset_t block, orig;
+	struct pollfd pfd;
+	struct nl_cb *nlcb;
+	int grp, r, status = EXIT_OK;
+
+	m.cb = cb;
+	m.arg = arg;
+	m.done = false;
+
+	grp = genl_ctrl_resolve_grp(nl->sk, RDMALOG_GENL_NAME,
+				    RDMALOG_GENL_MCGRP_EVENTS);
+	if (grp < 0) {
+		fprintf(stderr, PROG ": monitor: multicast group '%s' not found: %s\n",
+			RDMALOG_GENL_MCGRP_EVENTS, nl_geterror(grp));
+		return EXIT_KERNEL;
+	}
+	r = nl_socket_add_membership(nl->sk, grp);
+	if (r < 0) {
+		fprintf(stderr, PROG ": monitor: cannot join group '%s': %s\n",
+			RDMALOG_GENL_MCGRP_EVENTS, nl_geterror(r));
+		return EXIT_KERNEL;
+	}
+	nl_socket_set_buffer_size(nl->sk, 1 << 20, 0);
+	nl_socket_set_nonblocking(nl->sk);
+
+	nlcb = nl_cb_alloc(NL_CB_DEFAULT);
+	if (!nlcb) {
+		fprintf(stderr, PROG ": out of memory\n");
+		return EXIT_KERNEL;
+	}
+	nl_cb_set(nlcb, NL_CB_VALID, NL_CB_CUSTOM, event_cb, &m);
+	nl_cb_set(nlcb, NL_CB_SEQ_CHECK, NL_CB_CUSTOM, no_seq_check, NULL);
+
+	/* Signals only interrupt ppoll(), so none is lost between checks. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigprocmask(SIG_BLOCK, &block, &orig);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	pfd.fd = nl_socket_get_fd(nl->sk);
+	pfd.events = POLLIN;
+	while (!stop_signal && !m.done) {
+		r = ppoll(&pfd, 1, NULL, &orig);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			fprintf(stderr, PROG ": monitor: poll: %s\n",
+				strerror(errno));
+			status = EXIT_KERNEL;
+			break;
+		}
+		r = nl_recvmsgs(nl->sk, nlcb);
+		if (r == -NLE_NOMEM) {
+			/* ENOBUFS: the socket overran; some events are lost. */
+			fprintf(stderr, PROG ": monitor: events lost (receive buffer overrun)\n");
+			continue;
+		}
+		if (r < 0 && r != -NLE_AGAIN && r != -NLE_INTR) {
+			fprintf(stderr, PROG ": monitor: %s\n", nl_geterror(r));
+			status = EXIT_KERNEL;
+			break;
+		}
+	}
+	nl_cb_put(nlcb);
+	sigprocmask(SIG_SETMASK, &orig, NULL);
+	return status;
+}

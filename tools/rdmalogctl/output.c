@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rdmalogctl - rendering what the kernel reports, as text or JSON. JSON
+ * key names are part of the interface (see rdmalogctl(8)): keep them.
+ */
+#include <arpa/inet.h>
+#include <string.h>
+
+#include "rdmalogctl.h"
+
+#define HAS(in, a) ((in)->has[RDMALOG_A_##a])
+
+static void jw_u64_if(const char *key, bool has, uint64_t v)
+{
+	if (has)
+		jw_u64(key, v);
+	else
+		jw_null(key);
+}
+
+static void jw_addr_if(const char *key, bool has, const struct rl_addr *addr)
+{
+	char buf[INET6_ADDRSTRLEN];
+
+	if (has && addr->len)
+		jw_str(key, addr_str(addr, buf, sizeof(buf)));
+	else
+		jw_null(key);
+}
+
+/* {"id","cluster_id","address","port","role","epoch"} */
+void out_node_json(const char *key, const struct rl_info *in)
+{
+	jw_begin_obj(key);
+	jw_u64_if("id", HAS(in, NODE_ID), in->node_id);
+	jw_u64_if("cluster_id", HAS(in, CLUSTER_ID), in->cluster_id);
+	jw_addr_if("address", HAS(in, ADDR), &in->addr);
+	jw_u64_if("port", HAS(in, PORT), in->port);
+	if (HAS(in, ROLE))
+		jw_str("role", role_name(in->role));
+	else
+		jw_null("role");
+	jw_u64_if("epoch", HAS(in, EPOCH), in->epoch);
+	jw_end_obj();
+}
+
+/* {"capacity","max_record","durability","commit_timeout_ms"} */
+void out_log_json(const char *key, const struct rl_info *in)
+{
+	jw_begin_obj(key);
+	jw_u64_if("capacity", HAS(in, CAPACITY), in->capacity);
+	jw_u64_if("max_record", HAS(in, MAX_RECORD), in->max_record);
+	if (HAS(in, DURABILITY))
+		jw_str("durability", durability_name(in->durability));
+	else
+		jw_null("durability");
+	jw_u64_if("commit_timeout_ms", HAS(in, COMMIT_TIMEOUT_MS),
+		  in->commit_timeout_ms);
+	jw_end_obj();
+}
+
+/* {"id","address","port","state"} */
+void out_peer_json(const char *key, const struct rl_peer *p)
+{
+	jw_begin_obj(key);
+	jw_u64_if("id", p->has_id, p->id);
+	jw_addr_if("address", p->has_addr, &p->addr);
+	jw_u64_if("port", p->has_port, p->port);
+	if (p->has_state)
+		jw_str("state", peer_state_name(p->state));
+	else
+		jw_null("state");
+	jw_end_obj();
+}
+
+void out_peers_table(const struct rl_peer *peers, unsigned int n,
+		     const char *indent)
+{
+	char buf[INET6_ADDRSTRLEN];
+	int w = (int)strlen("ADDRESS");
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		int l = (int)strlen(addr_str(&peers[i].addr, buf, sizeof(buf)));
+
+		if (l > w)
+			w = l;
+	}
+	printf("%s%-5s %-*s %-6s %s\n", indent, "ID", w, "ADDRESS", "PORT",
+	       "STATE");
+	for (i = 0; i < n; i++) {
+		const struct rl_peer *p = &peers[i];
+		char id[16] = "-", port[8] = "-";
+
+		if (p->has_id)
+			snprintf(id, sizeof(id), "%u", p->id);
+		if (p->has_port)
+			snprintf(port, sizeof(port), "%u", p->port);
+		printf("%s%-5s %-*s %-6s %s\n", indent, id, w,
+		       p->has_addr ? addr_str(&p->addr, buf, sizeof(buf)) : "-",
+		       port, p->has_state ? peer_state_name(p->state) : "-");
+	}
+}
+
+static void kv_u64(const char *key, bool has, uint64_t v, bool zero_unset)
+{
+	if (has && !(zero_unset && !v))
+		printf("%-16s%llu\n", key, (unsigned long long)v);
+	else
+		printf("%-16s-\n", key);
+}
+
+static void kv_size(const char *key, bool has, uint64_t v)
+{
+	char buf[32], num[32];
+
+	if (!has) {
+		printf("%-16s-\n", key);
+		return;
+	}
+	snprintf(num, sizeof(num), "%llu", (unsigned long long)v);
+	size_str(v, buf, sizeof(buf));
+	if (strcmp(buf, num))
+		printf("%-16s%s (%s bytes)\n", key, buf, num);
+	else
+		printf("%-16s%s bytes\n", key, num);
+}
+
+void out_node(const struct rl_info *in)
+{
+	char buf[INET6_ADDRSTRLEN];
+
+	if (opt.json) {
+		out_node_json(NULL, in);
+		jw_finish();
+		return;
+	}
+	kv_u64("id", HAS(in, NODE_ID), in->node_id, true);
+	kv_u64("cluster", HAS(in, CLUSTER_ID), in->cluster_id, true);
+	printf("%-16s%s\n", "address",
+	       HAS(in, ADDR) ? addr_str(&in->addr, buf, sizeof(buf)) : "-");
+	kv_u64("port", HAS(in, PORT), in->port, true);
+	printf("%-16s%s\n", "role", HAS(in, ROLE) ? role_name(in->role) : "-");
+	kv_u64("epoch", HAS(in, EPOCH), in->epoch, false);
+}
+
+void out_log(const struct rl_info *in)
+{
+	if (opt.json) {
+		out_log_json(NULL, in);
+		jw_finish();
+		return;
+	}
+	kv_size("capacity", HAS(in, CAPACITY), in->capacity);
+	kv_size("max-record", HAS(in, MAX_RECORD), in->max_record);
+	printf("%-16s%s\n", "durability",
+	       HAS(in, DURABILITY) ? durability_name(in->durability) : "-");
+	if (HAS(in, COMMIT_TIMEOUT_MS))
+		printf("%-16s%u ms\n", "commit-timeout", in->commit_timeout_ms);
+	else
+		printf("%-16s-\n", "commit-timeout");
+}
+
+/*
+ * @st: STATUS_GET reply; @node: NODE_GET reply for the address and port
+ * (STATUS_GET does not carry them), or NULL.
+ */
+void out_status(const struct rl_info *st, const struct rl_info *node)
+{
+	char buf[INET6_ADDRSTRLEN], b1[32], b2[32];
+	struct rl_info merged = *st;
+	unsigned int i;
+
+	/* Address and port come from NODE_GET unless STATUS_GET has them. */
+	if (node && !HAS(st, ADDR) && node->has[RDMALOG_A_ADDR]) {
+		merged.has[RDMALOG_A_ADDR] = true;
+		merged.addr = node->addr;
+	}
+	if (node && !HAS(st, PORT) && node->has[RDMALOG_A_PORT]) {
+		merged.has[RDMALOG_A_PORT] = true;
+		merged.port = node->port;
+	}
+	st = &merged;
+
+	if (opt.json) {
+		jw_begin_obj(NULL);
+		out_node_json("node", st);
+		jw_begin_obj("log");
+		jw_bool("up", st->up);
+		jw_u64_if("first_lsn", HAS(st, FIRST_LSN), st->first_lsn);
+		jw_u64_if("commit_lsn", HAS(st, COMMIT_LSN), st->commit_lsn);
+		jw_u64_if("next_lsn", HAS(st, NEXT_LSN), st->next_lsn);
+		jw_u64_if("capacity", HAS(st, CAPACITY), st->capacity);
+		jw_u64_if("used", HAS(st, USED), st->used);
+		jw_u64_if("max_record", HAS(st, MAX_RECORD), st->max_record);
+		jw_u64_if("openers", HAS(st, OPENERS), st->openers);
+		jw_end_obj();
+		jw_begin_obj("durability");
+		if (HAS(st, DURABILITY))
+			jw_str("requested", durability_name(st->durability));
+		else
+			jw_null("requested");
+		if (HAS(st, DURABILITY_EFFECTIVE))
+			jw_str("effective",
+			       durability_name(st->durability_effective));
+		else
+			jw_null("effective");
+		jw_end_obj();
+		jw_str("message", st->status_msg);
+		jw_begin_arr("peers");
+		for (i = 0; i < st->npeers; i++)
+			out_peer_json(NULL, &st->peers[i]);
+		jw_end_arr();
+		jw_end_obj();
+		jw_finish();
+		return;
+	}
+
+	printf("%-16s", "node");
+	if (HAS(st, NODE_ID) && st->node_id)
+		printf("%u", st->node_id);
+	else
+		printf("- (not configured)");
+	if (HAS(st, CLUSTER_ID) && st->cluster_id)
+		printf("  cluster %llu", (unsigned long long)st->cluster_id);
+	if (HAS(st, ROLE))
+		printf("  role %s", role_name(st->role));
+	if (HAS(st, EPOCH))
+		printf("  epoch %llu", (unsigned long long)st->epoch);
+	printf("\n");
+	if (HAS(st, ADDR))
+		printf("%-16s%s port %u\n", "address",
+		       addr_str(&st->addr, buf, sizeof(buf)), st->port);
+	printf("%-16s%s\n", "log", st->up ? "up" : "down");
+	if (st->up) {
+		printf("%-16sfirst %llu  commit %llu  next %llu\n", "lsn",
+		       (unsigned long long)st->first_lsn,
+		       (unsigned long long)st->commit_lsn,
+		       (unsigned long long)st->next_lsn);
+		printf("%-16s%s capacity, %llu bytes used", "ring",
+		       size_str(st->capacity, b1, sizeof(b1)),
+		       (unsigned long long)st->used);
+		if (st->capacity) {
+			uint64_t pm = st->used * 1000 / st->capacity;
+
+			printf(" (%llu.%llu%%)", (unsigned long long)(pm / 10),
+			       (unsigned long long)(pm % 10));
+		}
+		printf(", max-record %s\n",
+		       size_str(st->max_record, b2, sizeof(b2)));
+	} else if (HAS(st, CAPACITY)) {
+		printf("%-16s%s capacity, max-record %s\n", "ring",
+		       size_str(st->capacity, b1, sizeof(b1)),
+		       size_str(st->max_record, b2, sizeof(b2)));
+	}
+	if (HAS(st, OPENERS))
+		printf("%-16s%u\n", "openers", st->openers);
+	printf("%-16s%s", "durability",
+	       HAS(st, DURABILITY) ? durability_name(st->durability) : "-");
+	if (HAS(st, DURABILITY_EFFECTIVE)) {
+		if (!HAS(st, DURABILITY) ||
+		    st->durability_effective != st->durability)
+			printf(" (effective: %s)",
+			       durability_name(st->durability_effective));
+	}
+	printf("\n");
+	if (st->status_msg[0])
+		printf("%-16s%s\n", "message", st->status_msg);
+	printf("%-16s%u\n", "peers", st->npeers);
+	if (st->npeers)
+		out_peers_table(st->peers, st->npeers, "  ");
+}
+
+void out_stats(const struct rl_info *in)
+{
+	char buf[32];
+	unsigned int s;
+
+	if (opt.json)
+		jw_begin_obj(NULL);
+	for (s = 0; s < RL_MAX_STATS; s++) {
+		const char *name;
+
+		if (!in->stat_has[s])
+			continue;
+		name = stat_name(s, buf, sizeof(buf));
+		if (opt.json)
+			jw_u64(name, in->stats[s]);
+		else
+			printf("%-20s%llu\n", name,
+			       (unsigned long long)in->stats[s]);
+	}
+	if (opt.json) {
+		jw_end_obj();
+		jw_finish();
+	}
+}
+
+/* One line (or one JSON object) per event, with whatever it carries. */
+void out_event(const struct rl_info *ev)
+{
+	char buf[INET6_ADDRSTRLEN], sz[32];
+
+	if (opt.json) {
+		jw_begin_obj(NULL);
+		jw_str("event", HAS(ev, EVENT) ? event_name(ev->event) : "unknown");
+		if (HAS(ev, NODE_ID))
+			jw_u64("node_id", ev->node_id);
+		if (HAS(ev, CLUSTER_ID))
+			jw_u64("cluster_id", ev->cluster_id);
+		if (HAS(ev, ADDR))
+			jw_str("address", addr_str(&ev->addr, buf, sizeof(buf)));
+		if (HAS(ev, PORT))
+			jw_u64("port", ev->port);
+		if (HAS(ev, ROLE))
+			jw_str("role", role_name(ev->role));
+		if (HAS(ev, EPOCH))
+			jw_u64("epoch", ev->epoch);
+		if (HAS(ev, UP))
+			jw_bool("up", ev->up);
+		if (HAS(ev, CAPACITY))
+			jw_u64("capacity", ev->capacity);
+		if (HAS(ev, MAX_RECORD))
+			jw_u64("max_record", ev->max_record);
+		if (HAS(ev, DURABILITY))
+			jw_str("durability", durability_name(ev->durability));
+		if (HAS(ev, DURABILITY_EFFECTIVE))
+			jw_str("durability_effective",
+			       durability_name(ev->durability_effective));
+		if (HAS(ev, COMMIT_TIMEOUT_MS))
+			jw_u64("commit_timeout_ms", ev->commit_timeout_ms);
+		if (HAS(ev, FIRST_LSN))
+			jw_u64("first_lsn", ev->first_lsn);
+		if (HAS(ev, COMMIT_LSN))
+			jw_u64("commit_lsn", ev->commit_lsn);
+		if (HAS(ev, NEXT_LSN))
+			jw_u64("next_lsn", ev->next_lsn);
+		if (HAS(ev, STATUS_MSG))
+			jw_str("message", ev->status_msg);
+		if (HAS(ev, PEER))
+			out_peer_json("peer", &ev->peer);
+		jw_end_obj();
+		jw_finish();
+		return;
+	}
+
+	printf("%s", HAS(ev, EVENT) ? event_name(ev->event) : "unknown");
+	if (HAS(ev, NODE_ID))
+		printf(" node %u", ev->node_id);
+	if (HAS(ev, CLUSTER_ID))
+		printf(" cluster %llu", (unsigned long long)ev->cluster_id);
+	if (HAS(ev, ADDR))
+		printf(" address %s", addr_str(&ev->addr, buf, sizeof(buf)));
+	if (HAS(ev, PORT))
+		printf(" port %u", ev->port);
+	if (HAS(ev, ROLE))
+		printf(" role %s", role_name(ev->role));
+	if (HAS(ev, EPOCH))
+		printf(" epoch %llu", (unsigned long long)ev->epoch);
+	if (HAS(ev, CAPACITY))
+		printf(" capacity %s", size_str(ev->capacity, sz, sizeof(sz)));
+	if (HAS(ev, MAX_RECORD))
+		printf(" max-record %s", size_str(ev->max_record, sz, sizeof(sz)));
+	if (HAS(ev, DURABILITY))
+		printf(" durability %s", durability_name(ev->durability));
+	if (HAS(ev, DURABILITY_EFFECTIVE))
+		printf(" effective %s",
+		       durability_name(ev->durability_effective));
+	if (HAS(ev, COMMIT_TIMEOUT_MS))
+		printf(" commit-timeout %u", ev->commit_timeout_ms);
+	if (HAS(ev, FIRST_LSN))
+		printf(" first-lsn %llu", (unsigned long long)ev->first_lsn);
+	if (HAS(ev, COMMIT_LSN))
+		printf(" commit-lsn %llu", (unsigned long long)ev->commit_lsn);
+	if (HAS(ev, NEXT_LSN))
+		printf(" next-lsn %llu", (unsigned long long)ev->next_lsn);
+	if (HAS(ev, PEER)) {
+		const struct rl_peer *p = &ev->peer;
+
+		if (p->has_id)
+			printf(" peer %u", p->id);
+		if (p->has_addr)
+			printf(" address %s", addr_str(&p->addr, buf, sizeof(buf)));
+		if (p->has_port)
+			printf(" port %u", p->port);
+		if (p->has_state)
+			printf(" state %s", peer_state_name(p->state));
+	}
+	if (HAS(ev, STATUS_MSG) && ev->status_msg[0])
+		printf(" message \"%s\"", ev->status_msg);
+	printf("\n");
+	fflush(stdout);
+}
+
+void out_empty(void)
+{
+	if (opt.json) {
+		jw_begin_obj(NULL);
+		jw_end_obj();
+		jw_finish();
+	}
+}

@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rdmalogctl - configure and inspect rdmalog nodes over generic netlink.
+ *
+ * Source layout:
+ *   main.c     options, object/command dispatch, usage
+ *   cmd.c      node, peer, log, status, stats and monitor commands
+ *   output.c   human and JSON rendering of what the kernel reports
+ *   nl.c       netlink socket, requests, extack error reporting
+ *   json.c     a tiny JSON emitter
+ *   util.c     argument parsers (numbers, sizes, addresses) and names
+ *   cluster.c  the cluster file parser
+ *   apply.c    the apply command
+ */
+#ifndef _RDMALOGCTL_H
+#define _RDMALOGCTL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <linux/netlink.h>
+
+#include "rdmalog.h"
+#include "rdmalog_genl.h"
+
+#define RDMALOGCTL_VERSION	"0.1.0"
+#define PROG			"rdmalogctl"
+
+/* Exit statuses. */
+enum {
+	EXIT_OK = 0,
+	EXIT_KERNEL = 1,	/* the kernel refused (or netlink failed) */
+	EXIT_USAGE = 2,		/* bad command line */
+	EXIT_NOMOD = 3,		/* module not loaded / family not found */
+	EXIT_FILE = 4,		/* apply: cluster file unreadable or invalid */
+};
+
+/* ------------------------------------------------------------------ */
+/* Global options (main.c). */
+
+struct options {
+	bool json;
+	bool pretty;
+	bool dry_run;		/* apply */
+	bool have_node;		/* apply: --node given */
+	uint32_t node;
+	bool have_count;	/* monitor: --count given */
+	uint64_t count;
+};
+
+extern struct options opt;
+
+/* Usage error: prints "rdmalogctl: <msg>" and a hint; returns EXIT_USAGE. */
+int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ------------------------------------------------------------------ */
+/* Keyword matching (util.c): exact match first, then the first entry of
+ * @words (in priority order, NULL-terminated) that @arg is a prefix of.
+ * Returns the index or -1.
+ */
+int match_word(const char *arg, const char *const *words);
+
+/* Argument parsers (util.c); return 0 or -1 (never print). */
+int parse_u64(const char *s, uint64_t *v);
+int parse_u32_range(const char *s, uint32_t min, uint32_t max, uint32_t *v);
+int parse_size(const char *s, uint64_t *v);
+
+/* An IPv4 or IPv6 address as carried in RDMALOG_A_ADDR. */
+struct rl_addr {
+	uint8_t len;		/* 0 (unset), 4 or 16 */
+	uint8_t a[16];
+};
+
+int parse_addr(const char *s, struct rl_addr *addr);
+const char *addr_str(const struct rl_addr *addr, char *buf, size_t len);
+bool addr_eq(const struct rl_addr *x, const struct rl_addr *y);
+
+/* Names of enum values; parse functions return the value or -1. */
+const char *role_name(uint32_t role);
+int parse_role(const char *s);
+const char *durability_name(uint32_t d);
+int parse_durability(const char *s);
+const char *peer_state_name(uint32_t st);
+const char *event_name(uint32_t ev);
+const char *stat_name(unsigned int stat, char *buf, size_t len);
+
+/* "64M", "1G", else the number of bytes. */
+const char *size_str(uint64_t v, char *buf, size_t len);
+
+/* ------------------------------------------------------------------ */
+/* Everything a reply or an event may carry (nl.c parses it). */
+
+struct rl_peer {
+	bool has_id, has_addr, has_port, has_state;
+	uint32_t id;
+	struct rl_addr addr;
+	uint16_t port;
+	uint32_t state;
+};
+
+#define RL_MAX_PEERS_SEEN	256
+#define RL_MAX_STATS		64
+
+struct rl_info {
+	bool has[RDMALOG_A_MAX + 1];	/* indexed by enum rdmalog_attr */
+	uint32_t node_id;
+	uint64_t cluster_id;
+	struct rl_addr addr;
+	uint16_t port;
+	uint32_t role;
+	uint64_t epoch;
+	uint64_t capacity;
+	uint32_t max_record;
+	uint32_t durability;
+	uint32_t durability_effective;
+	uint32_t commit_timeout_ms;
+	bool up;
+	uint64_t lsn, first_lsn, commit_lsn, next_lsn, used;
+	uint32_t openers;
+	char status_msg[512];
+	uint32_t event;
+	struct rl_peer peer;			/* RDMALOG_A_PEER */
+	unsigned int npeers;			/* RDMALOG_A_PEERS */
+	struct rl_peer peers[RL_MAX_PEERS_SEEN];
+	bool stat_has[RL_MAX_STATS];		/* RDMALOG_A_STATS */
+	uint64_t stats[RL_MAX_STATS];
+};
+
+/* ------------------------------------------------------------------ */
+/* Netlink (nl.c). */
+
+struct nl_sock;
+struct nl_msg;
+
+struct rl_nl {
+	struct nl_sock *sk;
+	int family;
+	const char *what;		/* command, for warnings */
+	/* The last error the kernel reported. */
+	int err;			/* positive errno */
+	char extack[512];		/* NLMSGERR_ATTR_MSG, may be empty */
+	char errattr[64];		/* attribute named by OFFS/MISS_TYPE */
+};
+
+/*
+ * Open a socket and resolve the family. Returns EXIT_OK, or prints why
+ * and returns EXIT_NOMOD (family absent) or EXIT_KERNEL.
+ */
+int rl_nl_open(struct rl_nl *nl);
+/* Same, but quiet when the family is absent (returns EXIT_NOMOD). */
+int rl_nl_open_quiet(struct rl_nl *nl);
+void rl_nl_close(struct rl_nl *nl);
+
+/* A new request for @cmd; @dump adds NLM_F_DUMP. NULL on ENOMEM. */
+struct nl_msg *rl_nl_msg(struct rl_nl *nl, uint8_t cmd, bool dump);
+
+typedef int (*rl_reply_cb)(struct nlmsghdr *nlh, void *arg);
+
+/*
+ * Send @msg (consumed), call @cb for every reply message, wait for the
+ * ACK or the end of the dump. Returns 0 or a negative errno (the kernel's;
+ * nl->extack/errattr then say why).
+ */
+int rl_nl_request(struct rl_nl *nl, struct nl_msg *msg, rl_reply_cb cb,
+		  void *arg);
+
+/*
+ * Print "rdmalogctl: <what>: <extack> [attribute X] (<strerror>)" for
+ * @err (negative errno) plus a CAP_NET_ADMIN hint on EPERM; returns
+ * EXIT_KERNEL.
+ */
+int rl_nl_report(struct rl_nl *nl, const char *what, int err);
+
+/* Parse a genetlink message of our family into @info (zeroed first). */
+int rl_parse(struct nlmsghdr *nlh, struct rl_info *info);
+
+/* Convenience: send a bodyless GET and parse the reply into @info. */
+int rl_get(struct rl_nl *nl, uint8_t cmd, struct rl_info *info);
+/* Dump all peers into @info->peers. */
+int rl_get_peers(struct rl_nl *nl, struct rl_info *info);
+
+/* Join the events group and hand every event to @cb until it returns
+ * non-zero or SIGINT/SIGTERM arrives. Returns an exit status.
+ */
+int rl_nl_monitor(struct rl_nl *nl, int (*cb)(struct rl_info *, void *),
+		  void *arg);
+
+/* ------------------------------------------------------------------ */
+/* JSON emitter (json.c). One document at a time, to stdout. A NULL key
+ * means "inside an array".
+ */
+void jw_begin_obj(const char *key);
+void jw_end_obj(void);
+void jw_begin_arr(const char *key);
+void jw_end_arr(void);
+void jw_str(const char *key, const char *val);
+void jw_u64(const char *key, uint64_t val);
+void jw_bool(const char *key, bool val);
+void jw_null(const char *key);
+/* End the document: newline and flush. */
+void jw_finish(void);
+/* Write @s as a JSON string literal (quotes included) to @f. */
+void json_escape(FILE *f, const char *s);
+
+/* ------------------------------------------------------------------ */
+/* Output (output.c). */
+
+void out_node_json(const char *key, const struct rl_info *in);
+void out_log_json(const char *key, const struct rl_info *in);
+void out_peer_json(const char *key, const struct rl_peer *p);
+void out_peers_table(const struct rl_peer *peers, unsigned int n,
+		     const char *indent);
+void out_status(const struct rl_info *st, const struct rl_info *node);
+void out_stats(const struct rl_info *in);
+void out_node(const struct rl_info *in);
+void out_log(const struct rl_info *in);
+void out_event(const struct rl_info *ev);
+
+/* ------------------------------------------------------------------ */
+/* Commands (cmd.c, apply.c). argv[0] is the first word after the object
+ * (or after the command for objects that have commands).
+ */
+int do_node(int argc, char **argv);
+int do_peer(int argc, char **argv);
+int do_log(int argc, char **argv);
+int do_status(int argc, char **argv);
+int do_stats(int argc, char **argv);
+int do_monitor(int argc, char **argv);
+int do_apply(int argc, char **argv);
+
+void usage_node(FILE *f);
+void usage_peer(FILE *f);
+void usage_log(FILE *f);
+void usage_status(FILE *f);
+void usage_stats(FILE *f);
+void usage_monitor(FILE *f);
+void usage_apply(FILE *f);
+
+/* Print "{}" in JSON mode (commands that only change state). */
+void out_empty(void);
+
+/* ------------------------------------------------------------------ */
+/* Cluster files (cluster.c). */
+
+#define CL_MAX_NODES	(RDMALOG_MAX_PEERS + 1)
+
+struct cl_node {
+	uint32_t id;
+	struct rl_addr addr;
+	uint16_t port;
+	int line;
+};
+
+struct cluster {
+	const char *file;
+	uint64_t cluster_id;
+	int cluster_line;
+	bool has_capacity, has_max_record, has_durability, has_commit_timeout;
+	uint64_t capacity;
+	uint32_t max_record;
+	uint32_t durability;
+	uint32_t commit_timeout_ms;
+	unsigned int nnodes;
+	struct cl_node nodes[CL_MAX_NODES];
+	uint32_t primary;
+	int primary_line;
+};
+
+/* Parse @file; on error print "file:line: why" and return -1. */
+int cluster_load(const char *file, struct cluster *cl);
+const struct cl_node *cluster_node(const struct cluster *cl, uint32_t id);
+
+#endif /* _RDMALOGCTL_H */

@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: GPL-2.0
+/* rdmalogctl - argument parsers and enum names. */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <string.h>
+
+#include "rdmalogctl.h"
+
+int match_word(const char *arg, const char *const *words)
+{
+	size_t n = strlen(arg);
+	int i;
+
+	if (!n)
+		return -1;
+	for (i = 0; words[i]; i++)
+		if (!strcmp(arg, words[i]))
+			return i;
+	for (i = 0; words[i]; i++)
+		if (!strncmp(arg, words[i], n))
+			return i;
+	return -1;
+}
+
+/* Decimal, or hexadecimal with 0x; no sign, no blanks, no overflow. */
+int parse_u64(const char *s, uint64_t *v)
+{
+	uint64_t x = 0;
+	unsigned int base = 10, d;
+
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		s += 2;
+	}
+	if (!*s)
+		return -1;
+	for (; *s; s++) {
+		if (isdigit((unsigned char)*s))
+			d = *s - '0';
+		else if (base == 16 && isxdigit((unsigned char)*s))
+			d = tolower((unsigned char)*s) - 'a' + 10;
+		else
+			return -1;
+		if (x > (UINT64_MAX - d) / base)
+			return -1;
+		x = x * base + d;
+	}
+	*v = x;
+	return 0;
+}
+
+int parse_u32_range(const char *s, uint32_t min, uint32_t max, uint32_t *v)
+{
+	uint64_t x;
+
+	if (parse_u64(s, &x) || x < min || x > max)
+		return -1;
+	*v = (uint32_t)x;
+	return 0;
+}
+
+/* N, NK, NM, NG, NT (powers of 1024, case-insensitive, "iB" allowed). */
+int parse_size(const char *s, uint64_t *v)
+{
+	char num[32];
+	size_t n = 0;
+	unsigned int shift = 0;
+	uint64_t x;
+
+	while (isdigit((unsigned char)s[n]))
+		n++;
+	if (!n || n >= sizeof(num))
+		return -1;
+	memcpy(num, s, n);
+	num[n] = '\0';
+	if (parse_u64(num, &x))
+		return -1;
+	s += n;
+	if (*s) {
+		switch (toupper((unsigned char)*s)) {
+		case 'K':
+			shift = 10;
+			break;
+		case 'M':
+			shift = 20;
+			break;
+		case 'G':
+			shift = 30;
+			break;
+		case 'T':
+			shift = 40;
+			break;
+		default:
+			return -1;
+		}
+		s++;
+		if (*s && strcmp(s, "iB") && strcmp(s, "ib"))
+			return -1;
+	}
+	if (shift && x > (UINT64_MAX >> shift))
+		return -1;
+	*v = x << shift;
+	return 0;
+}
+
+int parse_addr(const char *s, struct rl_addr *addr)
+{
+	memset(addr, 0, sizeof(*addr));
+	if (inet_pton(AF_INET, s, addr->a) == 1) {
+		addr->len = 4;
+		return 0;
+	}
+	if (inet_pton(AF_INET6, s, addr->a) == 1) {
+		addr->len = 16;
+		return 0;
+	}
+	return -1;
+}
+
+const char *addr_str(const struct rl_addr *addr, char *buf, size_t len)
+{
+	if (addr->len == 4 && inet_ntop(AF_INET, addr->a, buf, len))
+		return buf;
+	if (addr->len == 16 && inet_ntop(AF_INET6, addr->a, buf, len))
+		return buf;
+	snprintf(buf, len, addr->len ? "invalid" : "-");
+	return buf;
+}
+
+bool addr_eq(const struct rl_addr *x, const struct rl_addr *y)
+{
+	return x->len == y->len && !memcmp(x->a, y->a, x->len);
+}
+
+static const char *const roles[] = {
+	[RDMALOG_ROLE_NONE] = "none",
+	[RDMALOG_ROLE_PRIMARY] = "primary",
+	[RDMALOG_ROLE_BACKUP] = "backup",
+	NULL,
+};
+
+const char *role_name(uint32_t role)
+{
+	return role <= RDMALOG_ROLE_BACKUP ? roles[role] : "unknown";
+}
+
+int parse_role(const char *s)
+{
+	if (!strcmp(s, "primary"))
+		return RDMALOG_ROLE_PRIMARY;
+	if (!strcmp(s, "backup"))
+		return RDMALOG_ROLE_BACKUP;
+	return -1;
+}
+
+static const char *const durabilities[] = {
+	[RDMALOG_DURABLE_ASYNC] = "async",
+	[RDMALOG_DURABLE_QUORUM] = "quorum",
+	[RDMALOG_DURABLE_ALL] = "all",
+	NULL,
+};
+
+const char *durability_name(uint32_t d)
+{
+	return d <= RDMALOG_DURABLE_ALL ? durabilities[d] : "unknown";
+}
+
+int parse_durability(const char *s)
+{
+	int i;
+
+	for (i = 0; durabilities[i]; i++)
+		if (!strcmp(s, durabilities[i]))
+			return i;
+	return -1;
+}
+
+const char *peer_state_name(uint32_t st)
+{
+	static const char *const names[] = {
+		[RDMALOG_PEER_CONFIGURED] = "configured",
+		[RDMALOG_PEER_CONNECTING] = "connecting",
+		[RDMALOG_PEER_CONNECTED] = "connected",
+		[RDMALOG_PEER_DISCONNECTED] = "disconnected",
+		[RDMALOG_PEER_REFUSED] = "refused",
+	};
+
+	return st < sizeof(names) / sizeof(names[0]) ? names[st] : "unknown";
+}
+
+const char *event_name(uint32_t ev)
+{
+	static const char *const names[] = {
+		[RDMALOG_EVENT_UNSPEC] = "unknown",
+		[RDMALOG_EVENT_UP] = "up",
+		[RDMALOG_EVENT_DOWN] = "down",
+		[RDMALOG_EVENT_NODE_CHANGED] = "node_changed",
+		[RDMALOG_EVENT_LOG_CHANGED] = "log_changed",
+		[RDMALOG_EVENT_PEER_ADDED] = "peer_added",
+		[RDMALOG_EVENT_PEER_REMOVED] = "peer_removed",
+		[RDMALOG_EVENT_PEER_STATE] = "peer_state",
+		[RDMALOG_EVENT_TRIMMED] = "trimmed",
+	};
+
+	return ev <= RDMALOG_EVENT_MAX ? names[ev] : "unknown";
+}
+
+const char *stat_name(unsigned int stat, char *buf, size_t len)
+{
+	static const char *const names[] = {
+		[RDMALOG_STAT_APPENDS] = "appends",
+		[RDMALOG_STAT_APPEND_BYTES] = "append_bytes",
+		[RDMALOG_STAT_APPEND_ERRORS] = "append_errors",
+		[RDMALOG_STAT_READS] = "reads",
+		[RDMALOG_STAT_READ_BYTES] = "read_bytes",
+		[RDMALOG_STAT_CRC_ERRORS] = "crc_errors",
+		[RDMALOG_STAT_TRIMS] = "trims",
+		[RDMALOG_STAT_TRIMMED_RECORDS] = "trimmed_records",
+		[RDMALOG_STAT_WRITER_WAITS] = "writer_waits",
+		[RDMALOG_STAT_READER_WAITS] = "reader_waits",
+	};
+
+	if (stat <= RDMALOG_STAT_MAX && names[stat])
+		return names[stat];
+	snprintf(buf, len, "stat_%u", stat);
+	return buf;
+}
+
+const char *size_str(uint64_t v, char *buf, size_t len)
+{
+	static const char units[] = "TGMK";
+	int i;
+
+	for (i = 0; units[i]; i++) {
+		unsigned int shift = 10 * (4 - i);
+
+		if (v && !(v & ((1ULL << shift) - 1))) {
+			snprintf(buf, len, "%llu%c",
+				 (unsigned long long)(v >> shift), units[i]);
+			return buf;
+		}
+	}
+	snprintf(buf, len, "%llu", (unsigned long long)v);
+	return buf;
+}
