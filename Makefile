@@ -35,7 +35,7 @@ TEST_HDR := $(wildcard selftests/*.h) $(wildcard uapi/*.h)
 TEST_BIN := $(patsubst selftests/%.c,$(BUILD)/selftests/%,$(TEST_SRC))
 
 .PHONY: all module tools selftests deps lint checkpatch sparse wbuild \
-	check demo install uninstall clean ksft
+	check demo install uninstall clean ksft dkms-build
 
 all: module tools selftests
 
@@ -48,7 +48,11 @@ rdmalog.ko: $(KMOD_SRC)
 	@test -n "$(KDIR)" || { echo "no kernel headers: run 'make deps' or set KDIR" >&2; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
 
-tools: $(BIN)/rdmalogctl
+tools: $(BIN)/rdmalogctl $(BIN)/rdmalogcat
+
+$(BIN)/rdmalogcat: tools/rdmalogcat.c $(wildcard uapi/*.h)
+	@mkdir -p $(BIN)
+	$(CC) $(USER_CFLAGS) -o $@ $<
 
 $(BIN)/rdmalogctl: $(CTL_SRC) $(CTL_HDR)
 	@mkdir -p $(BIN)
@@ -114,8 +118,26 @@ install: rdmalog.ko tools
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
 	depmod -a $(KVER)
 	install -D -m 0755 $(BIN)/rdmalogctl $(DESTDIR)$(PREFIX)/sbin/rdmalogctl
+	install -D -m 0755 $(BIN)/rdmalogcat $(DESTDIR)$(PREFIX)/bin/rdmalogcat
+	install -D -m 0644 tools/examples/cluster.conf \
+		$(DESTDIR)$(PREFIX)/share/doc/rdmalog/cluster.conf.example
 	install -D -m 0644 Documentation/rdmalogctl.8 \
 		$(DESTDIR)$(PREFIX)/share/man/man8/rdmalogctl.8
+
+# Build the module through DKMS exactly as a user would, against KVER's
+# headers, then remove it again: proves dkms.conf works.
+DKMS_VER := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
+dkms-build:
+	rm -rf /usr/src/rdmalog-$(DKMS_VER)
+	mkdir -p /usr/src/rdmalog-$(DKMS_VER)
+	cp -r Kbuild Makefile dkms.conf kmod uapi /usr/src/rdmalog-$(DKMS_VER)/
+	-dkms remove rdmalog/$(DKMS_VER) --all >/dev/null 2>&1
+	dkms add rdmalog/$(DKMS_VER)
+	dkms build rdmalog/$(DKMS_VER) -k $(KVER) || \
+		{ cat /var/lib/dkms/rdmalog/$(DKMS_VER)/build/make.log; exit 1; }
+	dkms remove rdmalog/$(DKMS_VER) --all
+	rm -rf /usr/src/rdmalog-$(DKMS_VER)
+	@echo "dkms: rdmalog/$(DKMS_VER) builds for $(KVER)"
 
 uninstall:
 	rm -f /lib/modules/$(KVER)/updates/rdmalog.ko /lib/modules/$(KVER)/extra/rdmalog.ko
