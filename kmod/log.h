@@ -5,6 +5,10 @@
  * One struct rdmalog_log exists per "up" period of the node. It is created
  * by rdmalog_node_up(), shut down by rdmalog_node_down() and freed when
  * its last reference goes (every open descriptor holds one).
+ *
+ * The structure itself, its locks and its invariants are described in
+ * log.c; everything here may be called from process context only and may
+ * sleep unless stated otherwise.
  */
 #ifndef _RDMALOG_LOG_H
 #define _RDMALOG_LOG_H
@@ -48,20 +52,121 @@ struct rdmalog_log_state {
 	u64 epoch;
 };
 
+/**
+ * RDMALOG_LOG_MAX_RECORD_LIMIT - hard upper bound on @max_record
+ *
+ * The VFS clamps one read(2)/write(2)/writev(2) to MAX_RW_COUNT bytes, so
+ * a larger record could neither be appended whole nor read back.
+ */
+#define RDMALOG_LOG_MAX_RECORD_LIMIT	MAX_RW_COUNT
+
+/**
+ * rdmalog_log_create() - allocate an empty log starting at LSN 1
+ * @p: ring size, largest payload and epoch
+ *
+ * Return: the log with one reference held by the caller, or
+ * ERR_PTR(-EINVAL) when @p->capacity is not a non-zero multiple of
+ * PAGE_SIZE or @p->max_record is 0, above capacity / 4 or above
+ * %RDMALOG_LOG_MAX_RECORD_LIMIT; ERR_PTR(-ENOMEM) when memory is short.
+ * Never NULL.
+ */
 struct rdmalog_log *rdmalog_log_create(const struct rdmalog_log_params *p);
+
+/** rdmalog_log_get() - take a reference; the caller must already hold one */
 void rdmalog_log_get(struct rdmalog_log *log);
+
+/**
+ * rdmalog_log_put() - drop a reference; the last one frees ring and index.
+ * A NULL @log is ignored.
+ */
 void rdmalog_log_put(struct rdmalog_log *log);
+
+/**
+ * rdmalog_log_shutdown() - mark the log dead and wake every waiter
+ * @log: the log
+ *
+ * Blocked and later calls return -ENETDOWN (poll reports EPOLLERR |
+ * EPOLLHUP). Idempotent; the memory stays until the last reference goes.
+ */
 void rdmalog_log_shutdown(struct rdmalog_log *log);
+
+/** rdmalog_log_is_dead() - whether rdmalog_log_shutdown() was called */
 bool rdmalog_log_is_dead(struct rdmalog_log *log);
 
+/**
+ * rdmalog_log_append() - append the whole of @from as one record
+ * @log: the log
+ * @from: the payload; fully consumed on success
+ * @nonblock: fail with -EAGAIN instead of waiting for ring space
+ * @lsn: out: the record's LSN on success
+ *
+ * Returns once the record is committed. A failed call appended nothing.
+ *
+ * Return: 0, -EINVAL (empty), -EMSGSIZE (above max_record), -EAGAIN,
+ * -ERESTARTSYS (signal while waiting for space), -EFAULT, -ENETDOWN.
+ */
 int rdmalog_log_append(struct rdmalog_log *log, struct iov_iter *from,
 		       bool nonblock, u64 *lsn);
+
+/**
+ * rdmalog_log_read() - copy the payload of record @lsn to @to
+ * @log: the log
+ * @lsn: the record to read
+ * @to: where the payload goes
+ * @nonblock: with @wait, fail with -EAGAIN instead of sleeping
+ * @wait: false: an uncommitted @lsn gives -ENODATA at once; true: wait
+ *	for it to be committed (unless @nonblock)
+ * @hdr: out (may be NULL): the header in host order, on success and on
+ *	-EMSGSIZE
+ *
+ * Return: the payload length, or -ERANGE (trimmed or 0), -ENODATA,
+ * -EAGAIN, -ERESTARTSYS, -EMSGSIZE (@to is too small), -EBADMSG (header
+ * or payload CRC32C mismatch), -EFAULT, -ENETDOWN.
+ */
 ssize_t rdmalog_log_read(struct rdmalog_log *log, u64 lsn,
 			 struct iov_iter *to, bool nonblock, bool wait,
 			 struct rdmalog_record_header *hdr);
+
+/**
+ * rdmalog_log_trim() - discard every record below @lsn
+ * @log: the log
+ * @lsn: the new first_lsn
+ *
+ * Return: 0 (also when @lsn <= first_lsn: nothing to do), -ERANGE when
+ * @lsn > commit_lsn, -ENETDOWN when dead, -EINTR on a fatal signal while
+ * waiting for readers that are copying out.
+ */
 int rdmalog_log_trim(struct rdmalog_log *log, u64 lsn);
+
+/**
+ * rdmalog_log_commit() - mark every record below @upto_lsn committed
+ * @log: the log
+ * @upto_lsn: the new commit_lsn; clamped to next_lsn, never moves back
+ *
+ * Wakes readers and appenders waiting for their commit. Takes only the
+ * log's spinlock and does not sleep, so replication can call it from its
+ * completion handlers; the lock is not BH-safe, so those must run in
+ * process context (IB_POLL_WORKQUEUE) or the lock must become _bh first.
+ * Today the append path calls it right after publishing (async
+ * durability).
+ */
+void rdmalog_log_commit(struct rdmalog_log *log, u64 upto_lsn);
+
+/** rdmalog_log_get_state() - snapshot the indices under the log's lock */
 void rdmalog_log_get_state(struct rdmalog_log *log,
 			   struct rdmalog_log_state *st);
+
+/**
+ * rdmalog_log_poll() - poll mask for a descriptor whose cursor is @cursor
+ * @log: the log
+ * @file: the descriptor being polled
+ * @wait: the poll table
+ * @cursor: the descriptor's cursor (an LSN)
+ *
+ * Return: EPOLLIN | EPOLLRDNORM when a committed record is at @cursor
+ * (plus EPOLLERR when @cursor is below first_lsn), EPOLLOUT | EPOLLWRNORM
+ * when a max_record record fits, all of them plus EPOLLHUP when dead.
+ */
 __poll_t rdmalog_log_poll(struct rdmalog_log *log, struct file *file,
 			  poll_table *wait, u64 cursor);
 

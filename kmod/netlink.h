@@ -6,14 +6,32 @@
 #include <linux/types.h>
 #include "../uapi/rdmalog_genl.h"
 
+struct rdmalog_node_config;
 struct rdmalog_peer_info;
 
 int rdmalog_netlink_init(void);
 void rdmalog_netlink_exit(void);
 
-/* Notifications on the "events" group; GFP_KERNEL, may sleep. */
-void rdmalog_netlink_notify(enum rdmalog_event event);
-void rdmalog_netlink_notify_peer(enum rdmalog_event event,
+/*
+ * Notifications on the "events" group (RDMALOG_CMD_EVENT). node.c sends
+ * them with its config_mutex held, so that they leave in the order the
+ * changes were made; they allocate with GFP_KERNEL (may sleep), never call
+ * back into node.c, and are dropped when nobody listens, when memory is
+ * short, or when the family is not registered. Every event carries EVENT
+ * and this node's NODE_ID (left out while unset), plus what is listed.
+ */
+
+/*
+ * @event: RDMALOG_EVENT_UP or _DOWN (NODE_ID, UP), _NODE_CHANGED (the
+ * NODE_GET attributes) or _LOG_CHANGED (NODE_ID and the LOG_GET ones).
+ */
+void rdmalog_netlink_notify_node(enum rdmalog_event event,
+				 const struct rdmalog_node_config *cfg,
+				 u64 epoch);
+/* @event: RDMALOG_EVENT_PEER_ADDED, _REMOVED or _STATE (NODE_ID, PEER). */
+void rdmalog_netlink_notify_peer(enum rdmalog_event event, u32 node_id,
 				 const struct rdmalog_peer_info *peer);
+/* RDMALOG_EVENT_TRIMMED (NODE_ID, FIRST_LSN). */
+void rdmalog_netlink_notify_trimmed(u32 node_id, u64 first_lsn);
 
 #endif /* _RDMALOG_NETLINK_H */

@@ -15,6 +15,11 @@
 struct rdmalog_log;
 struct netlink_ext_ack;
 
+/* Ring sizes are multiples of this (uapi: RDMALOG_A_CAPACITY). */
+#define RDMALOG_CAPACITY_ALIGN		4096
+/* Longest commit timeout (uapi: RDMALOG_A_COMMIT_TIMEOUT_MS), one hour. */
+#define RDMALOG_MAX_COMMIT_TIMEOUT_MS	3600000U
+
 /**
  * struct rdmalog_addr - an IPv4 or IPv6 address and port
  * @len: 4 or 16; 0 when unset

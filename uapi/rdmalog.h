@@ -6,7 +6,7 @@
  * one record and returns once the record is durable per the configured
  * durability mode. Each read() returns exactly one whole record at the
  * descriptor's cursor. The cursor (the file position) is an LSN, not a byte
- * offset. Documentation/rdmalog.rst states every return value.
+ * offset. Documentation/device.rst states every return value.
  *
  * All structures here are fixed-size. Each ioctl argument carries a
  * @version field that callers set to the version they were built against
@@ -65,7 +65,7 @@ enum rdmalog_durability {
  * @reserved: zero
  *
  * The same fields are stored, little-endian, in front of every record in
- * the ring; Documentation/rdmalog.rst gives the exact byte layout.
+ * the ring; Documentation/device.rst gives the exact byte layout.
  */
 struct rdmalog_record_header {
 	__u64 lsn;

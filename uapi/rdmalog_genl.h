@@ -14,7 +14,7 @@
  * NODE_GET                  -> NODE_ID, CLUSTER_ID, ADDR, PORT, ROLE, EPOCH
  * NODE_SET  [NODE_ID] [CLUSTER_ID] [ADDR] [PORT] [ROLE]
  *           NODE_ID, CLUSTER_ID, ADDR and PORT only while down (-EBUSY)
- * PEER_ADD  NODE_ID ADDR PORT   (-EEXIST if the id or address is taken,
+ * PEER_ADD  NODE_ID ADDR [PORT] (-EEXIST if the id or address is taken,
  *                                -EINVAL for our own id, -ENOSPC past
  *                                RDMALOG_MAX_PEERS)
  * PEER_DEL  NODE_ID             (-ENOENT if unknown)

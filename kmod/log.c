@@ -1,0 +1,744 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rdmalog - the log ring.
+ *
+ * The log is a byte stream laid over a ring of @capacity bytes. Stream
+ * position P lives at ring byte P mod capacity. Records follow each other
+ * in the stream, each a struct rdmalog_ring_record (48 bytes, little
+ * endian) followed by its payload and zero padding up to
+ * RDMALOG_RECORD_ALIGN; a record, header included, may wrap around the
+ * ring's end. The record with LSN 1 starts at stream position 0.
+ *
+ * Positions and LSNs only grow:
+ *
+ *	tail <= head,   head - tail <= capacity
+ *	first_lsn <= commit_lsn <= next_lsn
+ *
+ * [tail, head) holds the records first_lsn .. next_lsn - 1; the rest of
+ * the ring is free. Every record takes at least RDMALOG_LOG_MIN_FOOTPRINT
+ * bytes, so at most capacity / RDMALOG_LOG_MIN_FOOTPRINT records are
+ * retained and the index pos_of[] of capacity / RDMALOG_LOG_MIN_FOOTPRINT
+ * + 1 slots holds, without collision, the stream position of every LSN in
+ * first_lsn .. next_lsn (the last one being head, where the next record
+ * will start): pos_of[lsn % nr_slots].
+ *
+ * Appending: an appender takes append_mutex, checks under lock that its
+ * record fits, and then writes it into the free part of the ring without
+ * holding lock: nobody reads there (readers stop at head) and nobody else
+ * writes there (append_mutex). Only then does it publish the record under
+ * lock (next_lsn, head and the index move together), so a partly written
+ * record is never visible. Commit is a separate step (rdmalog_log_commit)
+ * because replication will commit from its completion handlers; today the
+ * appender commits its own record at once (async durability).
+ *
+ * Reading: a reader holds trim_rwsem shared from the moment it looks up a
+ * record until it has verified and copied it out. Trimming takes
+ * trim_rwsem exclusive before it moves tail, so the ring space of a record
+ * being read cannot be handed to an appender (and overwritten) under the
+ * reader's feet.
+ */
+#include <linux/crc32c.h>
+#include <linux/kref.h>
+#include <linux/math64.h>
+#include <linux/mm.h>
+#include <linux/mutex.h>
+#include <linux/overflow.h>
+#include <linux/rwsem.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/stddef.h>
+#include <linux/timekeeping.h>
+#include <linux/vmalloc.h>
+#include <linux/wait.h>
+
+#include "log.h"
+#include "stats.h"
+
+#define RDMALOG_LOG_HDR_SIZE	sizeof(struct rdmalog_ring_record)
+/* Footprint of the smallest record (1 byte of payload). */
+#define RDMALOG_LOG_MIN_FOOTPRINT \
+	ALIGN(RDMALOG_LOG_HDR_SIZE + 1, RDMALOG_RECORD_ALIGN)
+
+/**
+ * struct rdmalog_log - one log (see the comment at the top of this file)
+ * @ref: references: the node holds one while the log is up, every open
+ *	descriptor one; the last rdmalog_log_put() frees everything
+ * @ring: @capacity bytes of ring, allocated at creation, freed on release;
+ *	written only by the appender holding @append_mutex, in the free part
+ * @capacity: ring size in bytes, a multiple of PAGE_SIZE (not necessarily
+ *	a power of two); constant
+ * @max_record: largest payload; constant
+ * @epoch: stamped into every record; constant
+ * @nr_slots: entries of @pos_of; constant
+ * @lock: protects @head, @tail, @first_lsn, @commit_lsn, @next_lsn,
+ *	@pos_of and @dead. Innermost lock; never held while sleeping or
+ *	touching user memory
+ * @head: stream position where the next record starts
+ * @tail: stream position of record @first_lsn
+ * @first_lsn: oldest retained record
+ * @commit_lsn: every record below it is committed
+ * @next_lsn: LSN of the next append
+ * @pos_of: stream position of LSN l in pos_of[l % @nr_slots], valid for
+ *	@first_lsn <= l <= @next_lsn
+ * @dead: set once by rdmalog_log_shutdown(), never cleared
+ * @append_mutex: serializes appenders from reserving space to publishing;
+ *	taken before @lock, never while holding @trim_rwsem
+ * @trim_rwsem: readers hold it shared while they look up, verify and copy
+ *	out a record; rdmalog_log_trim() holds it exclusive while it moves
+ *	@tail and @first_lsn. Taken before @lock
+ * @commit_wq: readers waiting for a record to be committed, appenders
+ *	waiting for their own commit, pollers; woken on commit, trim and
+ *	shutdown
+ * @space_wq: appenders waiting for ring space, pollers; woken on trim and
+ *	shutdown
+ */
+struct rdmalog_log {
+	struct kref ref;
+	void *ring;
+	size_t capacity;
+	u32 max_record;
+	u64 epoch;
+	u64 nr_slots;
+
+	spinlock_t lock;		/* innermost, see above */
+	u64 head;
+	u64 tail;
+	u64 first_lsn;
+	u64 commit_lsn;
+	u64 next_lsn;
+	u64 *pos_of;
+	bool dead;
+
+	struct mutex append_mutex;	/* before @lock */
+	struct rw_semaphore trim_rwsem;
+	wait_queue_head_t commit_wq;
+	wait_queue_head_t space_wq;
+};
+
+/* One contiguous piece of a range of the ring. */
+struct rdmalog_seg {
+	void *p;
+	size_t len;
+};
+
+static u64 rdmalog_log_footprint(u64 len)
+{
+	return ALIGN(RDMALOG_LOG_HDR_SIZE + len, RDMALOG_RECORD_ALIGN);
+}
+
+/* CRC32C as the uapi defines it: seed ~0, final xor ~0. */
+static u32 rdmalog_crc_finish(u32 crc)
+{
+	return ~crc;
+}
+
+#define RDMALOG_CRC_SEED	(~0U)
+
+static u64 *rdmalog_log_slot(struct rdmalog_log *log, u64 lsn)
+{
+	u64 rem;
+
+	div64_u64_rem(lsn, log->nr_slots, &rem);
+	return &log->pos_of[rem];
+}
+
+/*
+ * The (at most two) pieces of ring that hold stream bytes [pos, pos + len);
+ * len <= capacity. Returns how many pieces are non-empty.
+ */
+static int rdmalog_ring_segs(const struct rdmalog_log *log, u64 pos,
+			     size_t len, struct rdmalog_seg seg[2])
+{
+	u64 off;
+	size_t room;
+
+	div64_u64_rem(pos, log->capacity, &off);
+	room = log->capacity - (size_t)off;
+	seg[0].p = log->ring + (size_t)off;
+	seg[0].len = min(len, room);
+	seg[1].p = log->ring;
+	seg[1].len = len - seg[0].len;
+	return seg[1].len ? 2 : 1;
+}
+
+static void rdmalog_ring_write(struct rdmalog_log *log, u64 pos,
+			       const void *buf, size_t len)
+{
+	struct rdmalog_seg seg[2];
+	int i, n = rdmalog_ring_segs(log, pos, len, seg);
+
+	for (i = 0; i < n; i++) {
+		memcpy(seg[i].p, buf, seg[i].len);
+		buf += seg[i].len;
+	}
+}
+
+static void rdmalog_ring_zero(struct rdmalog_log *log, u64 pos, size_t len)
+{
+	struct rdmalog_seg seg[2];
+	int i, n = rdmalog_ring_segs(log, pos, len, seg);
+
+	for (i = 0; i < n; i++)
+		memset(seg[i].p, 0, seg[i].len);
+}
+
+static void rdmalog_ring_read(struct rdmalog_log *log, u64 pos, void *buf,
+			      size_t len)
+{
+	struct rdmalog_seg seg[2];
+	int i, n = rdmalog_ring_segs(log, pos, len, seg);
+
+	for (i = 0; i < n; i++) {
+		memcpy(buf, seg[i].p, seg[i].len);
+		buf += seg[i].len;
+	}
+}
+
+/* Returns false when @from could not be copied whole. */
+static bool rdmalog_ring_copy_from_iter(struct rdmalog_log *log, u64 pos,
+					struct iov_iter *from, size_t len)
+{
+	struct rdmalog_seg seg[2];
+	int i, n = rdmalog_ring_segs(log, pos, len, seg);
+
+	for (i = 0; i < n; i++)
+		if (copy_from_iter(seg[i].p, seg[i].len, from) != seg[i].len)
+			return false;
+	return true;
+}
+
+/* Returns false when @to could not take it whole. */
+static bool rdmalog_ring_copy_to_iter(struct rdmalog_log *log, u64 pos,
+				      struct iov_iter *to, size_t len)
+{
+	struct rdmalog_seg seg[2];
+	int i, n = rdmalog_ring_segs(log, pos, len, seg);
+
+	for (i = 0; i < n; i++)
+		if (copy_to_iter(seg[i].p, seg[i].len, to) != seg[i].len)
+			return false;
+	return true;
+}
+
+static u32 rdmalog_ring_crc(struct rdmalog_log *log, u64 pos, size_t len)
+{
+	struct rdmalog_seg seg[2];
+	int i, n = rdmalog_ring_segs(log, pos, len, seg);
+	u32 crc = RDMALOG_CRC_SEED;
+
+	for (i = 0; i < n; i++)
+		crc = crc32c(crc, seg[i].p, seg[i].len);
+	return rdmalog_crc_finish(crc);
+}
+
+static u32 rdmalog_hdr_crc(const struct rdmalog_ring_record *rec)
+{
+	return rdmalog_crc_finish(crc32c(RDMALOG_CRC_SEED, rec,
+					 offsetof(struct rdmalog_ring_record,
+						  hdr_crc)));
+}
+
+/*
+ * The ring's memory. Kept apart so that the RDMA milestone can register it
+ * (FRWR over the vmalloc pages) right after allocating it and deregister
+ * it right before freeing it. Zeroed, so that no stale kernel memory can
+ * ever be sent to a peer.
+ */
+static int rdmalog_log_ring_alloc(struct rdmalog_log *log)
+{
+	log->ring = __vmalloc(log->capacity,
+			      GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN);
+	return log->ring ? 0 : -ENOMEM;
+}
+
+static void rdmalog_log_ring_free(struct rdmalog_log *log)
+{
+	vfree(log->ring);
+	log->ring = NULL;
+}
+
+/*
+ * kvmalloc() refuses sizes above INT_MAX (an index for a ring of more than
+ * about 15 GiB); plain vmalloc serves those.
+ */
+static u64 *rdmalog_log_index_alloc(u64 nr_slots)
+{
+	size_t bytes;
+
+	if (nr_slots > SIZE_MAX / sizeof(u64))
+		return NULL;
+	bytes = nr_slots * sizeof(u64);
+	if (bytes <= INT_MAX)
+		return kvzalloc(bytes, GFP_KERNEL | __GFP_NOWARN);
+	return __vmalloc(bytes, GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN);
+}
+
+struct rdmalog_log *rdmalog_log_create(const struct rdmalog_log_params *p)
+{
+	struct rdmalog_log *log;
+	int ret;
+
+	BUILD_BUG_ON(sizeof(struct rdmalog_ring_record) != 48);
+	BUILD_BUG_ON(offsetof(struct rdmalog_ring_record, hdr_crc) != 44);
+
+	if (!p->capacity || !PAGE_ALIGNED(p->capacity) || !p->max_record ||
+	    p->max_record > div_u64(p->capacity, 4) ||
+	    p->max_record > RDMALOG_LOG_MAX_RECORD_LIMIT)
+		return ERR_PTR(-EINVAL);
+	if (p->capacity > SIZE_MAX)	/* 32-bit: cannot be mapped anyway */
+		return ERR_PTR(-ENOMEM);
+
+	log = kzalloc(sizeof(*log), GFP_KERNEL);
+	if (!log)
+		return ERR_PTR(-ENOMEM);
+	kref_init(&log->ref);
+	log->capacity = p->capacity;
+	log->max_record = p->max_record;
+	log->epoch = p->epoch;
+	log->nr_slots = div_u64(p->capacity, RDMALOG_LOG_MIN_FOOTPRINT) + 1;
+	spin_lock_init(&log->lock);
+	mutex_init(&log->append_mutex);
+	init_rwsem(&log->trim_rwsem);
+	init_waitqueue_head(&log->commit_wq);
+	init_waitqueue_head(&log->space_wq);
+
+	log->pos_of = rdmalog_log_index_alloc(log->nr_slots);
+	if (!log->pos_of) {
+		ret = -ENOMEM;
+		goto err_free_log;
+	}
+	ret = rdmalog_log_ring_alloc(log);
+	if (ret)
+		goto err_free_index;
+
+	log->first_lsn = 1;
+	log->commit_lsn = 1;
+	log->next_lsn = 1;
+	*rdmalog_log_slot(log, 1) = 0;
+	return log;
+
+err_free_index:
+	kvfree(log->pos_of);
+err_free_log:
+	mutex_destroy(&log->append_mutex);
+	kfree(log);
+	return ERR_PTR(ret);
+}
+
+static void rdmalog_log_release(struct kref *ref)
+{
+	struct rdmalog_log *log = container_of(ref, struct rdmalog_log, ref);
+
+	rdmalog_log_ring_free(log);
+	kvfree(log->pos_of);
+	mutex_destroy(&log->append_mutex);
+	kfree(log);
+}
+
+void rdmalog_log_get(struct rdmalog_log *log)
+{
+	kref_get(&log->ref);
+}
+
+void rdmalog_log_put(struct rdmalog_log *log)
+{
+	if (log)
+		kref_put(&log->ref, rdmalog_log_release);
+}
+
+static void rdmalog_log_wake(wait_queue_head_t *wq)
+{
+	/* Pairs with the barrier in prepare_to_wait(), see wq_has_sleeper(). */
+	if (wq_has_sleeper(wq))
+		wake_up_all(wq);
+}
+
+void rdmalog_log_shutdown(struct rdmalog_log *log)
+{
+	spin_lock(&log->lock);
+	log->dead = true;
+	spin_unlock(&log->lock);
+	rdmalog_log_wake(&log->commit_wq);
+	rdmalog_log_wake(&log->space_wq);
+}
+
+bool rdmalog_log_is_dead(struct rdmalog_log *log)
+{
+	bool dead;
+
+	spin_lock(&log->lock);
+	dead = log->dead;
+	spin_unlock(&log->lock);
+	return dead;
+}
+
+/* Caller holds lock. */
+static bool rdmalog_log_fits_locked(struct rdmalog_log *log, u64 footprint)
+{
+	return log->head - log->tail + footprint <= log->capacity;
+}
+
+/* Wait condition of appenders blocked on a full ring. */
+static bool rdmalog_log_space_or_dead(struct rdmalog_log *log, u64 footprint)
+{
+	bool ret;
+
+	spin_lock(&log->lock);
+	ret = log->dead || rdmalog_log_fits_locked(log, footprint);
+	spin_unlock(&log->lock);
+	return ret;
+}
+
+/* Wait condition of readers and of appenders waiting for their commit. */
+static bool rdmalog_log_committed_or_dead(struct rdmalog_log *log, u64 lsn)
+{
+	bool ret;
+
+	spin_lock(&log->lock);
+	ret = log->dead || lsn < log->commit_lsn;
+	spin_unlock(&log->lock);
+	return ret;
+}
+
+void rdmalog_log_commit(struct rdmalog_log *log, u64 upto_lsn)
+{
+	bool advanced = false;
+
+	spin_lock(&log->lock);
+	upto_lsn = min(upto_lsn, log->next_lsn);
+	if (upto_lsn > log->commit_lsn) {
+		log->commit_lsn = upto_lsn;
+		advanced = true;
+	}
+	spin_unlock(&log->lock);
+	if (advanced)
+		rdmalog_log_wake(&log->commit_wq);
+}
+
+/*
+ * Wait until ring space for @footprint bytes is free and take
+ * append_mutex; on success the space stays free (only appenders consume
+ * it) and *pos, *lsn say where and what the record will be.
+ */
+static int rdmalog_log_reserve(struct rdmalog_log *log, u64 footprint,
+			       bool nonblock, u64 *pos, u64 *lsn)
+{
+	bool dead, fits;
+
+	for (;;) {
+		if (mutex_lock_interruptible(&log->append_mutex))
+			return -ERESTARTSYS;
+		spin_lock(&log->lock);
+		dead = log->dead;
+		fits = rdmalog_log_fits_locked(log, footprint);
+		*pos = log->head;
+		*lsn = log->next_lsn;
+		spin_unlock(&log->lock);
+		if (dead) {
+			mutex_unlock(&log->append_mutex);
+			return -ENETDOWN;
+		}
+		if (fits)
+			return 0;
+		mutex_unlock(&log->append_mutex);
+
+		/*
+		 * Wait without append_mutex so that non-blocking appenders
+		 * and small records are not stuck behind us; a woken
+		 * appender rechecks under the mutex.
+		 */
+		if (nonblock)
+			return -EAGAIN;
+		rdmalog_stats_inc(RDMALOG_STAT_WRITER_WAITS);
+		if (wait_event_interruptible(log->space_wq,
+					     rdmalog_log_space_or_dead(log,
+								       footprint)))
+			return -ERESTARTSYS;
+	}
+}
+
+/*
+ * Write record @lsn (payload from @from, @len bytes) at stream position
+ * @pos, in ring space that nobody reads. Caller holds append_mutex.
+ */
+static int rdmalog_log_fill(struct rdmalog_log *log, u64 pos, u64 lsn,
+			    struct iov_iter *from, size_t len)
+{
+	u64 footprint = rdmalog_log_footprint(len);
+	struct rdmalog_ring_record rec = {};
+	u64 data = pos + RDMALOG_LOG_HDR_SIZE;
+
+	if (!rdmalog_ring_copy_from_iter(log, data, from, len))
+		return -EFAULT;
+	rdmalog_ring_zero(log, data + len,
+			  footprint - RDMALOG_LOG_HDR_SIZE - len);
+
+	rec.magic = cpu_to_le32(RDMALOG_RECORD_MAGIC);
+	rec.version = cpu_to_le16(RDMALOG_RECORD_VERSION);
+	rec.flags = cpu_to_le16(0);
+	rec.len = cpu_to_le32(len);
+	/* CRC of what the ring holds: the user may change the source. */
+	rec.data_crc = cpu_to_le32(rdmalog_ring_crc(log, data, len));
+	rec.lsn = cpu_to_le64(lsn);
+	rec.epoch = cpu_to_le64(log->epoch);
+	rec.timestamp_ns = cpu_to_le64(ktime_get_real_ns());
+	rec.reserved = cpu_to_le32(0);
+	rec.hdr_crc = cpu_to_le32(rdmalog_hdr_crc(&rec));
+	rdmalog_ring_write(log, pos, &rec, sizeof(rec));
+	return 0;
+}
+
+/* Make record @lsn visible. Caller holds append_mutex. */
+static int rdmalog_log_publish(struct rdmalog_log *log, u64 lsn,
+			       u64 footprint)
+{
+	int ret = 0;
+
+	spin_lock(&log->lock);
+	if (log->dead) {
+		ret = -ENETDOWN;
+	} else {
+		/* Only appenders move head and next_lsn, under append_mutex. */
+		log->head += footprint;
+		log->next_lsn = lsn + 1;
+		*rdmalog_log_slot(log, lsn + 1) = log->head;
+	}
+	spin_unlock(&log->lock);
+	return ret;
+}
+
+int rdmalog_log_append(struct rdmalog_log *log, struct iov_iter *from,
+		       bool nonblock, u64 *lsnp)
+{
+	size_t len = iov_iter_count(from);
+	u64 footprint, pos, lsn;
+	int ret;
+
+	if (rdmalog_log_is_dead(log))
+		return -ENETDOWN;
+	if (!len)
+		return -EINVAL;
+	if (len > log->max_record)
+		return -EMSGSIZE;
+	footprint = rdmalog_log_footprint(len);
+
+	ret = rdmalog_log_reserve(log, footprint, nonblock, &pos, &lsn);
+	if (ret)
+		return ret;
+	ret = rdmalog_log_fill(log, pos, lsn, from, len);
+	if (!ret)
+		ret = rdmalog_log_publish(log, lsn, footprint);
+	mutex_unlock(&log->append_mutex);
+	if (ret)
+		goto err;
+
+	/*
+	 * Async durability: the record is in the local ring, so it commits
+	 * at once. Replication will instead commit from its completion
+	 * handlers, and this wait will honour the commit timeout. It is not
+	 * interruptible: the record is appended already, and a restarted
+	 * write would append it twice.
+	 */
+	rdmalog_log_commit(log, lsn + 1);
+	if (wait_event_killable(log->commit_wq,
+				rdmalog_log_committed_or_dead(log, lsn)))
+		return -EINTR;	/* fatal signal: nobody sees the result */
+	spin_lock(&log->lock);
+	if (lsn >= log->commit_lsn)
+		ret = -ENETDOWN;
+	spin_unlock(&log->lock);
+	if (ret)
+		goto err;
+
+	rdmalog_stats_inc(RDMALOG_STAT_APPENDS);
+	rdmalog_stats_add(RDMALOG_STAT_APPEND_BYTES, len);
+	*lsnp = lsn;
+	return 0;
+
+err:
+	rdmalog_stats_inc(RDMALOG_STAT_APPEND_ERRORS);
+	return ret;
+}
+
+/*
+ * Verify record @lsn at stream position @pos (the next record starts at
+ * @next) and copy its payload to @to. Caller holds trim_rwsem shared and
+ * has checked that the record is committed and retained.
+ */
+static ssize_t rdmalog_log_copy_out(struct rdmalog_log *log, u64 lsn,
+				    u64 pos, u64 next, struct iov_iter *to,
+				    struct rdmalog_record_header *hdr)
+{
+	struct rdmalog_ring_record rec;
+	u32 len, crc;
+
+	rdmalog_ring_read(log, pos, &rec, sizeof(rec));
+	len = le32_to_cpu(rec.len);
+	if (le32_to_cpu(rec.magic) != RDMALOG_RECORD_MAGIC ||
+	    le16_to_cpu(rec.version) != RDMALOG_RECORD_VERSION ||
+	    rec.flags || le64_to_cpu(rec.lsn) != lsn ||
+	    le32_to_cpu(rec.hdr_crc) != rdmalog_hdr_crc(&rec) ||
+	    !len || len > log->max_record ||
+	    rdmalog_log_footprint(len) != next - pos) {
+		rdmalog_stats_inc(RDMALOG_STAT_CRC_ERRORS);
+		pr_err_ratelimited("record %llu: corrupt header\n", lsn);
+		return -EBADMSG;
+	}
+
+	if (hdr) {
+		hdr->lsn = lsn;
+		hdr->epoch = le64_to_cpu(rec.epoch);
+		hdr->timestamp_ns = le64_to_cpu(rec.timestamp_ns);
+		hdr->len = len;
+		hdr->crc32c = le32_to_cpu(rec.data_crc);
+		hdr->flags = le16_to_cpu(rec.flags);
+		hdr->reserved = 0;
+	}
+	if (len > iov_iter_count(to))
+		return -EMSGSIZE;
+
+	pos += RDMALOG_LOG_HDR_SIZE;
+	crc = rdmalog_ring_crc(log, pos, len);
+	if (crc != le32_to_cpu(rec.data_crc)) {
+		rdmalog_stats_inc(RDMALOG_STAT_CRC_ERRORS);
+		pr_err_ratelimited("record %llu: payload CRC32C %08x, header says %08x\n",
+				   lsn, crc, le32_to_cpu(rec.data_crc));
+		return -EBADMSG;
+	}
+	if (!rdmalog_ring_copy_to_iter(log, pos, to, len))
+		return -EFAULT;
+
+	rdmalog_stats_inc(RDMALOG_STAT_READS);
+	rdmalog_stats_add(RDMALOG_STAT_READ_BYTES, len);
+	return len;
+}
+
+ssize_t rdmalog_log_read(struct rdmalog_log *log, u64 lsn,
+			 struct iov_iter *to, bool nonblock, bool wait,
+			 struct rdmalog_record_header *hdr)
+{
+	u64 pos = 0, next = 0;
+	ssize_t ret;
+
+	for (;;) {
+		if (down_read_interruptible(&log->trim_rwsem))
+			return -ERESTARTSYS;
+		spin_lock(&log->lock);
+		if (log->dead) {
+			ret = -ENETDOWN;
+		} else if (lsn < log->first_lsn) {
+			ret = -ERANGE;
+		} else if (lsn >= log->commit_lsn) {
+			ret = -ENODATA;
+		} else {
+			pos = *rdmalog_log_slot(log, lsn);
+			next = *rdmalog_log_slot(log, lsn + 1);
+			ret = 0;
+		}
+		spin_unlock(&log->lock);
+		if (!ret)
+			break;
+		up_read(&log->trim_rwsem);
+
+		if (ret != -ENODATA || !wait)
+			return ret;
+		if (nonblock)
+			return -EAGAIN;
+		/* Trim stops at commit_lsn: @lsn cannot be trimmed meanwhile. */
+		rdmalog_stats_inc(RDMALOG_STAT_READER_WAITS);
+		if (wait_event_interruptible(log->commit_wq,
+					     rdmalog_log_committed_or_dead(log,
+									   lsn)))
+			return -ERESTARTSYS;
+	}
+
+	ret = rdmalog_log_copy_out(log, lsn, pos, next, to, hdr);
+	up_read(&log->trim_rwsem);
+	return ret;
+}
+
+/* Caller holds lock. 0: trim to @lsn; 1: nothing to do; < 0: error. */
+static int rdmalog_log_trim_check_locked(struct rdmalog_log *log, u64 lsn)
+{
+	if (log->dead)
+		return -ENETDOWN;
+	if (lsn > log->commit_lsn)
+		return -ERANGE;
+	if (lsn <= log->first_lsn)
+		return 1;
+	return 0;
+}
+
+int rdmalog_log_trim(struct rdmalog_log *log, u64 lsn)
+{
+	u64 trimmed = 0;
+	int ret;
+
+	spin_lock(&log->lock);
+	ret = rdmalog_log_trim_check_locked(log, lsn);
+	spin_unlock(&log->lock);
+	if (ret)
+		return ret < 0 ? ret : 0;
+
+	/* Wait for readers copying out records we are about to free. */
+	if (down_write_killable(&log->trim_rwsem))
+		return -EINTR;
+	spin_lock(&log->lock);
+	ret = rdmalog_log_trim_check_locked(log, lsn);
+	if (!ret) {
+		trimmed = lsn - log->first_lsn;
+		log->tail = *rdmalog_log_slot(log, lsn);
+		log->first_lsn = lsn;
+	}
+	spin_unlock(&log->lock);
+	up_write(&log->trim_rwsem);
+	if (ret)
+		return ret < 0 ? ret : 0;
+
+	rdmalog_stats_inc(RDMALOG_STAT_TRIMS);
+	rdmalog_stats_add(RDMALOG_STAT_TRIMMED_RECORDS, trimmed);
+	/* Writers may fit now; pollers whose cursor fell behind get EPOLLERR. */
+	rdmalog_log_wake(&log->space_wq);
+	rdmalog_log_wake(&log->commit_wq);
+	return 0;
+}
+
+void rdmalog_log_get_state(struct rdmalog_log *log,
+			   struct rdmalog_log_state *st)
+{
+	spin_lock(&log->lock);
+	st->first_lsn = log->first_lsn;
+	st->commit_lsn = log->commit_lsn;
+	st->next_lsn = log->next_lsn;
+	st->used = log->head - log->tail;
+	spin_unlock(&log->lock);
+	st->capacity = log->capacity;
+	st->max_record = log->max_record;
+	st->epoch = log->epoch;
+}
+
+__poll_t rdmalog_log_poll(struct rdmalog_log *log, struct file *file,
+			  poll_table *wait, u64 cursor)
+{
+	u64 max_footprint = rdmalog_log_footprint(log->max_record);
+	__poll_t mask = 0;
+
+	poll_wait(file, &log->commit_wq, wait);
+	poll_wait(file, &log->space_wq, wait);
+
+	spin_lock(&log->lock);
+	if (log->dead) {
+		mask = EPOLLIN | EPOLLRDNORM | EPOLLOUT | EPOLLWRNORM |
+		       EPOLLERR | EPOLLHUP;
+	} else {
+		if (cursor < log->first_lsn)
+			mask |= EPOLLIN | EPOLLRDNORM | EPOLLERR;
+		else if (cursor < log->commit_lsn)
+			mask |= EPOLLIN | EPOLLRDNORM;
+		if (rdmalog_log_fits_locked(log, max_footprint))
+			mask |= EPOLLOUT | EPOLLWRNORM;
+	}
+	spin_unlock(&log->lock);
+	return mask;
+}

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rdmalog - module init and exit only.
+ *
+ * Init order: the counters (static per-CPU memory, nothing to set up),
+ * the node (which owns the log), the character device, and the netlink
+ * family last, so that nothing can reach the module before all of it is
+ * ready. Exit is the exact reverse. The module cannot be unloaded while a
+ * descriptor of /dev/rdmalog is open (the file operations' owner pins it),
+ * and netlink requests are drained by genl_unregister_family().
+ */
+#include <linux/module.h>
+#include <linux/init.h>
+#include <net/genetlink.h>
+
+#include "chardev.h"
+#include "netlink.h"
+#include "node.h"
+#include "stats.h"
+
+#define RDMALOG_VERSION	"0.1.0"
+
+static int __init rdmalog_init(void)
+{
+	int ret;
+
+	ret = rdmalog_node_init();
+	if (ret)
+		goto err_node;
+	ret = rdmalog_chardev_init();
+	if (ret)
+		goto err_chardev;
+	ret = rdmalog_netlink_init();
+	if (ret)
+		goto err_netlink;
+
+	pr_info("version " RDMALOG_VERSION " loaded\n");
+	return 0;
+
+err_netlink:
+	rdmalog_chardev_exit();
+err_chardev:
+	rdmalog_node_exit();
+err_node:
+	return ret;
+}
+
+static void __exit rdmalog_exit(void)
+{
+	rdmalog_netlink_exit();
+	rdmalog_chardev_exit();
+	rdmalog_node_exit();
+}
+
+module_init(rdmalog_init);
+module_exit(rdmalog_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("Replicated append-only log over RDMA");
+MODULE_AUTHOR("rdmalog developers");
+MODULE_VERSION(RDMALOG_VERSION);
+MODULE_ALIAS_GENL_FAMILY(RDMALOG_GENL_NAME);

@@ -1,0 +1,980 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rdmalog - the "rdmalog" generic netlink family (uapi/rdmalog_genl.h).
+ *
+ * Every command is validated strictly (resv_start_op lies past the last
+ * command): unknown attributes, wrong lengths and out-of-range values are
+ * refused by the policy below before a handler runs, and each handler also
+ * refuses attributes its command does not take. Handlers translate
+ * attributes into calls to node.c, which validates the combination, applies
+ * all or nothing and sends the events.
+ *
+ * The family is not parallel_ops: genetlink's genl_mutex serializes every
+ * doit, start, dumpit and done of this family, so configuration requests
+ * never interleave (read current config, overlay, set is atomic with
+ * respect to other requests). node.c's config_mutex still protects the
+ * node against the character device.
+ */
+#include <linux/errno.h>
+#include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <net/genetlink.h>
+
+#include "netlink.h"
+#include "node.h"
+#include "stats.h"
+#include "chardev.h"
+
+static struct genl_family rdmalog_nl_family;
+
+/*
+ * Set once the family is registered, cleared before it is unregistered:
+ * events are sent only in between. Written in module init and exit only.
+ */
+static bool rdmalog_nl_registered;
+
+enum rdmalog_nl_groups {
+	RDMALOG_NL_GROUP_EVENTS,
+};
+
+static const struct genl_multicast_group rdmalog_nl_mcgrps[] = {
+	[RDMALOG_NL_GROUP_EVENTS] = { .name = RDMALOG_GENL_MCGRP_EVENTS },
+};
+
+static int rdmalog_nl_check_addr(const struct nlattr *attr,
+				 struct netlink_ext_ack *extack)
+{
+	if (nla_len(attr) != 4 && nla_len(attr) != 16) {
+		NL_SET_ERR_MSG_ATTR(extack, attr,
+				    "address must be 4 (IPv4) or 16 (IPv6) bytes");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * The policy checks types, exact lengths, nesting and unknown attributes.
+ * Integer values are checked by rdmalog_nl_check_value() instead, before a
+ * handler acts: in 6.1 the policy's own range checks fail with -ERANGE and
+ * a generic "integer out of range" (the contract is -EINVAL and a message
+ * naming the attribute), and a validation function on an integer
+ * attribute breaks policy dumps and extack policy reports
+ * (nla_get_range_unsigned() WARNs on it).
+ */
+
+/* Attributes the kernel sends but never accepts. */
+#define RDMALOG_NL_READ_ONLY \
+	{ .type = NLA_REJECT, .reject_message = "read-only attribute" }
+
+static const struct nla_policy rdmalog_nl_policy[RDMALOG_A_MAX + 1] = {
+	[RDMALOG_A_PAD]			= RDMALOG_NL_READ_ONLY,
+	[RDMALOG_A_NODE_ID]		= { .type = NLA_U32 },
+	[RDMALOG_A_CLUSTER_ID]		= { .type = NLA_U64 },
+	[RDMALOG_A_ADDR]		=
+		NLA_POLICY_VALIDATE_FN(NLA_BINARY, rdmalog_nl_check_addr),
+	[RDMALOG_A_PORT]		= { .type = NLA_U16 },
+	[RDMALOG_A_ROLE]		= { .type = NLA_U32 },
+	[RDMALOG_A_EPOCH]		= RDMALOG_NL_READ_ONLY,
+	[RDMALOG_A_CAPACITY]		= { .type = NLA_U64 },
+	[RDMALOG_A_MAX_RECORD]		= { .type = NLA_U32 },
+	[RDMALOG_A_DURABILITY]		= { .type = NLA_U32 },
+	[RDMALOG_A_DURABILITY_EFFECTIVE] = RDMALOG_NL_READ_ONLY,
+	[RDMALOG_A_COMMIT_TIMEOUT_MS]	= { .type = NLA_U32 },
+	[RDMALOG_A_UP]			= RDMALOG_NL_READ_ONLY,
+	[RDMALOG_A_LSN]			= { .type = NLA_U64 },
+	[RDMALOG_A_FIRST_LSN]		= RDMALOG_NL_READ_ONLY,
+	[RDMALOG_A_COMMIT_LSN]		= RDMALOG_NL_READ_ONLY,
+	[RDMALOG_A_NEXT_LSN]		= RDMALOG_NL_READ_ONLY,
+	[RDMALOG_A_USED]		= RDMALOG_NL_READ_ONLY,
+	[RDMALOG_A_OPENERS]		= RDMALOG_NL_READ_ONLY,
+	[RDMALOG_A_STATUS_MSG]		= RDMALOG_NL_READ_ONLY,
+	[RDMALOG_A_PEER]		= RDMALOG_NL_READ_ONLY,
+	[RDMALOG_A_PEERS]		= RDMALOG_NL_READ_ONLY,
+	[RDMALOG_A_STATS]		= RDMALOG_NL_READ_ONLY,
+	[RDMALOG_A_EVENT]		= RDMALOG_NL_READ_ONLY,
+};
+
+/* The attributes each command takes. */
+#define RDMALOG_NL_NODE_SET_ATTRS					\
+	(BIT(RDMALOG_A_NODE_ID) | BIT(RDMALOG_A_CLUSTER_ID) |		\
+	 BIT(RDMALOG_A_ADDR) | BIT(RDMALOG_A_PORT) | BIT(RDMALOG_A_ROLE))
+#define RDMALOG_NL_LOG_SET_ATTRS					\
+	(BIT(RDMALOG_A_CAPACITY) | BIT(RDMALOG_A_MAX_RECORD) |		\
+	 BIT(RDMALOG_A_DURABILITY) | BIT(RDMALOG_A_COMMIT_TIMEOUT_MS))
+#define RDMALOG_NL_PEER_ATTRS						\
+	(BIT(RDMALOG_A_NODE_ID) | BIT(RDMALOG_A_ADDR) | BIT(RDMALOG_A_PORT))
+#define RDMALOG_NL_PEER_ID_ATTRS					\
+	BIT(RDMALOG_A_NODE_ID)
+
+/*
+ * The value of a top-level attribute of type @type (or of the peer
+ * attribute with the same meaning) against uapi/rdmalog_genl.h.
+ * Return: 0 or -EINVAL with a message naming the attribute.
+ */
+static int rdmalog_nl_check_value(int type, const struct nlattr *attr,
+				  struct netlink_ext_ack *extack)
+{
+	u64 v;
+
+	switch (type) {
+	case RDMALOG_A_NODE_ID:
+		v = nla_get_u32(attr);
+		if (v >= 1 && v <= RDMALOG_MAX_NODE_ID)
+			return 0;
+		NL_SET_ERR_MSG_ATTR(extack, attr, "node id must be 1 .. 255");
+		return -EINVAL;
+	case RDMALOG_A_CLUSTER_ID:
+		if (nla_get_u64(attr))
+			return 0;
+		NL_SET_ERR_MSG_ATTR(extack, attr, "cluster id must not be 0");
+		return -EINVAL;
+	case RDMALOG_A_PORT:
+		if (nla_get_u16(attr))
+			return 0;
+		NL_SET_ERR_MSG_ATTR(extack, attr, "port must be 1 .. 65535");
+		return -EINVAL;
+	case RDMALOG_A_ROLE:
+		v = nla_get_u32(attr);
+		if (v == RDMALOG_ROLE_PRIMARY || v == RDMALOG_ROLE_BACKUP)
+			return 0;
+		NL_SET_ERR_MSG_ATTR(extack, attr,
+				    "role must be primary (1) or backup (2)");
+		return -EINVAL;
+	case RDMALOG_A_CAPACITY:
+		v = nla_get_u64(attr);
+		if (v < RDMALOG_MIN_CAPACITY || v > RDMALOG_MAX_CAPACITY) {
+			NL_SET_ERR_MSG_ATTR(extack, attr,
+					    "capacity must be 64 KiB .. 16 GiB");
+			return -EINVAL;
+		}
+		if (!IS_ALIGNED(v, RDMALOG_CAPACITY_ALIGN)) {
+			NL_SET_ERR_MSG_ATTR(extack, attr,
+					    "capacity must be a multiple of 4096 bytes");
+			return -EINVAL;
+		}
+		return 0;
+	case RDMALOG_A_MAX_RECORD:
+		if (nla_get_u32(attr))
+			return 0;
+		NL_SET_ERR_MSG_ATTR(extack, attr,
+				    "max record must be at least 1 byte");
+		return -EINVAL;
+	case RDMALOG_A_DURABILITY:
+		if (nla_get_u32(attr) <= RDMALOG_DURABLE_ALL)
+			return 0;
+		NL_SET_ERR_MSG_ATTR(extack, attr,
+				    "durability must be async (0), quorum (1) or all (2)");
+		return -EINVAL;
+	case RDMALOG_A_COMMIT_TIMEOUT_MS:
+		v = nla_get_u32(attr);
+		if (v >= 1 && v <= RDMALOG_MAX_COMMIT_TIMEOUT_MS)
+			return 0;
+		NL_SET_ERR_MSG_ATTR(extack, attr,
+				    "commit timeout must be 1 .. 3600000 ms");
+		return -EINVAL;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * Refuse attributes that @info's command does not take, and values out of
+ * range.
+ * Return: how many of the @allowed attributes are present, or -EINVAL.
+ */
+static int rdmalog_nl_attrs(struct genl_info *info, unsigned long allowed)
+{
+	int type, err, n = 0;
+
+	BUILD_BUG_ON(RDMALOG_A_MAX >= BITS_PER_LONG);
+	for (type = RDMALOG_A_UNSPEC + 1; type <= RDMALOG_A_MAX; type++) {
+		if (!info->attrs[type])
+			continue;
+		if (!(allowed & BIT(type))) {
+			NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[type],
+					    "attribute not valid for this command");
+			return -EINVAL;
+		}
+		err = rdmalog_nl_check_value(type, info->attrs[type],
+					     info->extack);
+		if (err)
+			return err;
+		n++;
+	}
+	return n;
+}
+
+static int rdmalog_nl_put_addr(struct sk_buff *skb, int type,
+			       const struct rdmalog_addr *addr)
+{
+	if (!addr->len)
+		return 0;
+	return nla_put(skb, type, addr->len, addr->addr);
+}
+
+/* A PEER nest (type @type) describing @peer. */
+static int rdmalog_nl_put_peer(struct sk_buff *skb, int type,
+			       const struct rdmalog_peer_info *peer)
+{
+	struct nlattr *nest;
+
+	nest = nla_nest_start(skb, type);
+	if (!nest)
+		return -EMSGSIZE;
+	if (nla_put_u32(skb, RDMALOG_PEER_A_NODE_ID, peer->node_id) ||
+	    rdmalog_nl_put_addr(skb, RDMALOG_PEER_A_ADDR, &peer->addr) ||
+	    nla_put_u16(skb, RDMALOG_PEER_A_PORT, peer->addr.port) ||
+	    nla_put_u32(skb, RDMALOG_PEER_A_STATE, peer->state)) {
+		nla_nest_cancel(skb, nest);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
+/* This node's id; left out while unset (0). */
+static int rdmalog_nl_put_node_id(struct sk_buff *skb, u32 node_id)
+{
+	if (!node_id)
+		return 0;
+	return nla_put_u32(skb, RDMALOG_A_NODE_ID, node_id);
+}
+
+/* The cluster id; left out while unset (0). */
+static int rdmalog_nl_put_cluster_id(struct sk_buff *skb, u64 cluster_id)
+{
+	if (!cluster_id)
+		return 0;
+	return nla_put_u64_64bit(skb, RDMALOG_A_CLUSTER_ID, cluster_id,
+				 RDMALOG_A_PAD);
+}
+
+/*
+ * NODE_GET's attributes but NODE_ID (the caller puts that one first);
+ * settings not made yet (cluster id, address) are left out.
+ */
+static int rdmalog_nl_put_node(struct sk_buff *skb,
+			       const struct rdmalog_node_config *cfg, u64 epoch)
+{
+	if (rdmalog_nl_put_cluster_id(skb, cfg->cluster_id) ||
+	    rdmalog_nl_put_addr(skb, RDMALOG_A_ADDR, &cfg->listen) ||
+	    nla_put_u16(skb, RDMALOG_A_PORT, cfg->listen.port) ||
+	    nla_put_u32(skb, RDMALOG_A_ROLE, cfg->role) ||
+	    nla_put_u64_64bit(skb, RDMALOG_A_EPOCH, epoch, RDMALOG_A_PAD))
+		return -EMSGSIZE;
+	return 0;
+}
+
+/* LOG_GET's attributes. */
+static int rdmalog_nl_put_log(struct sk_buff *skb,
+			      const struct rdmalog_node_config *cfg)
+{
+	if (nla_put_u64_64bit(skb, RDMALOG_A_CAPACITY, cfg->capacity,
+			      RDMALOG_A_PAD) ||
+	    nla_put_u32(skb, RDMALOG_A_MAX_RECORD, cfg->max_record) ||
+	    nla_put_u32(skb, RDMALOG_A_DURABILITY, cfg->durability) ||
+	    nla_put_u32(skb, RDMALOG_A_COMMIT_TIMEOUT_MS,
+			cfg->commit_timeout_ms))
+		return -EMSGSIZE;
+	return 0;
+}
+
+static struct sk_buff *rdmalog_nl_reply_new(struct genl_info *info,
+					    void **hdr)
+{
+	struct sk_buff *skb;
+
+	skb = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!skb)
+		return NULL;
+	*hdr = genlmsg_put_reply(skb, info, &rdmalog_nl_family, 0,
+				 info->genlhdr->cmd);
+	if (!*hdr) {
+		nlmsg_free(skb);
+		return NULL;
+	}
+	return skb;
+}
+
+/* Send the reply, or free it and return @err when filling it failed. */
+static int rdmalog_nl_reply_send(struct sk_buff *skb, void *hdr,
+				 struct genl_info *info, int err)
+{
+	if (err) {
+		nlmsg_free(skb);
+		return err;
+	}
+	genlmsg_end(skb, hdr);
+	return genlmsg_reply(skb, info);
+}
+
+static int rdmalog_nl_node_get(struct sk_buff *skb, struct genl_info *info)
+{
+	struct rdmalog_node_status *st;
+	struct sk_buff *msg;
+	void *hdr;
+	int err;
+
+	err = rdmalog_nl_attrs(info, 0);
+	if (err < 0)
+		return err;
+	/* For the config and epoch read together. */
+	st = kzalloc(sizeof(*st), GFP_KERNEL);
+	if (!st)
+		return -ENOMEM;
+	rdmalog_node_get_status(st);
+
+	err = -ENOMEM;
+	msg = rdmalog_nl_reply_new(info, &hdr);
+	if (!msg)
+		goto out_free;
+	err = -EMSGSIZE;
+	if (!rdmalog_nl_put_node_id(msg, st->config.node_id) &&
+	    !rdmalog_nl_put_node(msg, &st->config, st->epoch))
+		err = 0;
+	err = rdmalog_nl_reply_send(msg, hdr, info, err);
+out_free:
+	kfree(st);
+	return err;
+}
+
+static int rdmalog_nl_node_set(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr **a = info->attrs;
+	struct rdmalog_node_config cfg;
+	int n;
+
+	n = rdmalog_nl_attrs(info, RDMALOG_NL_NODE_SET_ATTRS);
+	if (n < 0)
+		return n;
+	if (!n) {
+		NL_SET_ERR_MSG(info->extack, "nothing to set");
+		return -EINVAL;
+	}
+
+	/* genl_mutex keeps other requests out until set_config is done. */
+	rdmalog_node_get_config(&cfg);
+	if (a[RDMALOG_A_NODE_ID])
+		cfg.node_id = nla_get_u32(a[RDMALOG_A_NODE_ID]);
+	if (a[RDMALOG_A_CLUSTER_ID])
+		cfg.cluster_id = nla_get_u64(a[RDMALOG_A_CLUSTER_ID]);
+	if (a[RDMALOG_A_ADDR]) {
+		memset(cfg.listen.addr, 0, sizeof(cfg.listen.addr));
+		cfg.listen.len = nla_len(a[RDMALOG_A_ADDR]);
+		nla_memcpy(cfg.listen.addr, a[RDMALOG_A_ADDR],
+			   sizeof(cfg.listen.addr));
+	}
+	if (a[RDMALOG_A_PORT])
+		cfg.listen.port = nla_get_u16(a[RDMALOG_A_PORT]);
+	if (a[RDMALOG_A_ROLE])
+		cfg.role = nla_get_u32(a[RDMALOG_A_ROLE]);
+	return rdmalog_node_set_config(&cfg, info->extack);
+}
+
+/*
+ * The peer of PEER_ADD (NODE_ID ADDR [PORT], PORT defaulting to
+ * RDMALOG_DEFAULT_PORT), PEER_DEL or PEER_GET (NODE_ID), as top-level
+ * attributes; the PEER nest only ever goes from the kernel to users.
+ */
+static int rdmalog_nl_get_peer(struct genl_info *info, bool need_addr,
+			       struct rdmalog_peer_info *peer)
+{
+	struct nlattr **a = info->attrs;
+
+	memset(peer, 0, sizeof(*peer));
+	if (GENL_REQ_ATTR_CHECK(info, RDMALOG_A_NODE_ID)) {
+		NL_SET_ERR_MSG(info->extack, "missing attribute: NODE_ID");
+		return -EINVAL;
+	}
+	if (need_addr && GENL_REQ_ATTR_CHECK(info, RDMALOG_A_ADDR)) {
+		NL_SET_ERR_MSG(info->extack, "missing attribute: ADDR");
+		return -EINVAL;
+	}
+	if (!need_addr && (a[RDMALOG_A_ADDR] || a[RDMALOG_A_PORT])) {
+		NL_SET_ERR_MSG_ATTR(info->extack,
+				    a[RDMALOG_A_ADDR] ?: a[RDMALOG_A_PORT],
+				    "attribute not valid for this command");
+		return -EINVAL;
+	}
+
+	peer->node_id = nla_get_u32(a[RDMALOG_A_NODE_ID]);
+	if (a[RDMALOG_A_ADDR]) {
+		peer->addr.len = nla_len(a[RDMALOG_A_ADDR]);
+		nla_memcpy(peer->addr.addr, a[RDMALOG_A_ADDR],
+			   sizeof(peer->addr.addr));
+	}
+	peer->addr.port = a[RDMALOG_A_PORT] ? nla_get_u16(a[RDMALOG_A_PORT]) :
+			  RDMALOG_DEFAULT_PORT;
+	peer->state = RDMALOG_PEER_CONFIGURED;
+	return 0;
+}
+
+static int rdmalog_nl_peer_add(struct sk_buff *skb, struct genl_info *info)
+{
+	struct rdmalog_peer_info peer;
+	int err;
+
+	err = rdmalog_nl_attrs(info, RDMALOG_NL_PEER_ATTRS);
+	if (err < 0)
+		return err;
+	err = rdmalog_nl_get_peer(info, true, &peer);
+	if (err)
+		return err;
+	return rdmalog_node_peer_add(&peer, info->extack);
+}
+
+static int rdmalog_nl_peer_del(struct sk_buff *skb, struct genl_info *info)
+{
+	struct rdmalog_peer_info peer;
+	int err;
+
+	err = rdmalog_nl_attrs(info, RDMALOG_NL_PEER_ID_ATTRS);
+	if (err < 0)
+		return err;
+	err = rdmalog_nl_get_peer(info, false, &peer);
+	if (err)
+		return err;
+	err = rdmalog_node_peer_del(peer.node_id, info->extack);
+	if (err == -ENOENT)
+		NL_SET_BAD_ATTR(info->extack, info->attrs[RDMALOG_A_NODE_ID]);
+	return err;
+}
+
+static int rdmalog_nl_peer_get(struct sk_buff *skb, struct genl_info *info)
+{
+	struct rdmalog_peer_info peer;
+	struct sk_buff *msg;
+	void *hdr;
+	int err;
+
+	err = rdmalog_nl_attrs(info, RDMALOG_NL_PEER_ID_ATTRS);
+	if (err < 0)
+		return err;
+	err = rdmalog_nl_get_peer(info, false, &peer);
+	if (err)
+		return err;
+	err = rdmalog_node_peer_get(peer.node_id, &peer);
+	if (err) {
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[RDMALOG_A_NODE_ID],
+				    "no peer with this node id");
+		return err;
+	}
+
+	msg = rdmalog_nl_reply_new(info, &hdr);
+	if (!msg)
+		return -ENOMEM;
+	err = rdmalog_nl_put_peer(msg, RDMALOG_A_PEER, &peer);
+	return rdmalog_nl_reply_send(msg, hdr, info, err);
+}
+
+/*
+ * A peer dump works on a snapshot taken in .start, so it is consistent
+ * however many messages it takes; .done frees it.
+ */
+struct rdmalog_nl_peer_dump {
+	struct rdmalog_peer_info *peers;
+	u32 npeers;
+	u32 next;
+};
+
+static struct rdmalog_nl_peer_dump *
+rdmalog_nl_peer_dump_ctx(struct netlink_callback *cb)
+{
+	BUILD_BUG_ON(sizeof(struct rdmalog_nl_peer_dump) > sizeof(cb->ctx));
+	return (struct rdmalog_nl_peer_dump *)cb->ctx;
+}
+
+static int rdmalog_nl_peer_dump_start(struct netlink_callback *cb)
+{
+	struct rdmalog_nl_peer_dump *ctx = rdmalog_nl_peer_dump_ctx(cb);
+	struct nlattr **attrs = genl_dumpit_info(cb)->attrs;
+	u32 i, n, only = 0;
+	int type;
+
+	/*
+	 * Every peer, or with NODE_ID just that one (none if unknown). Any
+	 * other attribute is refused; in 6.1 .start has no extack to say so.
+	 */
+	for (type = RDMALOG_A_UNSPEC + 1; attrs && type <= RDMALOG_A_MAX;
+	     type++) {
+		if (!attrs[type])
+			continue;
+		if (type != RDMALOG_A_NODE_ID ||
+		    rdmalog_nl_check_value(type, attrs[type], NULL))
+			return -EINVAL;
+		only = nla_get_u32(attrs[type]);
+	}
+
+	ctx->peers = kcalloc(RDMALOG_MAX_PEERS, sizeof(*ctx->peers),
+			     GFP_KERNEL);
+	if (!ctx->peers)
+		return -ENOMEM;
+	n = rdmalog_node_peers(ctx->peers, RDMALOG_MAX_PEERS);
+	ctx->npeers = 0;
+	for (i = 0; i < n; i++)
+		if (!only || ctx->peers[i].node_id == only)
+			ctx->peers[ctx->npeers++] = ctx->peers[i];
+	ctx->next = 0;
+	return 0;
+}
+
+static int rdmalog_nl_peer_dump(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	struct rdmalog_nl_peer_dump *ctx = rdmalog_nl_peer_dump_ctx(cb);
+	void *hdr;
+
+	while (ctx->next < ctx->npeers) {
+		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid,
+				  cb->nlh->nlmsg_seq, &rdmalog_nl_family,
+				  NLM_F_MULTI, RDMALOG_CMD_PEER_GET);
+		if (!hdr)
+			break;
+		if (rdmalog_nl_put_peer(skb, RDMALOG_A_PEER,
+					&ctx->peers[ctx->next])) {
+			genlmsg_cancel(skb, hdr);
+			break;
+		}
+		genlmsg_end(skb, hdr);
+		ctx->next++;
+	}
+	return skb->len;
+}
+
+static int rdmalog_nl_peer_dump_done(struct netlink_callback *cb)
+{
+	struct rdmalog_nl_peer_dump *ctx = rdmalog_nl_peer_dump_ctx(cb);
+
+	kfree(ctx->peers);
+	ctx->peers = NULL;
+	return 0;
+}
+
+static int rdmalog_nl_log_get(struct sk_buff *skb, struct genl_info *info)
+{
+	struct rdmalog_node_config cfg;
+	struct sk_buff *msg;
+	void *hdr;
+	int err;
+
+	err = rdmalog_nl_attrs(info, 0);
+	if (err < 0)
+		return err;
+	rdmalog_node_get_config(&cfg);
+	msg = rdmalog_nl_reply_new(info, &hdr);
+	if (!msg)
+		return -ENOMEM;
+	err = rdmalog_nl_put_log(msg, &cfg);
+	return rdmalog_nl_reply_send(msg, hdr, info, err);
+}
+
+static int rdmalog_nl_log_set(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr **a = info->attrs;
+	struct rdmalog_node_config cfg;
+	int n;
+
+	n = rdmalog_nl_attrs(info, RDMALOG_NL_LOG_SET_ATTRS);
+	if (n < 0)
+		return n;
+	if (!n) {
+		NL_SET_ERR_MSG(info->extack, "nothing to set");
+		return -EINVAL;
+	}
+
+	/* genl_mutex keeps other requests out until set_config is done. */
+	rdmalog_node_get_config(&cfg);
+	if (a[RDMALOG_A_CAPACITY])
+		cfg.capacity = nla_get_u64(a[RDMALOG_A_CAPACITY]);
+	if (a[RDMALOG_A_MAX_RECORD])
+		cfg.max_record = nla_get_u32(a[RDMALOG_A_MAX_RECORD]);
+	if (a[RDMALOG_A_DURABILITY])
+		cfg.durability = nla_get_u32(a[RDMALOG_A_DURABILITY]);
+	if (a[RDMALOG_A_COMMIT_TIMEOUT_MS])
+		cfg.commit_timeout_ms =
+			nla_get_u32(a[RDMALOG_A_COMMIT_TIMEOUT_MS]);
+	return rdmalog_node_set_config(&cfg, info->extack);
+}
+
+static int rdmalog_nl_up(struct sk_buff *skb, struct genl_info *info)
+{
+	int err;
+
+	err = rdmalog_nl_attrs(info, 0);
+	if (err < 0)
+		return err;
+	return rdmalog_node_up(info->extack);
+}
+
+static int rdmalog_nl_down(struct sk_buff *skb, struct genl_info *info)
+{
+	int err;
+
+	err = rdmalog_nl_attrs(info, 0);
+	if (err < 0)
+		return err;
+	return rdmalog_node_down(info->extack);
+}
+
+static int rdmalog_nl_put_status(struct sk_buff *skb,
+				 const struct rdmalog_node_status *st)
+{
+	const struct rdmalog_node_config *cfg = &st->config;
+	struct nlattr *peers;
+	u32 i;
+
+	if (nla_put_u8(skb, RDMALOG_A_UP, st->up) ||
+	    rdmalog_nl_put_node_id(skb, cfg->node_id) ||
+	    rdmalog_nl_put_cluster_id(skb, cfg->cluster_id) ||
+	    nla_put_u32(skb, RDMALOG_A_ROLE, cfg->role) ||
+	    nla_put_u64_64bit(skb, RDMALOG_A_EPOCH, st->epoch,
+			      RDMALOG_A_PAD) ||
+	    nla_put_u32(skb, RDMALOG_A_DURABILITY, cfg->durability) ||
+	    nla_put_u32(skb, RDMALOG_A_DURABILITY_EFFECTIVE,
+			st->durability_effective) ||
+	    nla_put_string(skb, RDMALOG_A_STATUS_MSG, st->msg) ||
+	    nla_put_u64_64bit(skb, RDMALOG_A_CAPACITY, st->log.capacity,
+			      RDMALOG_A_PAD) ||
+	    nla_put_u32(skb, RDMALOG_A_MAX_RECORD, st->log.max_record) ||
+	    nla_put_u32(skb, RDMALOG_A_OPENERS, rdmalog_chardev_openers()))
+		return -EMSGSIZE;
+
+	/* The indices of a log exist only while it is up. */
+	if (st->up &&
+	    (nla_put_u64_64bit(skb, RDMALOG_A_FIRST_LSN, st->log.first_lsn,
+			       RDMALOG_A_PAD) ||
+	     nla_put_u64_64bit(skb, RDMALOG_A_COMMIT_LSN, st->log.commit_lsn,
+			       RDMALOG_A_PAD) ||
+	     nla_put_u64_64bit(skb, RDMALOG_A_NEXT_LSN, st->log.next_lsn,
+			       RDMALOG_A_PAD) ||
+	     nla_put_u64_64bit(skb, RDMALOG_A_USED, st->log.used,
+			       RDMALOG_A_PAD)))
+		return -EMSGSIZE;
+
+	peers = nla_nest_start(skb, RDMALOG_A_PEERS);
+	if (!peers)
+		return -EMSGSIZE;
+	for (i = 0; i < st->npeers; i++)
+		if (rdmalog_nl_put_peer(skb, RDMALOG_A_PEER, &st->peers[i]))
+			return -EMSGSIZE;
+	nla_nest_end(skb, peers);
+	return 0;
+}
+
+static int rdmalog_nl_status_get(struct sk_buff *skb, struct genl_info *info)
+{
+	struct rdmalog_node_status *st;
+	struct sk_buff *msg;
+	void *hdr;
+	int err;
+
+	err = rdmalog_nl_attrs(info, 0);
+	if (err < 0)
+		return err;
+	/* About 700 bytes: too much for the stack. */
+	st = kzalloc(sizeof(*st), GFP_KERNEL);
+	if (!st)
+		return -ENOMEM;
+	rdmalog_node_get_status(st);
+
+	err = -ENOMEM;
+	msg = rdmalog_nl_reply_new(info, &hdr);
+	if (!msg)
+		goto out_free;
+	err = rdmalog_nl_put_status(msg, st);
+	err = rdmalog_nl_reply_send(msg, hdr, info, err);
+out_free:
+	kfree(st);
+	return err;
+}
+
+static int rdmalog_nl_stats_get(struct sk_buff *skb, struct genl_info *info)
+{
+	u64 stats[__RDMALOG_STAT_MAX] = {};
+	struct sk_buff *msg;
+	struct nlattr *nest;
+	void *hdr;
+	int err, i;
+
+	err = rdmalog_nl_attrs(info, 0);
+	if (err < 0)
+		return err;
+	rdmalog_stats_read(stats);
+
+	msg = rdmalog_nl_reply_new(info, &hdr);
+	if (!msg)
+		return -ENOMEM;
+	err = -EMSGSIZE;
+	nest = nla_nest_start(msg, RDMALOG_A_STATS);
+	if (!nest)
+		goto out;
+	for (i = RDMALOG_STAT_PAD + 1; i <= RDMALOG_STAT_MAX; i++)
+		if (nla_put_u64_64bit(msg, i, stats[i], RDMALOG_STAT_PAD))
+			goto out;
+	nla_nest_end(msg, nest);
+	err = 0;
+out:
+	return rdmalog_nl_reply_send(msg, hdr, info, err);
+}
+
+static int rdmalog_nl_trim(struct sk_buff *skb, struct genl_info *info)
+{
+	int err;
+
+	err = rdmalog_nl_attrs(info, BIT(RDMALOG_A_LSN));
+	if (err < 0)
+		return err;
+	if (GENL_REQ_ATTR_CHECK(info, RDMALOG_A_LSN)) {
+		NL_SET_ERR_MSG(info->extack, "missing attribute: LSN");
+		return -EINVAL;
+	}
+	err = rdmalog_node_trim(nla_get_u64(info->attrs[RDMALOG_A_LSN]),
+				info->extack);
+	if (err == -ERANGE)
+		NL_SET_BAD_ATTR(info->extack, info->attrs[RDMALOG_A_LSN]);
+	return err;
+}
+
+/*
+ * GET commands are open to everyone (the same facts are in the GET_STATE
+ * ioctl); every command that changes something needs CAP_NET_ADMIN in the
+ * initial network namespace's user namespace (the family is not netnsok).
+ */
+static const struct genl_ops rdmalog_nl_ops[] = {
+	{
+		.cmd = RDMALOG_CMD_NODE_GET,
+		.doit = rdmalog_nl_node_get,
+	},
+	{
+		.cmd = RDMALOG_CMD_NODE_SET,
+		.doit = rdmalog_nl_node_set,
+		.flags = GENL_ADMIN_PERM,
+	},
+	{
+		.cmd = RDMALOG_CMD_PEER_ADD,
+		.doit = rdmalog_nl_peer_add,
+		.flags = GENL_ADMIN_PERM,
+	},
+	{
+		.cmd = RDMALOG_CMD_PEER_DEL,
+		.doit = rdmalog_nl_peer_del,
+		.flags = GENL_ADMIN_PERM,
+	},
+	{
+		.cmd = RDMALOG_CMD_PEER_GET,
+		.doit = rdmalog_nl_peer_get,
+		.start = rdmalog_nl_peer_dump_start,
+		.dumpit = rdmalog_nl_peer_dump,
+		.done = rdmalog_nl_peer_dump_done,
+	},
+	{
+		.cmd = RDMALOG_CMD_LOG_GET,
+		.doit = rdmalog_nl_log_get,
+	},
+	{
+		.cmd = RDMALOG_CMD_LOG_SET,
+		.doit = rdmalog_nl_log_set,
+		.flags = GENL_ADMIN_PERM,
+	},
+	{
+		.cmd = RDMALOG_CMD_UP,
+		.doit = rdmalog_nl_up,
+		.flags = GENL_ADMIN_PERM,
+	},
+	{
+		.cmd = RDMALOG_CMD_DOWN,
+		.doit = rdmalog_nl_down,
+		.flags = GENL_ADMIN_PERM,
+	},
+	{
+		.cmd = RDMALOG_CMD_STATUS_GET,
+		.doit = rdmalog_nl_status_get,
+	},
+	{
+		.cmd = RDMALOG_CMD_STATS_GET,
+		.doit = rdmalog_nl_stats_get,
+	},
+	{
+		.cmd = RDMALOG_CMD_TRIM,
+		.doit = rdmalog_nl_trim,
+		.flags = GENL_ADMIN_PERM,
+	},
+};
+
+/*
+ * Registered by rdmalog_netlink_init() during module init, hence
+ * __ro_after_init (genl_register_family() writes id and mcgrp_offset).
+ * parallel_ops is off: genl_mutex serializes all our callbacks.
+ *
+ * resv_start_op is the first command that genetlink checks fully: reserved
+ * genlmsghdr byte 0, only REQUEST/ACK/ECHO/DUMP in nlmsg_flags, and no
+ * attribute without a policy. 0 (as for every new family) makes that every
+ * command; a value past the last command would switch it off for all.
+ * Attribute parsing is strict for every command either way (no op sets
+ * GENL_DONT_VALIDATE_*).
+ */
+static struct genl_family rdmalog_nl_family __ro_after_init = {
+	.name = RDMALOG_GENL_NAME,
+	.version = RDMALOG_GENL_VERSION,
+	.maxattr = RDMALOG_A_MAX,
+	.policy = rdmalog_nl_policy,
+	.netnsok = false,
+	.parallel_ops = false,
+	.resv_start_op = 0,
+	.module = THIS_MODULE,
+	.ops = rdmalog_nl_ops,
+	.n_ops = ARRAY_SIZE(rdmalog_nl_ops),
+	.mcgrps = rdmalog_nl_mcgrps,
+	.n_mcgrps = ARRAY_SIZE(rdmalog_nl_mcgrps),
+};
+
+/*
+ * Start an event message; NULL when it would reach nobody or cannot be
+ * allocated (events are best effort and never fail the change they report).
+ */
+static struct sk_buff *rdmalog_nl_event_new(enum rdmalog_event event,
+					    u32 node_id, void **hdr)
+{
+	struct sk_buff *skb;
+
+	if (!READ_ONCE(rdmalog_nl_registered) ||
+	    !genl_has_listeners(&rdmalog_nl_family, &init_net,
+				RDMALOG_NL_GROUP_EVENTS))
+		return NULL;
+
+	skb = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!skb)
+		goto err;
+	*hdr = genlmsg_put(skb, 0, 0, &rdmalog_nl_family, 0,
+			   RDMALOG_CMD_EVENT);
+	if (!*hdr)
+		goto err_free;
+	if (nla_put_u32(skb, RDMALOG_A_EVENT, event) ||
+	    rdmalog_nl_put_node_id(skb, node_id))
+		goto err_free;
+	return skb;
+
+err_free:
+	nlmsg_free(skb);
+err:
+	pr_warn_ratelimited("event %u dropped: out of memory\n", event);
+	return NULL;
+}
+
+/* Send (consuming @skb) or, when filling failed, drop the event. */
+static void rdmalog_nl_event_send(struct sk_buff *skb, void *hdr,
+				  enum rdmalog_event event, int err)
+{
+	if (err) {
+		nlmsg_free(skb);
+		pr_warn_ratelimited("event %u dropped: message too large\n",
+				    event);
+		return;
+	}
+	genlmsg_end(skb, hdr);
+	/* -ESRCH: the last listener left meanwhile; nothing to do. */
+	genlmsg_multicast(&rdmalog_nl_family, skb, 0, RDMALOG_NL_GROUP_EVENTS,
+			  GFP_KERNEL);
+}
+
+/**
+ * rdmalog_netlink_notify_node() - send an event about the node or log
+ * @event: %RDMALOG_EVENT_UP, _DOWN, _NODE_CHANGED or _LOG_CHANGED
+ * @cfg: the configuration after the change
+ * @epoch: the epoch after the change
+ */
+void rdmalog_netlink_notify_node(enum rdmalog_event event,
+				 const struct rdmalog_node_config *cfg,
+				 u64 epoch)
+{
+	struct sk_buff *skb;
+	void *hdr;
+	int err = 0;
+
+	skb = rdmalog_nl_event_new(event, cfg->node_id, &hdr);
+	if (!skb)
+		return;
+	switch (event) {
+	case RDMALOG_EVENT_UP:
+	case RDMALOG_EVENT_DOWN:
+		err = nla_put_u8(skb, RDMALOG_A_UP, event == RDMALOG_EVENT_UP);
+		break;
+	case RDMALOG_EVENT_NODE_CHANGED:
+		err = rdmalog_nl_put_node(skb, cfg, epoch);
+		break;
+	case RDMALOG_EVENT_LOG_CHANGED:
+		err = rdmalog_nl_put_log(skb, cfg);
+		break;
+	default:
+		WARN_ON_ONCE(1);
+		err = -EINVAL;
+		break;
+	}
+	rdmalog_nl_event_send(skb, hdr, event, err);
+}
+
+/**
+ * rdmalog_netlink_notify_peer() - send an event about a peer
+ * @event: %RDMALOG_EVENT_PEER_ADDED, _PEER_REMOVED or _PEER_STATE
+ * @node_id: this node's id
+ * @peer: the peer (as it was, for _PEER_REMOVED)
+ */
+void rdmalog_netlink_notify_peer(enum rdmalog_event event, u32 node_id,
+				 const struct rdmalog_peer_info *peer)
+{
+	struct sk_buff *skb;
+	void *hdr;
+
+	skb = rdmalog_nl_event_new(event, node_id, &hdr);
+	if (!skb)
+		return;
+	rdmalog_nl_event_send(skb, hdr, event,
+			      rdmalog_nl_put_peer(skb, RDMALOG_A_PEER, peer));
+}
+
+/**
+ * rdmalog_netlink_notify_trimmed() - send %RDMALOG_EVENT_TRIMMED
+ * @node_id: this node's id
+ * @first_lsn: the oldest retained LSN after the trim
+ */
+void rdmalog_netlink_notify_trimmed(u32 node_id, u64 first_lsn)
+{
+	struct sk_buff *skb;
+	void *hdr;
+
+	skb = rdmalog_nl_event_new(RDMALOG_EVENT_TRIMMED, node_id, &hdr);
+	if (!skb)
+		return;
+	rdmalog_nl_event_send(skb, hdr, RDMALOG_EVENT_TRIMMED,
+			      nla_put_u64_64bit(skb, RDMALOG_A_FIRST_LSN,
+						first_lsn, RDMALOG_A_PAD));
+}
+
+/**
+ * rdmalog_netlink_init() - register the family; the last step of module init
+ *
+ * Return: 0 or the error of genl_register_family().
+ */
+int rdmalog_netlink_init(void)
+{
+	int err;
+
+	err = genl_register_family(&rdmalog_nl_family);
+	if (err)
+		return err;
+	WRITE_ONCE(rdmalog_nl_registered, true);
+	return 0;
+}
+
+/**
+ * rdmalog_netlink_exit() - unregister the family; the first step of exit
+ *
+ * Waits for running requests (genl_unregister_family() takes genl_mutex);
+ * events from node.c after this are dropped.
+ */
+void rdmalog_netlink_exit(void)
+{
+	WRITE_ONCE(rdmalog_nl_registered, false);
+	genl_unregister_family(&rdmalog_nl_family);
+}

@@ -1,0 +1,814 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rdmalog - this node: identity, peers, log settings and the up/down
+ * lifecycle of the log.
+ *
+ * There is exactly one node per module instance, rdmalog_node below. Its
+ * configuration is changed only through rdmalog_node_set_config() and the
+ * peer functions (called by netlink.c), each of which validates the whole
+ * request first and then applies all of it or nothing.
+ *
+ * Replication is not implemented yet: the durability modes quorum and all
+ * act as async, and the state says so (RDMALOG_STATE_DURABILITY_DEGRADED,
+ * a status message). Peers are configuration only (RDMALOG_PEER_CONFIGURED).
+ */
+#include <linux/errno.h>
+#include <linux/fs.h>
+#include <linux/kernel.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/netlink.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <asm/page.h>
+
+#include "node.h"
+#include "log.h"
+#include "netlink.h"
+
+/**
+ * struct rdmalog_peer - a configured peer
+ * @list: entry in &rdmalog_node.peers
+ * @node_id: the peer's node id, unique among peers and not ours
+ * @addr: its address and port; unique among peers
+ * @state: enum rdmalog_peer_state; RDMALOG_PEER_CONFIGURED until
+ *	replication exists
+ *
+ * A peer is created by rdmalog_node_peer_add() and freed by
+ * rdmalog_node_peer_del() or rdmalog_node_exit(); it lives on
+ * &rdmalog_node.peers and every field is read and written only with
+ * &rdmalog_node.config_mutex held. Nobody else holds a pointer to it.
+ *
+ * The connection to the peer (rdma_cm id, QP, reconnect work) will hang
+ * off this object: it will be created when the node comes up and torn down
+ * before the peer is freed, and will take its own reference then.
+ */
+struct rdmalog_peer {
+	struct list_head list;
+	u32 node_id;
+	struct rdmalog_addr addr;
+	u32 state;
+};
+
+/**
+ * struct rdmalog_node - the node, a singleton
+ * @config_mutex: protects every other field. Taken in process context
+ *	only. Lock order: the genetlink mutex (netlink doit/dumpit) is taken
+ *	before it; the log's internal locks (rdmalog_log_*() calls, except
+ *	rdmalog_log_trim(), which may wait for readers and runs without it)
+ *	and the netlink multicast path (rdmalog_netlink_notify_*(), which
+ *	never calls back into this file) are taken inside it. Events are
+ *	sent with it held so they leave in the order the changes were made.
+ * @config: the configuration set by the operator
+ * @epoch: current epoch, stamped into the records of the log
+ * @up: the log is up; then @log is set
+ * @log: the log of the current up period, or NULL while down. The node
+ *	holds one reference on it from rdmalog_node_up() to
+ *	rdmalog_node_down(); every open descriptor holds its own, taken
+ *	through rdmalog_node_get_log(), and so does a trim while it runs.
+ * @trim_announced: first LSN sent in the last %RDMALOG_EVENT_TRIMMED of
+ *	this up period (1 before any)
+ * @peers: list of &struct rdmalog_peer
+ * @npeers: entries on @peers, at most %RDMALOG_MAX_PEERS
+ */
+struct rdmalog_node {
+	struct mutex config_mutex; /* protects all below, see above */
+	struct rdmalog_node_config config;
+	u64 epoch;
+	bool up;
+	struct rdmalog_log *log;
+	u64 trim_announced;
+	struct list_head peers;
+	u32 npeers;
+};
+
+static struct rdmalog_node rdmalog_node = {
+	.config_mutex = __MUTEX_INITIALIZER(rdmalog_node.config_mutex),
+	.peers = LIST_HEAD_INIT(rdmalog_node.peers),
+};
+
+static bool rdmalog_addr_equal(const struct rdmalog_addr *a,
+			       const struct rdmalog_addr *b)
+{
+	return a->len && a->len == b->len && a->port == b->port &&
+	       !memcmp(a->addr, b->addr, a->len);
+}
+
+static bool rdmalog_addr_is_any(const struct rdmalog_addr *a)
+{
+	return !memchr_inv(a->addr, 0, a->len);
+}
+
+/*
+ * The durability in force. Nothing is replicated yet, so every mode acts as
+ * async; the next milestone returns the requested mode when enough peers
+ * are connected.
+ */
+static u32 rdmalog_node_effective_durability(u32 requested)
+{
+	return RDMALOG_DURABLE_ASYNC;
+}
+
+static void rdmalog_peer_to_info(const struct rdmalog_peer *peer,
+				 struct rdmalog_peer_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->node_id = peer->node_id;
+	info->addr = peer->addr;
+	info->state = peer->state;
+}
+
+static struct rdmalog_peer *rdmalog_node_find_peer(u32 node_id)
+{
+	struct rdmalog_peer *peer;
+
+	lockdep_assert_held(&rdmalog_node.config_mutex);
+	list_for_each_entry(peer, &rdmalog_node.peers, list)
+		if (peer->node_id == node_id)
+			return peer;
+	return NULL;
+}
+
+static struct rdmalog_peer *
+rdmalog_node_find_peer_addr(const struct rdmalog_addr *addr)
+{
+	struct rdmalog_peer *peer;
+
+	lockdep_assert_held(&rdmalog_node.config_mutex);
+	list_for_each_entry(peer, &rdmalog_node.peers, list)
+		if (rdmalog_addr_equal(&peer->addr, addr))
+			return peer;
+	return NULL;
+}
+
+/**
+ * rdmalog_node_init() - set the node to its defaults
+ *
+ * Return: 0.
+ */
+int rdmalog_node_init(void)
+{
+	struct rdmalog_node_config *cfg = &rdmalog_node.config;
+
+	mutex_lock(&rdmalog_node.config_mutex);
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->node_id = 0;
+	cfg->cluster_id = 0;
+	cfg->listen.port = RDMALOG_DEFAULT_PORT;
+	cfg->role = RDMALOG_ROLE_PRIMARY;
+	cfg->capacity = RDMALOG_DEFAULT_CAPACITY;
+	cfg->max_record = RDMALOG_DEFAULT_MAX_RECORD;
+	cfg->durability = RDMALOG_DURABLE_QUORUM;
+	cfg->commit_timeout_ms = RDMALOG_DEFAULT_COMMIT_TIMEOUT_MS;
+	rdmalog_node.epoch = 1;
+	rdmalog_node.up = false;
+	rdmalog_node.log = NULL;
+	rdmalog_node.npeers = 0;
+	mutex_unlock(&rdmalog_node.config_mutex);
+	return 0;
+}
+
+/*
+ * End the current up period: no new descriptor gets the log, blocked and
+ * later calls on open descriptors get -ENETDOWN, and the node's reference
+ * goes; the memory goes with the last descriptor's.
+ */
+static void rdmalog_node_stop_log(void)
+{
+	struct rdmalog_log *log = rdmalog_node.log;
+
+	lockdep_assert_held(&rdmalog_node.config_mutex);
+	rdmalog_node.log = NULL;
+	rdmalog_node.up = false;
+	rdmalog_log_shutdown(log);
+	rdmalog_log_put(log);
+}
+
+/**
+ * rdmalog_node_exit() - bring the log down if it is up and free the peers
+ *
+ * Called after the netlink family is unregistered (so no event is sent)
+ * and after the character device is gone (so no descriptor is open).
+ */
+void rdmalog_node_exit(void)
+{
+	struct rdmalog_peer *peer, *tmp;
+
+	mutex_lock(&rdmalog_node.config_mutex);
+	if (rdmalog_node.up)
+		rdmalog_node_stop_log();
+	list_for_each_entry_safe(peer, tmp, &rdmalog_node.peers, list) {
+		list_del(&peer->list);
+		kfree(peer);
+	}
+	rdmalog_node.npeers = 0;
+	mutex_unlock(&rdmalog_node.config_mutex);
+}
+
+/**
+ * rdmalog_node_get_config() - copy the current configuration
+ * @cfg: filled in
+ */
+void rdmalog_node_get_config(struct rdmalog_node_config *cfg)
+{
+	mutex_lock(&rdmalog_node.config_mutex);
+	*cfg = rdmalog_node.config;
+	mutex_unlock(&rdmalog_node.config_mutex);
+}
+
+/* Each setting on its own: ranges and forms. */
+static int rdmalog_node_check_values(const struct rdmalog_node_config *cfg,
+				     const struct rdmalog_node_config *cur,
+				     struct netlink_ext_ack *extack)
+{
+	if (cfg->node_id > RDMALOG_MAX_NODE_ID ||
+	    (!cfg->node_id && cur->node_id)) {
+		NL_SET_ERR_MSG(extack, "node id must be 1 .. 255");
+		return -EINVAL;
+	}
+	if (!cfg->cluster_id && cur->cluster_id) {
+		NL_SET_ERR_MSG(extack, "cluster id must not be 0");
+		return -EINVAL;
+	}
+	if (cfg->listen.len != 4 && cfg->listen.len != 16 &&
+	    (cfg->listen.len || cur->listen.len)) {
+		NL_SET_ERR_MSG(extack,
+			       "listen address must be 4 (IPv4) or 16 (IPv6) bytes");
+		return -EINVAL;
+	}
+	if (!cfg->listen.port) {
+		NL_SET_ERR_MSG(extack, "port must be 1 .. 65535");
+		return -EINVAL;
+	}
+	if (cfg->role != RDMALOG_ROLE_PRIMARY &&
+	    cfg->role != RDMALOG_ROLE_BACKUP) {
+		NL_SET_ERR_MSG(extack, "role must be primary or backup");
+		return -EINVAL;
+	}
+	if (cfg->capacity < RDMALOG_MIN_CAPACITY ||
+	    cfg->capacity > RDMALOG_MAX_CAPACITY) {
+		NL_SET_ERR_MSG(extack, "capacity must be 64 KiB .. 16 GiB");
+		return -EINVAL;
+	}
+	if (!IS_ALIGNED(cfg->capacity, RDMALOG_CAPACITY_ALIGN) ||
+	    !IS_ALIGNED(cfg->capacity, PAGE_SIZE)) {
+		NL_SET_ERR_MSG(extack,
+			       "capacity must be a multiple of 4096 bytes");
+		return -EINVAL;
+	}
+	if (!cfg->max_record) {
+		NL_SET_ERR_MSG(extack, "max record must be at least 1 byte");
+		return -EINVAL;
+	}
+	if (cfg->max_record > RDMALOG_LOG_MAX_RECORD_LIMIT) {
+		NL_SET_ERR_MSG(extack,
+			       "max record must be below 2 GiB (one read or write)");
+		return -EINVAL;
+	}
+	if (cfg->max_record > cfg->capacity / 4) {
+		if (cfg->capacity != cur->capacity &&
+		    cfg->max_record == cur->max_record)
+			NL_SET_ERR_MSG(extack,
+				       "capacity must be at least 4 x max record; lower the max record first");
+		else
+			NL_SET_ERR_MSG(extack,
+				       "max record must be at most capacity / 4");
+		return -EINVAL;
+	}
+	if (cfg->durability > RDMALOG_DURABLE_ALL) {
+		NL_SET_ERR_MSG(extack,
+			       "durability must be async, quorum or all");
+		return -EINVAL;
+	}
+	if (!cfg->commit_timeout_ms ||
+	    cfg->commit_timeout_ms > RDMALOG_MAX_COMMIT_TIMEOUT_MS) {
+		NL_SET_ERR_MSG(extack,
+			       "commit timeout must be 1 .. 3600000 ms");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* What may not change while the log is up. */
+static int rdmalog_node_check_busy(const struct rdmalog_node_config *cfg,
+				   const struct rdmalog_node_config *cur,
+				   struct netlink_ext_ack *extack)
+{
+	if (!rdmalog_node.up)
+		return 0;
+	if (cfg->node_id != cur->node_id) {
+		NL_SET_ERR_MSG(extack,
+			       "cannot change the node id while the log is up; run 'rdmalogctl node down' first");
+		return -EBUSY;
+	}
+	if (cfg->cluster_id != cur->cluster_id) {
+		NL_SET_ERR_MSG(extack,
+			       "cannot change the cluster id while the log is up; run 'rdmalogctl node down' first");
+		return -EBUSY;
+	}
+	if (cfg->listen.len != cur->listen.len ||
+	    memcmp(cfg->listen.addr, cur->listen.addr, sizeof(cfg->listen.addr))) {
+		NL_SET_ERR_MSG(extack,
+			       "cannot change the listen address while the log is up; run 'rdmalogctl node down' first");
+		return -EBUSY;
+	}
+	if (cfg->listen.port != cur->listen.port) {
+		NL_SET_ERR_MSG(extack,
+			       "cannot change the port while the log is up; run 'rdmalogctl node down' first");
+		return -EBUSY;
+	}
+	if (cfg->capacity != cur->capacity) {
+		NL_SET_ERR_MSG(extack,
+			       "cannot change capacity while the log is up; run 'rdmalogctl node down' first");
+		return -EBUSY;
+	}
+	if (cfg->max_record != cur->max_record) {
+		NL_SET_ERR_MSG(extack,
+			       "cannot change max record while the log is up; run 'rdmalogctl node down' first");
+		return -EBUSY;
+	}
+	return 0;
+}
+
+/* Identity against the peers: our id and address are not a peer's. */
+static int rdmalog_node_check_peers(const struct rdmalog_node_config *cfg,
+				    const struct rdmalog_node_config *cur,
+				    struct netlink_ext_ack *extack)
+{
+	if (cfg->node_id != cur->node_id && cfg->node_id &&
+	    rdmalog_node_find_peer(cfg->node_id)) {
+		NL_SET_ERR_MSG(extack,
+			       "node id is already a configured peer's; remove that peer first");
+		return -EINVAL;
+	}
+	if (!rdmalog_addr_equal(&cfg->listen, &cur->listen) &&
+	    rdmalog_node_find_peer_addr(&cfg->listen)) {
+		NL_SET_ERR_MSG(extack,
+			       "listen address and port are a configured peer's");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/**
+ * rdmalog_node_set_config() - replace the whole configuration
+ * @cfg: the new configuration: the current one (rdmalog_node_get_config())
+ *	with the settings to change overlaid
+ * @extack: where to say why it failed; may be NULL
+ *
+ * Validates every setting and their combination, refuses to change the
+ * identity, address or ring geometry while the log is up, then applies all
+ * of it and sends %RDMALOG_EVENT_NODE_CHANGED and/or
+ * %RDMALOG_EVENT_LOG_CHANGED for what actually changed.
+ *
+ * Return: 0, -EINVAL for an invalid setting, -EBUSY for a setting that
+ * cannot change while up. Nothing changes on error.
+ */
+int rdmalog_node_set_config(const struct rdmalog_node_config *cfg,
+			    struct netlink_ext_ack *extack)
+{
+	struct rdmalog_node_config *cur = &rdmalog_node.config;
+	struct rdmalog_node_config new = *cfg;
+	bool node_changed, log_changed;
+	int err;
+
+	/* Compare and store addresses with their unused bytes zeroed. */
+	if (new.listen.len < sizeof(new.listen.addr))
+		memset(new.listen.addr + new.listen.len, 0,
+		       sizeof(new.listen.addr) - new.listen.len);
+
+	mutex_lock(&rdmalog_node.config_mutex);
+	/* "Not while up" first: no point in discussing the value then. */
+	err = rdmalog_node_check_busy(&new, cur, extack);
+	if (err)
+		goto out_unlock;
+	err = rdmalog_node_check_values(&new, cur, extack);
+	if (err)
+		goto out_unlock;
+	err = rdmalog_node_check_peers(&new, cur, extack);
+	if (err)
+		goto out_unlock;
+
+	node_changed = new.node_id != cur->node_id ||
+		       new.cluster_id != cur->cluster_id ||
+		       new.listen.len != cur->listen.len ||
+		       memcmp(new.listen.addr, cur->listen.addr,
+			      sizeof(new.listen.addr)) ||
+		       new.listen.port != cur->listen.port ||
+		       new.role != cur->role;
+	log_changed = new.capacity != cur->capacity ||
+		      new.max_record != cur->max_record ||
+		      new.durability != cur->durability ||
+		      new.commit_timeout_ms != cur->commit_timeout_ms;
+	*cur = new;
+
+	if (node_changed)
+		rdmalog_netlink_notify_node(RDMALOG_EVENT_NODE_CHANGED, cur,
+					    rdmalog_node.epoch);
+	if (log_changed)
+		rdmalog_netlink_notify_node(RDMALOG_EVENT_LOG_CHANGED, cur,
+					    rdmalog_node.epoch);
+out_unlock:
+	mutex_unlock(&rdmalog_node.config_mutex);
+	return err;
+}
+
+/**
+ * rdmalog_node_peer_add() - configure a peer
+ * @info: its node id, address and port (@info->state is ignored)
+ * @extack: where to say why it failed; may be NULL
+ *
+ * Return: 0; -EINVAL for a malformed peer or our own id or address;
+ * -EEXIST if its id or its address and port are a peer's already; -ENOSPC
+ * past %RDMALOG_MAX_PEERS; -ENOMEM.
+ */
+int rdmalog_node_peer_add(const struct rdmalog_peer_info *info,
+			  struct netlink_ext_ack *extack)
+{
+	struct rdmalog_peer_info added;
+	struct rdmalog_peer *peer;
+	struct rdmalog_addr addr;
+	int err;
+
+	if (!info->node_id || info->node_id > RDMALOG_MAX_NODE_ID) {
+		NL_SET_ERR_MSG(extack, "peer node id must be 1 .. 255");
+		return -EINVAL;
+	}
+	if (info->addr.len != 4 && info->addr.len != 16) {
+		NL_SET_ERR_MSG(extack,
+			       "peer address must be 4 (IPv4) or 16 (IPv6) bytes");
+		return -EINVAL;
+	}
+	if (!info->addr.port) {
+		NL_SET_ERR_MSG(extack, "peer port must be 1 .. 65535");
+		return -EINVAL;
+	}
+	addr = info->addr;
+	memset(addr.addr + addr.len, 0, sizeof(addr.addr) - addr.len);
+	if (rdmalog_addr_is_any(&addr)) {
+		NL_SET_ERR_MSG(extack,
+			       "peer address must not be the wildcard address");
+		return -EINVAL;
+	}
+
+	/* Allocated before locking; freed below if the peer is refused. */
+	peer = kzalloc(sizeof(*peer), GFP_KERNEL);
+	if (!peer)
+		return -ENOMEM;
+	peer->node_id = info->node_id;
+	peer->addr = addr;
+	peer->state = RDMALOG_PEER_CONFIGURED;
+
+	mutex_lock(&rdmalog_node.config_mutex);
+	if (peer->node_id == rdmalog_node.config.node_id) {
+		NL_SET_ERR_MSG(extack, "a peer cannot have this node's id");
+		err = -EINVAL;
+		goto out_free;
+	}
+	if (rdmalog_addr_equal(&peer->addr, &rdmalog_node.config.listen)) {
+		NL_SET_ERR_MSG(extack,
+			       "peer address and port are this node's listen address");
+		err = -EINVAL;
+		goto out_free;
+	}
+	if (rdmalog_node_find_peer(peer->node_id)) {
+		NL_SET_ERR_MSG(extack, "a peer with this node id exists");
+		err = -EEXIST;
+		goto out_free;
+	}
+	if (rdmalog_node_find_peer_addr(&peer->addr)) {
+		NL_SET_ERR_MSG(extack,
+			       "a peer with this address and port exists");
+		err = -EEXIST;
+		goto out_free;
+	}
+	if (rdmalog_node.npeers >= RDMALOG_MAX_PEERS) {
+		NL_SET_ERR_MSG(extack, "too many peers (at most 15)");
+		err = -ENOSPC;
+		goto out_free;
+	}
+	list_add_tail(&peer->list, &rdmalog_node.peers);
+	rdmalog_node.npeers++;
+	rdmalog_peer_to_info(peer, &added);
+	rdmalog_netlink_notify_peer(RDMALOG_EVENT_PEER_ADDED,
+				    rdmalog_node.config.node_id, &added);
+	mutex_unlock(&rdmalog_node.config_mutex);
+	return 0;
+
+out_free:
+	mutex_unlock(&rdmalog_node.config_mutex);
+	kfree(peer);
+	return err;
+}
+
+/**
+ * rdmalog_node_peer_del() - forget a peer
+ * @node_id: its node id
+ * @extack: where to say why it failed; may be NULL
+ *
+ * Return: 0, or -ENOENT if no peer has @node_id.
+ */
+int rdmalog_node_peer_del(u32 node_id, struct netlink_ext_ack *extack)
+{
+	struct rdmalog_peer_info removed;
+	struct rdmalog_peer *peer;
+
+	mutex_lock(&rdmalog_node.config_mutex);
+	peer = rdmalog_node_find_peer(node_id);
+	if (!peer) {
+		mutex_unlock(&rdmalog_node.config_mutex);
+		NL_SET_ERR_MSG(extack, "no peer with this node id");
+		return -ENOENT;
+	}
+	list_del(&peer->list);
+	rdmalog_node.npeers--;
+	rdmalog_peer_to_info(peer, &removed);
+	rdmalog_netlink_notify_peer(RDMALOG_EVENT_PEER_REMOVED,
+				    rdmalog_node.config.node_id, &removed);
+	mutex_unlock(&rdmalog_node.config_mutex);
+	kfree(peer);
+	return 0;
+}
+
+/**
+ * rdmalog_node_peer_get() - a snapshot of one peer
+ * @node_id: its node id
+ * @info: filled in
+ *
+ * Return: 0, or -ENOENT if no peer has @node_id.
+ */
+int rdmalog_node_peer_get(u32 node_id, struct rdmalog_peer_info *info)
+{
+	struct rdmalog_peer *peer;
+	int err = -ENOENT;
+
+	mutex_lock(&rdmalog_node.config_mutex);
+	peer = rdmalog_node_find_peer(node_id);
+	if (peer) {
+		rdmalog_peer_to_info(peer, info);
+		err = 0;
+	}
+	mutex_unlock(&rdmalog_node.config_mutex);
+	return err;
+}
+
+static u32 rdmalog_node_peers_locked(struct rdmalog_peer_info *infos, u32 max)
+{
+	struct rdmalog_peer *peer;
+	u32 n = 0;
+
+	lockdep_assert_held(&rdmalog_node.config_mutex);
+	list_for_each_entry(peer, &rdmalog_node.peers, list) {
+		if (n == max)
+			break;
+		rdmalog_peer_to_info(peer, &infos[n++]);
+	}
+	return n;
+}
+
+/**
+ * rdmalog_node_peers() - a consistent snapshot of all peers
+ * @infos: array of @max entries, filled in the order peers were added
+ * @max: its size; %RDMALOG_MAX_PEERS holds them all
+ *
+ * Return: the number of entries filled.
+ */
+u32 rdmalog_node_peers(struct rdmalog_peer_info *infos, u32 max)
+{
+	u32 n;
+
+	mutex_lock(&rdmalog_node.config_mutex);
+	n = rdmalog_node_peers_locked(infos, max);
+	mutex_unlock(&rdmalog_node.config_mutex);
+	return n;
+}
+
+/**
+ * rdmalog_node_up() - allocate the ring and start serving
+ * @extack: where to say why it failed; may be NULL
+ *
+ * Return: 0; -EALREADY if up; -EINVAL if the node id is unset; the error
+ * of rdmalog_log_create() (-ENOMEM) otherwise.
+ */
+int rdmalog_node_up(struct netlink_ext_ack *extack)
+{
+	struct rdmalog_log_params params = {};
+	struct rdmalog_log *log;
+	int err = 0;
+
+	mutex_lock(&rdmalog_node.config_mutex);
+	if (rdmalog_node.up) {
+		NL_SET_ERR_MSG(extack, "the log is already up");
+		err = -EALREADY;
+		goto out_unlock;
+	}
+	if (!rdmalog_node.config.node_id) {
+		NL_SET_ERR_MSG(extack, "set the node id first");
+		err = -EINVAL;
+		goto out_unlock;
+	}
+
+	params.capacity = rdmalog_node.config.capacity;
+	params.max_record = rdmalog_node.config.max_record;
+	params.epoch = rdmalog_node.epoch;
+	log = rdmalog_log_create(&params);
+	if (IS_ERR(log)) {
+		err = PTR_ERR(log);
+		if (err == -ENOMEM)
+			NL_SET_ERR_MSG(extack,
+				       "cannot allocate the ring; try a smaller capacity");
+		else
+			NL_SET_ERR_MSG(extack,
+				       "cannot create the log with these settings");
+		goto out_unlock;
+	}
+
+	/* The node's reference, dropped by rdmalog_node_stop_log(). */
+	rdmalog_node.log = log;
+	rdmalog_node.up = true;
+	rdmalog_node.trim_announced = 1;
+	pr_info_ratelimited("node %u up: capacity %llu, max record %u, epoch %llu\n",
+			    rdmalog_node.config.node_id,
+			    rdmalog_node.config.capacity,
+			    rdmalog_node.config.max_record, rdmalog_node.epoch);
+	rdmalog_netlink_notify_node(RDMALOG_EVENT_UP, &rdmalog_node.config,
+				    rdmalog_node.epoch);
+out_unlock:
+	mutex_unlock(&rdmalog_node.config_mutex);
+	return err;
+}
+
+/**
+ * rdmalog_node_down() - stop serving and drop the node's log
+ * @extack: where to say why it failed; may be NULL
+ *
+ * Descriptors opened on the log keep their references and get -ENETDOWN.
+ *
+ * Return: 0, or -EALREADY if down.
+ */
+int rdmalog_node_down(struct netlink_ext_ack *extack)
+{
+	int err = 0;
+
+	mutex_lock(&rdmalog_node.config_mutex);
+	if (!rdmalog_node.up) {
+		NL_SET_ERR_MSG(extack, "the log is already down");
+		err = -EALREADY;
+		goto out_unlock;
+	}
+	rdmalog_node_stop_log();
+	pr_info_ratelimited("node %u down\n", rdmalog_node.config.node_id);
+	rdmalog_netlink_notify_node(RDMALOG_EVENT_DOWN, &rdmalog_node.config,
+				    rdmalog_node.epoch);
+out_unlock:
+	mutex_unlock(&rdmalog_node.config_mutex);
+	return err;
+}
+
+/**
+ * rdmalog_node_trim() - discard the records below @lsn
+ * @lsn: becomes the oldest retained LSN; at or below it already: no-op
+ * @extack: where to say why it failed; may be NULL
+ *
+ * The trim itself runs without config_mutex (it waits for readers copying
+ * records out, which may take long), on a reference to the log that was
+ * up. %RDMALOG_EVENT_TRIMMED is then sent, under config_mutex, when that
+ * log is still the node's and its first LSN moved past the last one
+ * announced, so the FIRST_LSN of successive events only grows.
+ *
+ * Return: 0; -ENETDOWN when down (or when it went down meanwhile);
+ * -ERANGE when @lsn is above the commit LSN; -EINTR on a fatal signal.
+ */
+int rdmalog_node_trim(u64 lsn, struct netlink_ext_ack *extack)
+{
+	struct rdmalog_log_state st;
+	struct rdmalog_log *log;
+	int err;
+
+	log = rdmalog_node_get_log();
+	if (!log) {
+		NL_SET_ERR_MSG(extack, "the log is down");
+		return -ENETDOWN;
+	}
+	err = rdmalog_log_trim(log, lsn);
+	if (err < 0) {
+		/*
+		 * Linux 6.1 has no formatted extack message, and a shared
+		 * buffer could change under netlink_ack(); the commit LSN is
+		 * in STATUS_GET.
+		 */
+		if (err == -ERANGE)
+			NL_SET_ERR_MSG(extack,
+				       "cannot trim past the commit point; see the commit LSN in 'rdmalogctl status'");
+		else if (err == -ENETDOWN)
+			NL_SET_ERR_MSG(extack, "the log is down");
+		goto out_put;
+	}
+	err = 0;
+
+	mutex_lock(&rdmalog_node.config_mutex);
+	if (rdmalog_node.log == log) {
+		rdmalog_log_get_state(log, &st);
+		if (st.first_lsn > rdmalog_node.trim_announced) {
+			rdmalog_node.trim_announced = st.first_lsn;
+			rdmalog_netlink_notify_trimmed(rdmalog_node.config.node_id,
+						       st.first_lsn);
+		}
+	}
+	mutex_unlock(&rdmalog_node.config_mutex);
+out_put:
+	rdmalog_log_put(log);
+	return err;
+}
+
+/**
+ * rdmalog_node_get_status() - a consistent snapshot of node, log and peers
+ * @st: filled in
+ */
+void rdmalog_node_get_status(struct rdmalog_node_status *st)
+{
+	const struct rdmalog_node_config *cfg = &rdmalog_node.config;
+
+	memset(st, 0, sizeof(*st));
+	mutex_lock(&rdmalog_node.config_mutex);
+	st->up = rdmalog_node.up;
+	st->config = *cfg;
+	st->epoch = rdmalog_node.epoch;
+	st->durability_effective =
+		rdmalog_node_effective_durability(cfg->durability);
+	if (st->durability_effective != cfg->durability)
+		strscpy(st->msg, cfg->durability == RDMALOG_DURABLE_ALL ?
+			"durability all requested: acting as async until replication is available" :
+			"durability quorum requested: acting as async until replication is available",
+			sizeof(st->msg));
+	else if (!cfg->node_id)
+		strscpy(st->msg, "node id not set", sizeof(st->msg));
+	else if (!rdmalog_node.up)
+		strscpy(st->msg, "log is down", sizeof(st->msg));
+	if (rdmalog_node.up) {
+		rdmalog_log_get_state(rdmalog_node.log, &st->log);
+	} else {
+		st->log.capacity = cfg->capacity;
+		st->log.max_record = cfg->max_record;
+		st->log.epoch = rdmalog_node.epoch;
+	}
+	st->npeers = rdmalog_node_peers_locked(st->peers, RDMALOG_MAX_PEERS);
+	mutex_unlock(&rdmalog_node.config_mutex);
+}
+
+/**
+ * rdmalog_node_get_log() - the log that is up, referenced
+ *
+ * Return: the log with a reference the caller drops with rdmalog_log_put(),
+ * or NULL when the node is down.
+ */
+struct rdmalog_log *rdmalog_node_get_log(void)
+{
+	struct rdmalog_log *log = NULL;
+
+	mutex_lock(&rdmalog_node.config_mutex);
+	if (rdmalog_node.up) {
+		log = rdmalog_node.log;
+		rdmalog_log_get(log);
+	}
+	mutex_unlock(&rdmalog_node.config_mutex);
+	return log;
+}
+
+/**
+ * rdmalog_node_fill_state() - fill a &struct rdmalog_state
+ * @st: filled in completely (version set, reserved zeroed)
+ *
+ * While down, the flags lack %RDMALOG_STATE_UP, the LSNs and @used are 0,
+ * and capacity and max_record are the configured ones.
+ */
+void rdmalog_node_fill_state(struct rdmalog_state *st)
+{
+	const struct rdmalog_node_config *cfg = &rdmalog_node.config;
+	struct rdmalog_log_state ls;
+
+	memset(st, 0, sizeof(*st));
+	st->version = RDMALOG_IOC_VERSION;
+	mutex_lock(&rdmalog_node.config_mutex);
+	if (rdmalog_node.up) {
+		rdmalog_log_get_state(rdmalog_node.log, &ls);
+		st->flags |= RDMALOG_STATE_UP;
+		st->first_lsn = ls.first_lsn;
+		st->commit_lsn = ls.commit_lsn;
+		st->next_lsn = ls.next_lsn;
+		st->capacity = ls.capacity;
+		st->used = ls.used;
+		st->max_record = ls.max_record;
+	} else {
+		st->capacity = cfg->capacity;
+		st->max_record = cfg->max_record;
+	}
+	if (rdmalog_node_effective_durability(cfg->durability) !=
+	    cfg->durability)
+		st->flags |= RDMALOG_STATE_DURABILITY_DEGRADED;
+	st->epoch = rdmalog_node.epoch;
+	st->node_id = cfg->node_id;
+	st->role = cfg->role;
+	st->durability = cfg->durability;
+	mutex_unlock(&rdmalog_node.config_mutex);
+}
