@@ -18,6 +18,7 @@
 
 #include <linux/types.h>
 #include <linux/ioctl.h>
+#include <linux/const.h>
 
 /** RDMALOG_DEV_NAME - name of the character device under /dev */
 #define RDMALOG_DEV_NAME	"rdmalog"
@@ -145,16 +146,16 @@ struct rdmalog_read_record {
 };
 
 /** RDMALOG_RR_AT_CURSOR - read at the descriptor's cursor and advance it */
-#define RDMALOG_RR_AT_CURSOR	(1U << 0)
+#define RDMALOG_RR_AT_CURSOR	_BITUL(0)
 
 /** RDMALOG_STATE_UP - the log is up (configured and serving) */
-#define RDMALOG_STATE_UP	(1U << 0)
+#define RDMALOG_STATE_UP	_BITUL(0)
 /**
  * RDMALOG_STATE_DURABILITY_DEGRADED - the durability mode asked for cannot
  * be met yet and the node acts as async (no replication in this build, or
  * no peers configured)
  */
-#define RDMALOG_STATE_DURABILITY_DEGRADED	(1U << 1)
+#define RDMALOG_STATE_DURABILITY_DEGRADED	_BITUL(1)
 
 /**
  * struct rdmalog_state - argument of %RDMALOG_IOC_GET_STATE

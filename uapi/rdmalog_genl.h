@@ -23,7 +23,7 @@
  *                              COMMIT_TIMEOUT_MS
  * LOG_SET   [CAPACITY] [MAX_RECORD] [DURABILITY] [COMMIT_TIMEOUT_MS]
  *           CAPACITY and MAX_RECORD only while down (-EBUSY);
- *           MAX_RECORD <= CAPACITY / 4 (-EINVAL)
+ *           MAX_RECORD <= min(CAPACITY / 4, 0x7ffff000) (-EINVAL)
  * UP                        (-EALREADY if up; -EINVAL if NODE_ID unset)
  * DOWN                      (-EALREADY if down)
  * STATUS_GET                -> UP, NODE_ID, CLUSTER_ID, ROLE, EPOCH,
@@ -54,7 +54,7 @@
 /** RDMALOG_DEFAULT_CAPACITY - ring size until configured */
 #define RDMALOG_DEFAULT_CAPACITY	(64ULL << 20)
 /** RDMALOG_DEFAULT_MAX_RECORD - largest payload until configured */
-#define RDMALOG_DEFAULT_MAX_RECORD	(1U << 20)
+#define RDMALOG_DEFAULT_MAX_RECORD	(1024U * 1024U)
 /** RDMALOG_DEFAULT_PORT - rdma_cm port until configured */
 #define RDMALOG_DEFAULT_PORT		7471
 /** RDMALOG_DEFAULT_COMMIT_TIMEOUT_MS - how long a writer waits for quorum */
@@ -96,6 +96,7 @@ enum rdmalog_cmd {
 
 	__RDMALOG_CMD_MAX
 };
+
 #define RDMALOG_CMD_MAX (__RDMALOG_CMD_MAX - 1)
 
 /**
@@ -110,7 +111,8 @@ enum rdmalog_cmd {
  * @RDMALOG_A_EPOCH: u64
  * @RDMALOG_A_CAPACITY: u64, bytes, multiple of 4096, within
  *	%RDMALOG_MIN_CAPACITY .. %RDMALOG_MAX_CAPACITY
- * @RDMALOG_A_MAX_RECORD: u32, bytes, 1 .. CAPACITY / 4
+ * @RDMALOG_A_MAX_RECORD: u32, bytes, 1 .. min(CAPACITY / 4, 0x7ffff000):
+ *	one read(2)/write(2) moves at most MAX_RW_COUNT bytes
  * @RDMALOG_A_DURABILITY: u32, &enum rdmalog_durability requested
  * @RDMALOG_A_DURABILITY_EFFECTIVE: u32, &enum rdmalog_durability in force
  * @RDMALOG_A_COMMIT_TIMEOUT_MS: u32, 1 .. 3600000
@@ -157,6 +159,7 @@ enum rdmalog_attr {
 
 	__RDMALOG_A_MAX
 };
+
 #define RDMALOG_A_MAX (__RDMALOG_A_MAX - 1)
 
 /**
@@ -179,6 +182,7 @@ enum rdmalog_peer_attr {
 
 	__RDMALOG_PEER_A_MAX
 };
+
 #define RDMALOG_PEER_A_MAX (__RDMALOG_PEER_A_MAX - 1)
 
 /**
@@ -231,6 +235,7 @@ enum rdmalog_stat {
 
 	__RDMALOG_STAT_MAX
 };
+
 #define RDMALOG_STAT_MAX (__RDMALOG_STAT_MAX - 1)
 
 /**
@@ -260,6 +265,7 @@ enum rdmalog_event {
 
 	__RDMALOG_EVENT_MAX
 };
+
 #define RDMALOG_EVENT_MAX (__RDMALOG_EVENT_MAX - 1)
 
 #endif /* _UAPI_RDMALOG_GENL_H */
