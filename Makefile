@@ -107,11 +107,17 @@ lint: checkpatch sparse wbuild
 
 -include selftests/vm/Makefile.inc
 
-demo: deps all vm
+# deps first, then a fresh make: KDIR, LINUX_SOURCE and the libnl flags
+# are computed when the Makefile is read, which on a fresh machine is
+# before the packages they come from are installed.
+demo: deps
+	$(MAKE) all vm
 	python3 selftests/demo.py
 
-check: deps all vm
+check: deps
+	$(MAKE) all vm
 	$(MAKE) lint
+	$(MAKE) dkms-build
 	python3 selftests/run.py
 
 install: rdmalog.ko tools

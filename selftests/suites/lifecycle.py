@@ -357,3 +357,29 @@ def errors_print_extack(c):
         assert r.rc == 1, r.out
         assert "CAP_NET_ADMIN" in r.out, r.out
     assert status(n)["log"]["up"] is True
+
+
+@test(timeout=300)
+def monitor_prints_events(c):
+    """rdmalogctl -j monitor prints one JSON object per event, in order."""
+    nd = c[1]
+    reload(nd)
+    nd.run("rdmalogctl log set capacity 1M max-record 64K durability async "
+           "&& rdmalogctl node set id 1 role primary", timeout=60, check=True)
+    job = nd.spawn("rdmalogctl -j monitor --count 5", timeout=240)
+    # the subscription must be in place before the first change
+    time.sleep(1)
+    nd.run("rdmalogctl peer add id 2 address 198.18.0.2 && "
+           "rdmalogctl node up && rdmalogcat -a one two three >/dev/null && "
+           "rdmalogctl log trim 3 && rdmalogctl peer del id 2 && "
+           "rdmalogctl node down", timeout=120, check=True)
+    res = job.wait(180)
+    assert res.ok, f"monitor rc={res.rc}: {res.out}"
+    events = [json.loads(line) for line in res.out.splitlines() if line]
+    kinds = [e["event"] for e in events]
+    assert kinds == ["peer_added", "up", "trimmed", "peer_removed", "down"], \
+        kinds
+    assert events[0]["peer"]["id"] == 2, events[0]
+    assert events[2]["first_lsn"] == 3, events[2]
+    for e in events:
+        assert e["node_id"] == 1, e
