@@ -6,6 +6,7 @@
 #   make demo       install what is missing, build, boot a soft-RoCE cluster
 #                   in QEMU and show the log working
 #   make check      the same set-up, then lint and the whole test suite
+#   make bench      rdmalog-bench beside perftest, in the same VMs and run
 #   make lint       checkpatch --strict, sparse (C=1) and a W=1 build
 #   make install    install the module (and rdmalogctl) on this host
 #
@@ -35,7 +36,7 @@ TEST_HDR := $(wildcard selftests/*.h) $(wildcard uapi/*.h)
 TEST_BIN := $(patsubst selftests/%.c,$(BUILD)/selftests/%,$(TEST_SRC))
 
 .PHONY: all module tools selftests deps lint checkpatch sparse wbuild \
-	check demo install uninstall clean ksft dkms-build
+	check demo install uninstall clean ksft dkms-build bench
 
 all: module tools selftests
 
@@ -48,7 +49,11 @@ rdmalog.ko: $(KMOD_SRC)
 	@test -n "$(KDIR)" || { echo "no kernel headers: run 'make deps' or set KDIR" >&2; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
 
-tools: $(BIN)/rdmalogctl $(BIN)/rdmalogcat
+tools: $(BIN)/rdmalogctl $(BIN)/rdmalogcat $(BIN)/rdmalog-bench
+
+$(BIN)/rdmalog-bench: tools/rdmalog-bench.c $(wildcard uapi/*.h)
+	@mkdir -p $(BIN)
+	$(CC) $(USER_CFLAGS) -pthread -o $@ $<
 
 $(BIN)/rdmalogcat: tools/rdmalogcat.c $(wildcard uapi/*.h)
 	@mkdir -p $(BIN)
@@ -113,6 +118,12 @@ lint: checkpatch sparse wbuild
 demo: deps
 	$(MAKE) all vm
 	python3 selftests/demo.py
+
+# Benchmark: rdmalog-bench against perftest over the same link, in the
+# same VMs and the same run. make bench BENCH_ARGS=--quick for a smoke run.
+bench: deps
+	$(MAKE) all vm
+	python3 selftests/bench.py $(BENCH_ARGS)
 
 check: deps
 	$(MAKE) all vm
