@@ -24,26 +24,50 @@
  *
  * Appending: an appender takes append_mutex, checks under lock that its
  * record fits, and then writes it into the free part of the ring without
- * holding lock: nobody reads there (readers stop at head) and nobody else
- * writes there (append_mutex). Only then does it publish the record under
- * lock (next_lsn, head and the index move together), so a partly written
- * record is never visible. Commit is a separate step (rdmalog_log_commit)
- * because replication will commit from its completion handlers; today the
- * appender commits its own record at once (async durability).
+ * holding lock: nobody else writes there (append_mutex), and the only
+ * readers there are late readers of records trimmed meanwhile, which
+ * throw away what they read (see below). Only then does it publish the
+ * record under lock (next_lsn, head and the index move together), so a
+ * partly written record is never visible. Commit is a separate step
+ * (rdmalog_log_commit) because replication will commit from its
+ * completion handlers; today the appender commits its own record at once
+ * (async durability).
  *
- * Reading: a reader holds trim_rwsem shared from the moment it looks up a
- * record until it has verified and copied it out. Trimming takes
- * trim_rwsem exclusive before it moves tail, so the ring space of a record
- * being read cannot be handed to an appender (and overwritten) under the
- * reader's feet.
+ * Reading is optimistic, like a seqlock read side: a reader holds no lock
+ * while it touches the ring or user memory, so a reader stalled in a page
+ * fault (userfaultfd, FUSE) holds up neither trims nor appends. It looks
+ * up the record's stream range [pos, next) under lock, verifies the header
+ * and payload CRC from the ring, copies the payload out, and then checks
+ * under lock that the record is still retained (first_lsn <= its LSN, that
+ * is tail <= pos). If it is not, a trim ran meanwhile and an appender may
+ * have overwritten some of the bytes either read saw: the reader discards
+ * everything it found and returns -ERANGE, as for a record trimmed before
+ * the read began. One check after both reads covers both.
+ *
+ * Why a passed check means that no read saw an overwritten byte: an
+ * appender writes only stream positions [head, tail + capacity) as it saw
+ * them at reservation, and while tail <= pos that range aliases no ring
+ * byte of [pos, next) (both lie in [pos, pos + capacity)). So the bytes of
+ * the record are rewritten only by an appender whose reservation saw a
+ * tail above pos, set by some trim T. Sections under lock are totally
+ * ordered; the reader's check saw the old first_lsn, so its section came
+ * before T's, and T's came before the appender's reservation, which saw
+ * T's tail. The reader's ring reads precede its check's spin_unlock()
+ * (RELEASE; the spin_lock() before it is only an ACQUIRE and would let
+ * them slip into the section, but no further), T's lock and unlock carry
+ * that on, and the appender's ring writes follow its spin_lock() (ACQUIRE):
+ * every read happens before every write that could change what it read.
+ * The other way round, an appender writes its record before the
+ * spin_unlock() that publishes it, and a reader looks a record up only
+ * after a spin_lock() that sees it committed, so it reads it whole.
  */
 #include <linux/crc32c.h>
+#include <linux/kcsan-checks.h>
 #include <linux/kref.h>
 #include <linux/math64.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/overflow.h>
-#include <linux/rwsem.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
@@ -72,8 +96,9 @@
  * @epoch: stamped into every record; constant
  * @nr_slots: entries of @pos_of; constant
  * @lock: protects @head, @tail, @first_lsn, @commit_lsn, @next_lsn,
- *	@pos_of and @dead. Innermost lock; never held while sleeping or
- *	touching user memory
+ *	@pos_of and @dead, and orders ring accesses (see the top of this
+ *	file). Innermost lock; never held while sleeping or touching user
+ *	memory
  * @head: stream position where the next record starts
  * @tail: stream position of record @first_lsn
  * @first_lsn: oldest retained record
@@ -83,10 +108,8 @@
  *	@first_lsn <= l <= @next_lsn
  * @dead: set once by rdmalog_log_shutdown(), never cleared
  * @append_mutex: serializes appenders from reserving space to publishing;
- *	taken before @lock, never while holding @trim_rwsem
- * @trim_rwsem: readers hold it shared while they look up, verify and copy
- *	out a record; rdmalog_log_trim() holds it exclusive while it moves
- *	@tail and @first_lsn. Taken before @lock
+ *	taken before @lock. Readers and rdmalog_log_trim() never take it:
+ *	neither waits for the other nor for an appender
  * @commit_wq: readers waiting for a record to be committed, appenders
  *	waiting for their own commit, pollers; woken on commit, trim and
  *	shutdown
@@ -111,7 +134,6 @@ struct rdmalog_log {
 	bool dead;
 
 	struct mutex append_mutex;	/* before @lock */
-	struct rw_semaphore trim_rwsem;
 	wait_queue_head_t commit_wq;
 	wait_queue_head_t space_wq;
 };
@@ -299,7 +321,6 @@ struct rdmalog_log *rdmalog_log_create(const struct rdmalog_log_params *p)
 	log->nr_slots = div_u64(p->capacity, RDMALOG_LOG_MIN_FOOTPRINT) + 1;
 	spin_lock_init(&log->lock);
 	mutex_init(&log->append_mutex);
-	init_rwsem(&log->trim_rwsem);
 	init_waitqueue_head(&log->commit_wq);
 	init_waitqueue_head(&log->space_wq);
 
@@ -460,7 +481,8 @@ static int rdmalog_log_reserve(struct rdmalog_log *log, u64 footprint,
 
 /*
  * Write record @lsn (payload from @from, @len bytes) at stream position
- * @pos, in ring space that nobody reads. Caller holds append_mutex.
+ * @pos, in free ring space (read only by late readers of records trimmed
+ * meanwhile, which discard what they see). Caller holds append_mutex.
  */
 static int rdmalog_log_fill(struct rdmalog_log *log, u64 pos, u64 lsn,
 			    struct iov_iter *from, size_t len)
@@ -562,31 +584,96 @@ err:
 }
 
 /*
+ * Whether record @lsn is still retained: the check a reader makes after it
+ * read the record's ring bytes. True means that no appender wrote over
+ * them before or while they were read; the spin_unlock() here is what
+ * orders those reads before any later overwrite (see the top of this
+ * file).
+ */
+static bool rdmalog_log_retained(struct rdmalog_log *log, u64 lsn)
+{
+	bool ret;
+
+	spin_lock(&log->lock);
+	ret = lsn >= log->first_lsn;
+	spin_unlock(&log->lock);
+	return ret;
+}
+
+/* Whether @rec is a sound header for record @lsn taking @footprint bytes. */
+static bool rdmalog_rec_ok(const struct rdmalog_log *log,
+			   const struct rdmalog_ring_record *rec, u64 lsn,
+			   u64 footprint)
+{
+	u32 len = le32_to_cpu(rec->len);
+
+	return le32_to_cpu(rec->magic) == RDMALOG_RECORD_MAGIC &&
+	       le16_to_cpu(rec->version) == RDMALOG_RECORD_VERSION &&
+	       !rec->flags && le64_to_cpu(rec->lsn) == lsn &&
+	       le32_to_cpu(rec->hdr_crc) == rdmalog_hdr_crc(rec) &&
+	       len && len <= log->max_record &&
+	       rdmalog_log_footprint(len) == footprint;
+}
+
+/*
  * Verify record @lsn at stream position @pos (the next record starts at
- * @next) and copy its payload to @to. Caller holds trim_rwsem shared and
- * has checked that the record is committed and retained.
+ * @next) and copy its payload to @to. The caller found it committed and
+ * retained under lock and holds nothing now, so a trim may discard it and
+ * an appender overwrite it at any moment: what the ring reads find counts
+ * only once rdmalog_log_retained() says afterwards that the record is
+ * still there. Until then nothing is counted, logged or stored in @hdr;
+ * if it is not, the result is -ERANGE whatever the reads found (@to may
+ * have been written to, as on -EFAULT).
  */
 static ssize_t rdmalog_log_copy_out(struct rdmalog_log *log, u64 lsn,
 				    u64 pos, u64 next, struct iov_iter *to,
 				    struct rdmalog_record_header *hdr)
 {
+	u64 data = pos + RDMALOG_LOG_HDR_SIZE;
 	struct rdmalog_ring_record rec;
-	u32 len, crc;
+	bool bad_hdr = false;
+	u32 len, crc = 0;
+	ssize_t ret;
 
+	/*
+	 * These reads race with the appender that reuses the space of a
+	 * record trimmed meanwhile; such a race is detected below and what
+	 * it produced thrown away, so KCSAN is told to let them be.
+	 */
+	kcsan_nestable_atomic_begin();
 	rdmalog_ring_read(log, pos, &rec, sizeof(rec));
 	len = le32_to_cpu(rec.len);
-	if (le32_to_cpu(rec.magic) != RDMALOG_RECORD_MAGIC ||
-	    le16_to_cpu(rec.version) != RDMALOG_RECORD_VERSION ||
-	    rec.flags || le64_to_cpu(rec.lsn) != lsn ||
-	    le32_to_cpu(rec.hdr_crc) != rdmalog_hdr_crc(&rec) ||
-	    !len || len > log->max_record ||
-	    rdmalog_log_footprint(len) != next - pos) {
-		rdmalog_stats_inc(RDMALOG_STAT_CRC_ERRORS);
-		pr_err_ratelimited("record %llu: corrupt header\n", lsn);
-		return -EBADMSG;
+	if (!rdmalog_rec_ok(log, &rec, lsn, next - pos)) {
+		bad_hdr = true;
+		ret = -EBADMSG;
+	} else if (len > iov_iter_count(to)) {
+		ret = -EMSGSIZE;
+	} else {
+		/* The header fits the index: the payload is within [pos, next). */
+		crc = rdmalog_ring_crc(log, data, len);
+		if (crc != le32_to_cpu(rec.data_crc))
+			ret = -EBADMSG;
+		else if (!rdmalog_ring_copy_to_iter(log, data, to, len))
+			ret = -EFAULT;	/* may sleep long: we hold nothing */
+		else
+			ret = len;
 	}
+	kcsan_nestable_atomic_end();
 
-	if (hdr) {
+	if (!rdmalog_log_retained(log, lsn))
+		return -ERANGE;
+
+	if (ret == -EBADMSG) {
+		rdmalog_stats_inc(RDMALOG_STAT_CRC_ERRORS);
+		if (bad_hdr)
+			pr_err_ratelimited("record %llu: corrupt header\n",
+					   lsn);
+		else
+			pr_err_ratelimited("record %llu: payload CRC32C %08x, header says %08x\n",
+					   lsn, crc, le32_to_cpu(rec.data_crc));
+		return ret;
+	}
+	if (hdr && (ret >= 0 || ret == -EMSGSIZE)) {
 		hdr->lsn = lsn;
 		hdr->epoch = le64_to_cpu(rec.epoch);
 		hdr->timestamp_ns = le64_to_cpu(rec.timestamp_ns);
@@ -595,23 +682,11 @@ static ssize_t rdmalog_log_copy_out(struct rdmalog_log *log, u64 lsn,
 		hdr->flags = le16_to_cpu(rec.flags);
 		hdr->reserved = 0;
 	}
-	if (len > iov_iter_count(to))
-		return -EMSGSIZE;
-
-	pos += RDMALOG_LOG_HDR_SIZE;
-	crc = rdmalog_ring_crc(log, pos, len);
-	if (crc != le32_to_cpu(rec.data_crc)) {
-		rdmalog_stats_inc(RDMALOG_STAT_CRC_ERRORS);
-		pr_err_ratelimited("record %llu: payload CRC32C %08x, header says %08x\n",
-				   lsn, crc, le32_to_cpu(rec.data_crc));
-		return -EBADMSG;
+	if (ret >= 0) {
+		rdmalog_stats_inc(RDMALOG_STAT_READS);
+		rdmalog_stats_add(RDMALOG_STAT_READ_BYTES, len);
 	}
-	if (!rdmalog_ring_copy_to_iter(log, pos, to, len))
-		return -EFAULT;
-
-	rdmalog_stats_inc(RDMALOG_STAT_READS);
-	rdmalog_stats_add(RDMALOG_STAT_READ_BYTES, len);
-	return len;
+	return ret;
 }
 
 ssize_t rdmalog_log_read(struct rdmalog_log *log, u64 lsn,
@@ -622,8 +697,6 @@ ssize_t rdmalog_log_read(struct rdmalog_log *log, u64 lsn,
 	ssize_t ret;
 
 	for (;;) {
-		if (down_read_interruptible(&log->trim_rwsem))
-			return -ERESTARTSYS;
 		spin_lock(&log->lock);
 		if (log->dead) {
 			ret = -ENETDOWN;
@@ -639,7 +712,6 @@ ssize_t rdmalog_log_read(struct rdmalog_log *log, u64 lsn,
 		spin_unlock(&log->lock);
 		if (!ret)
 			break;
-		up_read(&log->trim_rwsem);
 
 		if (ret != -ENODATA || !wait)
 			return ret;
@@ -653,9 +725,7 @@ ssize_t rdmalog_log_read(struct rdmalog_log *log, u64 lsn,
 			return -ERESTARTSYS;
 	}
 
-	ret = rdmalog_log_copy_out(log, lsn, pos, next, to, hdr);
-	up_read(&log->trim_rwsem);
-	return ret;
+	return rdmalog_log_copy_out(log, lsn, pos, next, to, hdr);
 }
 
 /* Caller holds lock. 0: trim to @lsn; 1: nothing to do; < 0: error. */
@@ -675,15 +745,12 @@ int rdmalog_log_trim(struct rdmalog_log *log, u64 lsn)
 	u64 trimmed = 0;
 	int ret;
 
-	spin_lock(&log->lock);
-	ret = rdmalog_log_trim_check_locked(log, lsn);
-	spin_unlock(&log->lock);
-	if (ret)
-		return ret < 0 ? ret : 0;
-
-	/* Wait for readers copying out records we are about to free. */
-	if (down_write_killable(&log->trim_rwsem))
-		return -EINTR;
+	/*
+	 * Readers copying out a record discarded here are not waited for:
+	 * they find out afterwards (rdmalog_log_retained()) and return
+	 * -ERANGE. Moving tail under lock orders their ring reads before the
+	 * writes of whichever appender reuses the space.
+	 */
 	spin_lock(&log->lock);
 	ret = rdmalog_log_trim_check_locked(log, lsn);
 	if (!ret) {
@@ -692,7 +759,6 @@ int rdmalog_log_trim(struct rdmalog_log *log, u64 lsn)
 		log->first_lsn = lsn;
 	}
 	spin_unlock(&log->lock);
-	up_write(&log->trim_rwsem);
 	if (ret)
 		return ret < 0 ? ret : 0;
 

@@ -119,9 +119,14 @@ int rdmalog_log_append(struct rdmalog_log *log, struct iov_iter *from,
  * @hdr: out (may be NULL): the header in host order, on success and on
  *	-EMSGSIZE
  *
- * Return: the payload length, or -ERANGE (trimmed or 0), -ENODATA,
- * -EAGAIN, -ERESTARTSYS, -EMSGSIZE (@to is too small), -EBADMSG (header
- * or payload CRC32C mismatch), -EFAULT, -ENETDOWN.
+ * Holds no lock while it copies to @to, so a stalled copy (a user page
+ * served by userfaultfd or FUSE) holds up neither trims nor appends.
+ *
+ * Return: the payload length, or -ERANGE (trimmed or 0; also when the
+ * record was trimmed while it was being read: then @to may have been
+ * written to), -ENODATA, -EAGAIN, -ERESTARTSYS, -EMSGSIZE (@to is too
+ * small), -EBADMSG (header or payload CRC32C mismatch), -EFAULT,
+ * -ENETDOWN.
  */
 ssize_t rdmalog_log_read(struct rdmalog_log *log, u64 lsn,
 			 struct iov_iter *to, bool nonblock, bool wait,
@@ -132,9 +137,11 @@ ssize_t rdmalog_log_read(struct rdmalog_log *log, u64 lsn,
  * @log: the log
  * @lsn: the new first_lsn
  *
+ * Does not sleep: readers still copying out a record discarded here are
+ * not waited for; they fail with -ERANGE.
+ *
  * Return: 0 (also when @lsn <= first_lsn: nothing to do), -ERANGE when
- * @lsn > commit_lsn, -ENETDOWN when dead, -EINTR on a fatal signal while
- * waiting for readers that are copying out.
+ * @lsn > commit_lsn, -ENETDOWN when dead.
  */
 int rdmalog_log_trim(struct rdmalog_log *log, u64 lsn);
 

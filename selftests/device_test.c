@@ -3,7 +3,8 @@
  * device_test: the semantics of /dev/rdmalog as Documentation/device.rst
  * states them - every return value of open, read(v), write(v), lseek,
  * poll/epoll and the ioctls, blocking and wake-ups, signals, the log going
- * down under a descriptor, and bad user buffers.
+ * down under a descriptor, bad user buffers, and a reader stalled in a
+ * user page fault (userfaultfd) while its record is trimmed.
  *
  * Every test starts from a fresh, empty log at LSN 1 configured with
  * rdmalogctl (see rl_log_reset()): fixture "dev" has a 1 MiB ring with
@@ -12,10 +13,12 @@
  *
  * Runs as root in the test VM with rdmalog loaded and rdmalogctl in PATH.
  */
+#include <pthread.h>
 #include <stddef.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
+#include <linux/userfaultfd.h>
 
 #include "rdmalog_test.h"
 
@@ -1736,6 +1739,292 @@ TEST_F_TIMEOUT(small, wraparound_contents_intact, RL_TIMEOUT)
 	ASSERT_SYSERR(read(rfd, rbuf, sizeof(rbuf)), EAGAIN);
 	close(fd);
 	close(rfd);
+}
+
+/* ------------------------------------------------------------------ */
+/*
+ * A reader stalled in copy_to_user() (its buffer is a page that
+ * userfaultfd leaves missing until the test resolves the fault) holds up
+ * no trim, neither RDMALOG_IOC_TRIM nor "rdmalogctl log trim" (generic
+ * netlink). Once the fault is resolved, the reader returns the record if
+ * it is still retained, and -ERANGE with its cursor unchanged if it was
+ * trimmed meanwhile, whether or not appenders have reused its ring space
+ * (device.rst: -ERANGE, the record was trimmed).
+ */
+
+enum stall_mode {
+	STALL_KEEP,		/* nothing happens to the record meanwhile */
+	STALL_TRIM,		/* it is trimmed, its space not reused */
+	STALL_OVERWRITE,	/* it is trimmed and its space rewritten */
+};
+
+struct stall_reader {
+	int fd;
+	bool read_record;	/* READ_RECORD AT_CURSOR instead of read() */
+	void *buf;
+	size_t len;
+	int done;		/* __atomic */
+	long ret;
+	int err;
+	off_t cursor;
+	struct rdmalog_read_record rr;
+};
+
+static void *stall_reader_main(void *arg)
+{
+	struct stall_reader *r = arg;
+
+	errno = 0;
+	if (r->read_record)
+		r->ret = rl_read_record(r->fd, 0, RDMALOG_RR_AT_CURSOR, r->buf,
+					r->len, &r->rr);
+	else
+		r->ret = read(r->fd, r->buf, r->len);
+	r->err = errno;
+	r->cursor = rl_cursor(r->fd);
+	__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static bool stall_reader_done(struct stall_reader *r)
+{
+	return __atomic_load_n(&r->done, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Trim to @lsn in a child process, with RDMALOG_IOC_TRIM on @fd or with
+ * "rdmalogctl log trim", so that a trim that never returns shows as a
+ * timeout here instead of hanging the test. The child exits 0 when the
+ * trim returned 0. True when it finished within @ms, its exit status then
+ * in *@status; otherwise *@pid is the child, still running (or -1).
+ */
+static bool trim_in_child(int fd, uint64_t lsn, bool via_ctl,
+			  unsigned int ms, pid_t *pid, int *status)
+{
+	char out[1024];
+	int rc;
+
+	fflush(stdout);
+	fflush(stderr);
+	*pid = fork();
+	if (*pid < 0)
+		return false;
+	if (*pid == 0) {
+		if (via_ctl) {
+			rc = rl_ctl(out, sizeof(out), "log trim %llu",
+				    (unsigned long long)lsn);
+			if (rc)
+				fprintf(stderr, "# rdmalogctl log trim %llu: "
+					"rc %d: %s\n",
+					(unsigned long long)lsn, rc, out);
+			_exit(rc ? 1 : 0);
+		}
+		if (rl_trim(fd, lsn)) {
+			fprintf(stderr, "# RDMALOG_IOC_TRIM %llu: %s\n",
+				(unsigned long long)lsn, strerror(errno));
+			_exit(1);
+		}
+		_exit(0);
+	}
+	if (rl_waitpid_ms(*pid, status, ms) != *pid)
+		return false;
+	*pid = -1;
+	return true;
+}
+
+static void stalled_reader_then(struct __test_metadata *_metadata,
+				FIXTURE_DATA(small) *self,
+				enum stall_mode mode, bool read_record)
+{
+	static const size_t lens[3] = { 1000, 2000, 3000 };
+	long pg = sysconf(_SC_PAGESIZE);
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg;
+	struct uffdio_copy copy;
+	struct stall_reader r;
+	struct rdmalog_state st;
+	struct pollfd pfd;
+	struct uffd_msg msg;
+	uint64_t head = 0, until, f1 = rl_rec_bytes(lens[0]);
+	uint8_t *page, *src;
+	pthread_t thr;
+	int uffd, status, i;
+
+	ASSERT_LE((long)lens[2], pg);
+	uffd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (uffd < 0 && (errno == ENOSYS || errno == EPERM))
+		SKIP(return, "userfaultfd unavailable in this kernel: %s",
+		     strerrorname_np(errno));
+	ASSERT_LE(0, uffd) TH_LOG("userfaultfd: %s", strerror(errno));
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_API, &api)) {
+		TH_LOG("UFFDIO_API: %s", strerror(errno));
+	}
+	page = mmap(NULL, pg, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, page);
+	src = mmap(NULL, pg, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, src);
+	memset(src, 0xa5, pg);
+	memset(&reg, 0, sizeof(reg));
+	reg.range.start = (uintptr_t)page;
+	reg.range.len = pg;
+	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_REGISTER, &reg)) {
+		TH_LOG("UFFDIO_REGISTER: %s", strerror(errno));
+	}
+
+	/* records 1..3; record 1 takes stream bytes [0, f1) */
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ((uint64_t)i + 1, append(self->fd, lens[i], 50 + i));
+		head += rl_rec_bytes(lens[i]);
+	}
+
+	/* a reader of record 1 faults on its buffer and stays there */
+	memset(&r, 0, sizeof(r));
+	r.fd = open_log(O_RDONLY);
+	ASSERT_LE(0, r.fd);
+	r.read_record = read_record;
+	r.buf = page;
+	r.len = pg;
+	ASSERT_EQ(0, pthread_create(&thr, NULL, stall_reader_main, &r));
+	memset(&pfd, 0, sizeof(pfd));
+	pfd.fd = uffd;
+	pfd.events = POLLIN;
+	ASSERT_EQ(1, poll(&pfd, 1, BLOCK_MS)) {
+		TH_LOG("no userfaultfd event: the reader did not fault on "
+		       "its buffer (done %d, ret %ld, %s)",
+		       stall_reader_done(&r), r.ret, strerrorname_np(r.err));
+	}
+	ASSERT_EQ((ssize_t)sizeof(msg), read(uffd, &msg, sizeof(msg)));
+	ASSERT_EQ(UFFD_EVENT_PAGEFAULT, msg.event);
+	ASSERT_EQ((uintptr_t)page, msg.arg.pagefault.address & ~(pg - 1ULL));
+	/* the kernel copies the record out: a write fault */
+	ASSERT_NE(0, msg.arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WRITE);
+	ASSERT_FALSE(stall_reader_done(&r));
+
+	if (mode != STALL_KEEP) {
+		/* both trims return at once (20 s is only a hang bound) */
+		ASSERT_TRUE(trim_in_child(self->fd, 2, false, WAKE_MS,
+					  &self->child, &status)) {
+			TH_LOG("RDMALOG_IOC_TRIM did not return within %u s "
+			       "while a reader was stalled in copy_to_user",
+			       WAKE_MS / 1000);
+		}
+		ASSERT_EQ(0, status) TH_LOG("trim: %s", rl_status_str(status));
+		ASSERT_TRUE(trim_in_child(self->fd, 3, true, WAKE_MS,
+					  &self->child, &status)) {
+			TH_LOG("'rdmalogctl log trim 3' did not return within "
+			       "%u s while a reader was stalled in "
+			       "copy_to_user", WAKE_MS / 1000);
+		}
+		ASSERT_EQ(0, status) TH_LOG("rdmalogctl: %s",
+					    rl_status_str(status));
+		ASSERT_EQ(0, rl_get_state(self->fd, &st));
+		ASSERT_EQ(3, st.first_lsn);
+		ASSERT_EQ(rl_rec_bytes(lens[2]), st.used);
+		ASSERT_FALSE(stall_reader_done(&r));
+	}
+	if (mode == STALL_OVERWRITE) {
+		/*
+		 * Go once around the ring, trimming all before each append,
+		 * until stream bytes [capacity, capacity + f1), ring bytes
+		 * [0, f1), have replaced record 1.
+		 */
+		until = SMALL_CAPACITY + f1;
+		for (i = 0; head < until; i++) {
+			ASSERT_EQ(0, rl_get_state(self->fd, &st));
+			ASSERT_EQ(0, rl_trim(self->fd, st.commit_lsn));
+			ASSERT_EQ(st.next_lsn, append(self->fd, SMALL_MAX_RECORD,
+						      1000 + i));
+			head += rl_rec_bytes(SMALL_MAX_RECORD);
+		}
+		ASSERT_FALSE(stall_reader_done(&r));
+	}
+
+	/* let the reader's copy go on */
+	memset(&copy, 0, sizeof(copy));
+	copy.dst = (uintptr_t)page;
+	copy.src = (uintptr_t)src;
+	copy.len = pg;
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_COPY, &copy)) {
+		TH_LOG("UFFDIO_COPY: %s", strerror(errno));
+	}
+	until = rl_mono_ms() + WAKE_MS;
+	while (!stall_reader_done(&r) && rl_mono_ms() < until)
+		rl_msleep(5);
+	ASSERT_TRUE(stall_reader_done(&r)) {
+		TH_LOG("the reader did not return once its fault was "
+		       "resolved");
+	}
+	ASSERT_EQ(0, pthread_join(thr, NULL));
+
+	if (mode == STALL_KEEP) {
+		ASSERT_EQ((long)lens[0], r.ret) {
+			TH_LOG("read: %s", strerrorname_np(r.err));
+		}
+		rl_pattern(wbuf, lens[0], 50);
+		ASSERT_EQ(0, memcmp(wbuf, page, lens[0]));
+		ASSERT_EQ(0xa5, page[lens[0]]);	/* nothing past the record */
+		if (read_record) {
+			ASSERT_EQ(1, r.rr.hdr.lsn);
+			ASSERT_EQ(lens[0], r.rr.hdr.len);
+			ASSERT_EQ(rl_crc32c(wbuf, lens[0]), r.rr.hdr.crc32c);
+		}
+		ASSERT_EQ(2, r.cursor);
+	} else {
+		/* trimmed while being read: -ERANGE, cursor unchanged */
+		ASSERT_EQ(-1, r.ret) {
+			TH_LOG("read of a trimmed record returned %ld", r.ret);
+		}
+		ASSERT_EQ(ERANGE, r.err) {
+			TH_LOG("got %s", strerrorname_np(r.err));
+		}
+		ASSERT_EQ(1, r.cursor);
+		if (mode == STALL_OVERWRITE) {
+			/*
+			 * The scenario is real: what the resumed copy took
+			 * from the ring is not record 1 any more.
+			 */
+			rl_pattern(wbuf, lens[0], 50);
+			ASSERT_NE(0, memcmp(wbuf, page, lens[0]));
+		}
+		/* and the descriptor goes on from first_lsn */
+		ASSERT_EQ(0, rl_get_state(self->fd, &st));
+		ASSERT_EQ((off_t)st.first_lsn,
+			  lseek(r.fd, st.first_lsn, SEEK_SET));
+		if (mode == STALL_TRIM) {
+			ASSERT_EQ(3, st.first_lsn);
+			ASSERT_EQ((ssize_t)lens[2],
+				  read(r.fd, rbuf, sizeof(rbuf)));
+			rl_pattern(wbuf, lens[2], 52);
+			ASSERT_EQ(0, memcmp(wbuf, rbuf, lens[2]));
+		} else {
+			ASSERT_EQ(st.next_lsn - 1, st.first_lsn);
+			ASSERT_EQ(SMALL_MAX_RECORD,
+				  read(r.fd, rbuf, sizeof(rbuf)));
+		}
+	}
+	close(r.fd);
+	close(uffd);
+	munmap(src, pg);
+	munmap(page, pg);
+}
+
+TEST_F_TIMEOUT(small, trim_not_blocked_by_stalled_reader, RL_TIMEOUT)
+{
+	stalled_reader_then(_metadata, self, STALL_OVERWRITE, false);
+}
+
+TEST_F_TIMEOUT(small, stalled_read_record_of_trimmed_record_erange,
+	       RL_TIMEOUT)
+{
+	stalled_reader_then(_metadata, self, STALL_TRIM, true);
+}
+
+TEST_F_TIMEOUT(small, stalled_reader_gets_record_once_resumed, RL_TIMEOUT)
+{
+	stalled_reader_then(_metadata, self, STALL_KEEP, false);
 }
 
 TEST_HARNESS_MAIN
