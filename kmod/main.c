@@ -3,19 +3,27 @@
  * rdmalog - module init and exit only.
  *
  * Init order: the counters (static per-CPU memory, nothing to set up),
- * the node (which owns the log), the character device, and the netlink
- * family last, so that nothing can reach the module before all of it is
- * ready. Exit is the exact reverse. The module cannot be unloaded while a
- * descriptor of /dev/rdmalog is open (the file operations' owner pins it),
- * and netlink requests are drained by genl_unregister_family().
+ * the peer connections (their workqueue), the RDMA devices (the ib_client,
+ * whose callbacks call into the connections), the node (which owns the log
+ * and starts the connections when it comes up), the character device, and
+ * the netlink family last, so that nothing can reach the module before all
+ * of it is ready. Exit is the exact reverse: once the netlink family and
+ * the character device are gone, the node goes down, which closes every
+ * connection and waits until they are released; only then is the ib_client
+ * unregistered (no device object can be left) and the workqueue destroyed.
+ * The module cannot be unloaded while a descriptor of /dev/rdmalog is open
+ * (the file operations' owner pins it), and netlink requests are drained
+ * by genl_unregister_family().
  */
 #include <linux/module.h>
 #include <linux/init.h>
 #include <net/genetlink.h>
 
 #include "chardev.h"
+#include "conn.h"
 #include "netlink.h"
 #include "node.h"
+#include "rdma_dev.h"
 #include "stats.h"
 
 #define RDMALOG_VERSION	"0.1.0"
@@ -24,6 +32,12 @@ static int __init rdmalog_init(void)
 {
 	int ret;
 
+	ret = rdmalog_conn_init();
+	if (ret)
+		goto err_conn;
+	ret = rdmalog_rdma_dev_init();
+	if (ret)
+		goto err_rdma_dev;
 	ret = rdmalog_node_init();
 	if (ret)
 		goto err_node;
@@ -42,6 +56,10 @@ err_netlink:
 err_chardev:
 	rdmalog_node_exit();
 err_node:
+	rdmalog_rdma_dev_exit();
+err_rdma_dev:
+	rdmalog_conn_exit();
+err_conn:
 	return ret;
 }
 
@@ -50,6 +68,8 @@ static void __exit rdmalog_exit(void)
 	rdmalog_netlink_exit();
 	rdmalog_chardev_exit();
 	rdmalog_node_exit();
+	rdmalog_rdma_dev_exit();
+	rdmalog_conn_exit();
 }
 
 module_init(rdmalog_init);

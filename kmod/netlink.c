@@ -94,12 +94,15 @@ static const struct nla_policy rdmalog_nl_policy[RDMALOG_A_MAX + 1] = {
 	[RDMALOG_A_PEERS]		= RDMALOG_NL_READ_ONLY,
 	[RDMALOG_A_STATS]		= RDMALOG_NL_READ_ONLY,
 	[RDMALOG_A_EVENT]		= RDMALOG_NL_READ_ONLY,
+	[RDMALOG_A_HEARTBEAT_MS]	= { .type = NLA_U32 },
+	[RDMALOG_A_PEER_TIMEOUT_MS]	= { .type = NLA_U32 },
 };
 
 /* The attributes each command takes. */
 #define RDMALOG_NL_NODE_SET_ATTRS					\
 	(BIT(RDMALOG_A_NODE_ID) | BIT(RDMALOG_A_CLUSTER_ID) |		\
-	 BIT(RDMALOG_A_ADDR) | BIT(RDMALOG_A_PORT) | BIT(RDMALOG_A_ROLE))
+	 BIT(RDMALOG_A_ADDR) | BIT(RDMALOG_A_PORT) | BIT(RDMALOG_A_ROLE) | \
+	 BIT(RDMALOG_A_HEARTBEAT_MS) | BIT(RDMALOG_A_PEER_TIMEOUT_MS))
 #define RDMALOG_NL_LOG_SET_ATTRS					\
 	(BIT(RDMALOG_A_CAPACITY) | BIT(RDMALOG_A_MAX_RECORD) |		\
 	 BIT(RDMALOG_A_DURABILITY) | BIT(RDMALOG_A_COMMIT_TIMEOUT_MS))
@@ -174,6 +177,22 @@ static int rdmalog_nl_check_value(int type, const struct nlattr *attr,
 		NL_SET_ERR_MSG_ATTR(extack, attr,
 				    "commit timeout must be 1 .. 3600000 ms");
 		return -EINVAL;
+	case RDMALOG_A_HEARTBEAT_MS:
+		v = nla_get_u32(attr);
+		if (v >= RDMALOG_MIN_HEARTBEAT_MS &&
+		    v <= RDMALOG_MAX_HEARTBEAT_MS)
+			return 0;
+		NL_SET_ERR_MSG_ATTR(extack, attr,
+				    "heartbeat must be 10 .. 60000 ms");
+		return -EINVAL;
+	case RDMALOG_A_PEER_TIMEOUT_MS:
+		v = nla_get_u32(attr);
+		if (v >= 2 * RDMALOG_MIN_HEARTBEAT_MS &&
+		    v <= RDMALOG_MAX_PEER_TIMEOUT_MS)
+			return 0;
+		NL_SET_ERR_MSG_ATTR(extack, attr,
+				    "peer timeout must be 20 .. 600000 ms");
+		return -EINVAL;
 	default:
 		return 0;
 	}
@@ -214,6 +233,13 @@ static int rdmalog_nl_put_addr(struct sk_buff *skb, int type,
 	return nla_put(skb, type, addr->len, addr->addr);
 }
 
+/* Room a PEER nest takes at most, for sizing replies. */
+#define RDMALOG_NL_PEER_SIZE						\
+	(nla_total_size(0) + nla_total_size(4) + nla_total_size(16) +	\
+	 nla_total_size(2) + nla_total_size(4) +			\
+	 nla_total_size(RDMALOG_PEER_MSG_LEN) +				\
+	 7 * nla_total_size_64bit(8))
+
 /* A PEER nest (type @type) describing @peer. */
 static int rdmalog_nl_put_peer(struct sk_buff *skb, int type,
 			       const struct rdmalog_peer_info *peer)
@@ -226,12 +252,32 @@ static int rdmalog_nl_put_peer(struct sk_buff *skb, int type,
 	if (nla_put_u32(skb, RDMALOG_PEER_A_NODE_ID, peer->node_id) ||
 	    rdmalog_nl_put_addr(skb, RDMALOG_PEER_A_ADDR, &peer->addr) ||
 	    nla_put_u16(skb, RDMALOG_PEER_A_PORT, peer->addr.port) ||
-	    nla_put_u32(skb, RDMALOG_PEER_A_STATE, peer->state)) {
-		nla_nest_cancel(skb, nest);
-		return -EMSGSIZE;
-	}
+	    nla_put_u32(skb, RDMALOG_PEER_A_STATE, peer->state) ||
+	    nla_put_string(skb, RDMALOG_PEER_A_MSG, peer->msg) ||
+	    nla_put_u64_64bit(skb, RDMALOG_PEER_A_RECONNECTS,
+			      peer->reconnects, RDMALOG_PEER_A_PAD) ||
+	    nla_put_u64_64bit(skb, RDMALOG_PEER_A_REFUSALS, peer->refusals,
+			      RDMALOG_PEER_A_PAD))
+		goto err;
+	/* What the peer reported, once it reported anything. */
+	if (peer->has_remote &&
+	    (nla_put_u64_64bit(skb, RDMALOG_PEER_A_LAST_RX_MS,
+			       peer->last_rx_ms, RDMALOG_PEER_A_PAD) ||
+	     nla_put_u64_64bit(skb, RDMALOG_PEER_A_EPOCH, peer->remote_epoch,
+			       RDMALOG_PEER_A_PAD) ||
+	     nla_put_u64_64bit(skb, RDMALOG_PEER_A_FIRST_LSN,
+			       peer->remote_first_lsn, RDMALOG_PEER_A_PAD) ||
+	     nla_put_u64_64bit(skb, RDMALOG_PEER_A_COMMIT_LSN,
+			       peer->remote_commit_lsn, RDMALOG_PEER_A_PAD) ||
+	     nla_put_u64_64bit(skb, RDMALOG_PEER_A_NEXT_LSN,
+			       peer->remote_next_lsn, RDMALOG_PEER_A_PAD)))
+		goto err;
 	nla_nest_end(skb, nest);
 	return 0;
+
+err:
+	nla_nest_cancel(skb, nest);
+	return -EMSGSIZE;
 }
 
 /* This node's id; left out while unset (0). */
@@ -262,7 +308,9 @@ static int rdmalog_nl_put_node(struct sk_buff *skb,
 	    rdmalog_nl_put_addr(skb, RDMALOG_A_ADDR, &cfg->listen) ||
 	    nla_put_u16(skb, RDMALOG_A_PORT, cfg->listen.port) ||
 	    nla_put_u32(skb, RDMALOG_A_ROLE, cfg->role) ||
-	    nla_put_u64_64bit(skb, RDMALOG_A_EPOCH, epoch, RDMALOG_A_PAD))
+	    nla_put_u64_64bit(skb, RDMALOG_A_EPOCH, epoch, RDMALOG_A_PAD) ||
+	    nla_put_u32(skb, RDMALOG_A_HEARTBEAT_MS, cfg->heartbeat_ms) ||
+	    nla_put_u32(skb, RDMALOG_A_PEER_TIMEOUT_MS, cfg->peer_timeout_ms))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -281,12 +329,12 @@ static int rdmalog_nl_put_log(struct sk_buff *skb,
 	return 0;
 }
 
-static struct sk_buff *rdmalog_nl_reply_new(struct genl_info *info,
-					    void **hdr)
+static struct sk_buff *rdmalog_nl_reply_new_size(struct genl_info *info,
+						 void **hdr, size_t size)
 {
 	struct sk_buff *skb;
 
-	skb = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	skb = genlmsg_new(size, GFP_KERNEL);
 	if (!skb)
 		return NULL;
 	*hdr = genlmsg_put_reply(skb, info, &rdmalog_nl_family, 0,
@@ -296,6 +344,12 @@ static struct sk_buff *rdmalog_nl_reply_new(struct genl_info *info,
 		return NULL;
 	}
 	return skb;
+}
+
+static struct sk_buff *rdmalog_nl_reply_new(struct genl_info *info,
+					    void **hdr)
+{
+	return rdmalog_nl_reply_new_size(info, hdr, NLMSG_GOODSIZE);
 }
 
 /* Send the reply, or free it and return @err when filling it failed. */
@@ -370,6 +424,10 @@ static int rdmalog_nl_node_set(struct sk_buff *skb, struct genl_info *info)
 		cfg.listen.port = nla_get_u16(a[RDMALOG_A_PORT]);
 	if (a[RDMALOG_A_ROLE])
 		cfg.role = nla_get_u32(a[RDMALOG_A_ROLE]);
+	if (a[RDMALOG_A_HEARTBEAT_MS])
+		cfg.heartbeat_ms = nla_get_u32(a[RDMALOG_A_HEARTBEAT_MS]);
+	if (a[RDMALOG_A_PEER_TIMEOUT_MS])
+		cfg.peer_timeout_ms = nla_get_u32(a[RDMALOG_A_PEER_TIMEOUT_MS]);
 	return rdmalog_node_set_config(&cfg, info->extack);
 }
 
@@ -637,7 +695,9 @@ static int rdmalog_nl_put_status(struct sk_buff *skb,
 	    nla_put_u64_64bit(skb, RDMALOG_A_CAPACITY, st->log.capacity,
 			      RDMALOG_A_PAD) ||
 	    nla_put_u32(skb, RDMALOG_A_MAX_RECORD, st->log.max_record) ||
-	    nla_put_u32(skb, RDMALOG_A_OPENERS, rdmalog_chardev_openers()))
+	    nla_put_u32(skb, RDMALOG_A_OPENERS, rdmalog_chardev_openers()) ||
+	    nla_put_u32(skb, RDMALOG_A_HEARTBEAT_MS, cfg->heartbeat_ms) ||
+	    nla_put_u32(skb, RDMALOG_A_PEER_TIMEOUT_MS, cfg->peer_timeout_ms))
 		return -EMSGSIZE;
 
 	/* The indices of a log exist only while it is up. */
@@ -672,14 +732,17 @@ static int rdmalog_nl_status_get(struct sk_buff *skb, struct genl_info *info)
 	err = rdmalog_nl_attrs(info, 0);
 	if (err < 0)
 		return err;
-	/* About 700 bytes: too much for the stack. */
+	/* Several KiB with the peers: too much for the stack. */
 	st = kzalloc(sizeof(*st), GFP_KERNEL);
 	if (!st)
 		return -ENOMEM;
 	rdmalog_node_get_status(st);
 
 	err = -ENOMEM;
-	msg = rdmalog_nl_reply_new(info, &hdr);
+	/* Every peer may carry a status message: more than a page. */
+	msg = rdmalog_nl_reply_new_size(info, &hdr, NLMSG_GOODSIZE +
+					RDMALOG_MAX_PEERS *
+					RDMALOG_NL_PEER_SIZE);
 	if (!msg)
 		goto out_free;
 	err = rdmalog_nl_put_status(msg, st);

@@ -8,9 +8,15 @@
  * peer functions (called by netlink.c), each of which validates the whole
  * request first and then applies all of it or nothing.
  *
- * Replication is not implemented yet: the durability modes quorum and all
- * act as async, and the state says so (RDMALOG_STATE_DURABILITY_DEGRADED,
- * a status message). Peers are configuration only (RDMALOG_PEER_CONFIGURED).
+ * While the log is up, conn.c keeps a connection to every peer (one
+ * &struct rdmalog_conn per peer, hanging off &struct rdmalog_peer): it is
+ * started by rdmalog_node_up() and rdmalog_node_peer_add(), and stopped,
+ * waiting for everything to be released, by rdmalog_node_down(),
+ * rdmalog_node_peer_del() and rdmalog_node_exit(). The peers' connection
+ * states come from conn.c. Records are not replicated yet (the data path
+ * is the next milestone): the durability modes quorum and all act as
+ * async, and the state says so (RDMALOG_STATE_DURABILITY_DEGRADED, a
+ * status message).
  */
 #include <linux/errno.h>
 #include <linux/fs.h>
@@ -23,6 +29,7 @@
 #include <asm/page.h>
 
 #include "node.h"
+#include "conn.h"
 #include "log.h"
 #include "netlink.h"
 
@@ -31,32 +38,28 @@
  * @list: entry in &rdmalog_node.peers
  * @node_id: the peer's node id, unique among peers and not ours
  * @addr: its address and port; unique among peers
- * @state: enum rdmalog_peer_state; RDMALOG_PEER_CONFIGURED until
- *	replication exists
+ * @conn: the connection to the peer while the log is up (this object holds
+ *	one reference on it), NULL while down; its state is the peer's
  *
  * A peer is created by rdmalog_node_peer_add() and freed by
  * rdmalog_node_peer_del() or rdmalog_node_exit(); it lives on
  * &rdmalog_node.peers and every field is read and written only with
- * &rdmalog_node.config_mutex held. Nobody else holds a pointer to it.
- *
- * The connection to the peer (rdma_cm id, QP, reconnect work) will hang
- * off this object: it will be created when the node comes up and torn down
- * before the peer is freed, and will take its own reference then.
+ * &rdmalog_node.config_mutex held. Nobody else holds a pointer to it (conn.c
+ * has its own references to @conn, never to the peer).
  */
 struct rdmalog_peer {
 	struct list_head list;
 	u32 node_id;
 	struct rdmalog_addr addr;
-	u32 state;
+	struct rdmalog_conn *conn;
 };
 
 /**
  * struct rdmalog_node - the node, a singleton
  * @config_mutex: protects every other field. Taken in process context
  *	only. Lock order: the genetlink mutex (netlink doit/dumpit) is taken
- *	before it; the log's internal locks (rdmalog_log_*() calls, except
- *	rdmalog_log_trim(), which may wait for readers and runs without it)
- *	and the netlink multicast path (rdmalog_netlink_notify_*(), which
+ *	before it; the log's internal locks (rdmalog_log_*() calls) and the
+ *	netlink multicast path (rdmalog_netlink_notify_*(), which
  *	never calls back into this file) are taken inside it. Events are
  *	sent with it held so they leave in the order the changes were made.
  * @config: the configuration set by the operator
@@ -115,7 +118,9 @@ static void rdmalog_peer_to_info(const struct rdmalog_peer *peer,
 	memset(info, 0, sizeof(*info));
 	info->node_id = peer->node_id;
 	info->addr = peer->addr;
-	info->state = peer->state;
+	info->state = RDMALOG_PEER_CONFIGURED;
+	if (peer->conn)
+		rdmalog_conn_get_info(peer->conn, info);
 }
 
 static struct rdmalog_peer *rdmalog_node_find_peer(u32 node_id)
@@ -160,6 +165,8 @@ int rdmalog_node_init(void)
 	cfg->max_record = RDMALOG_DEFAULT_MAX_RECORD;
 	cfg->durability = RDMALOG_DURABLE_QUORUM;
 	cfg->commit_timeout_ms = RDMALOG_DEFAULT_COMMIT_TIMEOUT_MS;
+	cfg->heartbeat_ms = RDMALOG_DEFAULT_HEARTBEAT_MS;
+	cfg->peer_timeout_ms = RDMALOG_DEFAULT_PEER_TIMEOUT_MS;
 	rdmalog_node.epoch = 1;
 	rdmalog_node.up = false;
 	rdmalog_node.log = NULL;
@@ -169,15 +176,22 @@ int rdmalog_node_init(void)
 }
 
 /*
- * End the current up period: no new descriptor gets the log, blocked and
- * later calls on open descriptors get -ENETDOWN, and the node's reference
- * goes; the memory goes with the last descriptor's.
+ * End the current up period: every peer connection is closed and released
+ * (this waits), no new descriptor gets the log, blocked and later calls on
+ * open descriptors get -ENETDOWN, and the node's reference goes; the
+ * memory goes with the last descriptor's.
  */
 static void rdmalog_node_stop_log(void)
 {
 	struct rdmalog_log *log = rdmalog_node.log;
+	struct rdmalog_peer *peer;
 
 	lockdep_assert_held(&rdmalog_node.config_mutex);
+	rdmalog_conn_stop();
+	list_for_each_entry(peer, &rdmalog_node.peers, list) {
+		rdmalog_conn_put(peer->conn);
+		peer->conn = NULL;
+	}
 	rdmalog_node.log = NULL;
 	rdmalog_node.up = false;
 	rdmalog_log_shutdown(log);
@@ -284,6 +298,25 @@ static int rdmalog_node_check_values(const struct rdmalog_node_config *cfg,
 	    cfg->commit_timeout_ms > RDMALOG_MAX_COMMIT_TIMEOUT_MS) {
 		NL_SET_ERR_MSG(extack,
 			       "commit timeout must be 1 .. 3600000 ms");
+		return -EINVAL;
+	}
+	if (cfg->heartbeat_ms < RDMALOG_MIN_HEARTBEAT_MS ||
+	    cfg->heartbeat_ms > RDMALOG_MAX_HEARTBEAT_MS) {
+		NL_SET_ERR_MSG(extack, "heartbeat must be 10 .. 60000 ms");
+		return -EINVAL;
+	}
+	if (cfg->peer_timeout_ms > RDMALOG_MAX_PEER_TIMEOUT_MS) {
+		NL_SET_ERR_MSG(extack, "peer timeout must be at most 600000 ms");
+		return -EINVAL;
+	}
+	if (cfg->peer_timeout_ms < 2 * cfg->heartbeat_ms) {
+		if (cfg->heartbeat_ms != cur->heartbeat_ms &&
+		    cfg->peer_timeout_ms == cur->peer_timeout_ms)
+			NL_SET_ERR_MSG(extack,
+				       "peer timeout must be at least twice the heartbeat; raise the peer timeout first");
+		else
+			NL_SET_ERR_MSG(extack,
+				       "peer timeout must be at least twice the heartbeat");
 		return -EINVAL;
 	}
 	return 0;
@@ -395,12 +428,18 @@ int rdmalog_node_set_config(const struct rdmalog_node_config *cfg,
 		       memcmp(new.listen.addr, cur->listen.addr,
 			      sizeof(new.listen.addr)) ||
 		       new.listen.port != cur->listen.port ||
-		       new.role != cur->role;
+		       new.role != cur->role ||
+		       new.heartbeat_ms != cur->heartbeat_ms ||
+		       new.peer_timeout_ms != cur->peer_timeout_ms;
 	log_changed = new.capacity != cur->capacity ||
 		      new.max_record != cur->max_record ||
 		      new.durability != cur->durability ||
 		      new.commit_timeout_ms != cur->commit_timeout_ms;
 	*cur = new;
+	if (rdmalog_node.up) {
+		rdmalog_conn_set_timers(cur->heartbeat_ms, cur->peer_timeout_ms);
+		rdmalog_conn_set_role(cur->role);
+	}
 
 	if (node_changed)
 		rdmalog_netlink_notify_node(RDMALOG_EVENT_NODE_CHANGED, cur,
@@ -457,7 +496,6 @@ int rdmalog_node_peer_add(const struct rdmalog_peer_info *info,
 		return -ENOMEM;
 	peer->node_id = info->node_id;
 	peer->addr = addr;
-	peer->state = RDMALOG_PEER_CONFIGURED;
 
 	mutex_lock(&rdmalog_node.config_mutex);
 	if (peer->node_id == rdmalog_node.config.node_id) {
@@ -487,11 +525,24 @@ int rdmalog_node_peer_add(const struct rdmalog_peer_info *info,
 		err = -ENOSPC;
 		goto out_free;
 	}
+	if (rdmalog_node.up) {
+		/* Our reference, dropped when the log goes down. */
+		peer->conn = rdmalog_conn_create(peer->node_id, &peer->addr);
+		if (!peer->conn) {
+			err = -ENOMEM;
+			goto out_free;
+		}
+	}
 	list_add_tail(&peer->list, &rdmalog_node.peers);
 	rdmalog_node.npeers++;
 	rdmalog_peer_to_info(peer, &added);
+	if (peer->conn)
+		added.state = RDMALOG_PEER_CONNECTING;
 	rdmalog_netlink_notify_peer(RDMALOG_EVENT_PEER_ADDED,
 				    rdmalog_node.config.node_id, &added);
+	/* After PEER_ADDED, so that its state events come later. */
+	if (peer->conn)
+		rdmalog_conn_activate(peer->conn);
 	mutex_unlock(&rdmalog_node.config_mutex);
 	return 0;
 
@@ -522,6 +573,12 @@ int rdmalog_node_peer_del(u32 node_id, struct netlink_ext_ack *extack)
 	}
 	list_del(&peer->list);
 	rdmalog_node.npeers--;
+	if (peer->conn) {
+		/* Waits until the connection is gone. */
+		rdmalog_conn_remove(peer->conn);
+		rdmalog_conn_put(peer->conn);
+		peer->conn = NULL;
+	}
 	rdmalog_peer_to_info(peer, &removed);
 	rdmalog_netlink_notify_peer(RDMALOG_EVENT_PEER_REMOVED,
 				    rdmalog_node.config.node_id, &removed);
@@ -583,16 +640,68 @@ u32 rdmalog_node_peers(struct rdmalog_peer_info *infos, u32 max)
 	return n;
 }
 
+/* Start the connections of an up period of @log. */
+static int rdmalog_node_start_conns(struct rdmalog_log *log,
+				    struct netlink_ext_ack *extack)
+{
+	const struct rdmalog_node_config *cfg = &rdmalog_node.config;
+	struct rdmalog_conn_params cp = {
+		.node_id = cfg->node_id,
+		.cluster_id = cfg->cluster_id,
+		.listen = cfg->listen,
+		.capacity = cfg->capacity,
+		.max_record = cfg->max_record,
+		.epoch = rdmalog_node.epoch,
+		.role = cfg->role,
+		.heartbeat_ms = cfg->heartbeat_ms,
+		.peer_timeout_ms = cfg->peer_timeout_ms,
+		.log = log,
+	};
+	struct rdmalog_peer *peer;
+	int err;
+
+	lockdep_assert_held(&rdmalog_node.config_mutex);
+	err = rdmalog_conn_start(&cp);
+	if (err) {
+		NL_SET_ERR_MSG(extack, "cannot start the peer connections");
+		return err;
+	}
+	list_for_each_entry(peer, &rdmalog_node.peers, list) {
+		/* Our reference, dropped by rdmalog_node_stop_log(). */
+		peer->conn = rdmalog_conn_create(peer->node_id, &peer->addr);
+		if (!peer->conn) {
+			NL_SET_ERR_MSG(extack,
+				       "out of memory for the peer connections");
+			err = -ENOMEM;
+			goto err_put;
+		}
+	}
+	return 0;
+
+err_put:
+	list_for_each_entry(peer, &rdmalog_node.peers, list) {
+		rdmalog_conn_put(peer->conn);
+		peer->conn = NULL;
+	}
+	rdmalog_conn_stop();
+	return err;
+}
+
 /**
  * rdmalog_node_up() - allocate the ring and start serving
  * @extack: where to say why it failed; may be NULL
  *
+ * Also starts listening for and connecting to the peers (in the
+ * background: the peers' states tell how that goes).
+ *
  * Return: 0; -EALREADY if up; -EINVAL if the node id is unset; the error
- * of rdmalog_log_create() (-ENOMEM) otherwise.
+ * of rdmalog_log_create() (-ENOMEM) or of starting the connections
+ * otherwise.
  */
 int rdmalog_node_up(struct netlink_ext_ack *extack)
 {
 	struct rdmalog_log_params params = {};
+	struct rdmalog_peer *peer;
 	struct rdmalog_log *log;
 	int err = 0;
 
@@ -622,6 +731,11 @@ int rdmalog_node_up(struct netlink_ext_ack *extack)
 				       "cannot create the log with these settings");
 		goto out_unlock;
 	}
+	err = rdmalog_node_start_conns(log, extack);
+	if (err) {
+		rdmalog_log_put(log);
+		goto out_unlock;
+	}
 
 	/* The node's reference, dropped by rdmalog_node_stop_log(). */
 	rdmalog_node.log = log;
@@ -633,6 +747,13 @@ int rdmalog_node_up(struct netlink_ext_ack *extack)
 			    rdmalog_node.config.max_record, rdmalog_node.epoch);
 	rdmalog_netlink_notify_node(RDMALOG_EVENT_UP, &rdmalog_node.config,
 				    rdmalog_node.epoch);
+	/*
+	 * After UP, which implies that every peer is CONNECTING (and DOWN
+	 * that every peer is CONFIGURED again): PEER_STATE events report the
+	 * changes in between.
+	 */
+	list_for_each_entry(peer, &rdmalog_node.peers, list)
+		rdmalog_conn_activate(peer->conn);
 out_unlock:
 	mutex_unlock(&rdmalog_node.config_mutex);
 	return err;
@@ -670,14 +791,14 @@ out_unlock:
  * @lsn: becomes the oldest retained LSN; at or below it already: no-op
  * @extack: where to say why it failed; may be NULL
  *
- * The trim itself runs without config_mutex (it waits for readers copying
- * records out, which may take long), on a reference to the log that was
- * up. %RDMALOG_EVENT_TRIMMED is then sent, under config_mutex, when that
- * log is still the node's and its first LSN moved past the last one
+ * The trim itself runs on a reference to the log that was up, without
+ * config_mutex (it needs none: it is one section under the log's lock).
+ * %RDMALOG_EVENT_TRIMMED is then sent, under config_mutex, when that log
+ * is still the node's and its first LSN moved past the last one
  * announced, so the FIRST_LSN of successive events only grows.
  *
  * Return: 0; -ENETDOWN when down (or when it went down meanwhile);
- * -ERANGE when @lsn is above the commit LSN; -EINTR on a fatal signal.
+ * -ERANGE when @lsn is above the commit LSN.
  */
 int rdmalog_node_trim(u64 lsn, struct netlink_ext_ack *extack)
 {
@@ -746,6 +867,13 @@ void rdmalog_node_get_status(struct rdmalog_node_status *st)
 	else if (!rdmalog_node.up)
 		strscpy(st->msg, "log is down", sizeof(st->msg));
 	if (rdmalog_node.up) {
+		char note[128];
+
+		/* A listener that could not be set up is worth saying. */
+		rdmalog_conn_status_msg(note, sizeof(note));
+		if (note[0] && st->msg[0])
+			strlcat(st->msg, "; ", sizeof(st->msg));
+		strlcat(st->msg, note, sizeof(st->msg));
 		rdmalog_log_get_state(rdmalog_node.log, &st->log);
 	} else {
 		st->log.capacity = cfg->capacity;

@@ -19,6 +19,8 @@ struct netlink_ext_ack;
 #define RDMALOG_CAPACITY_ALIGN		4096
 /* Longest commit timeout (uapi: RDMALOG_A_COMMIT_TIMEOUT_MS), one hour. */
 #define RDMALOG_MAX_COMMIT_TIMEOUT_MS	3600000U
+/* Bytes of a peer's status message (uapi: RDMALOG_PEER_A_MSG), NUL included. */
+#define RDMALOG_PEER_MSG_LEN		128
 
 /**
  * struct rdmalog_addr - an IPv4 or IPv6 address and port
@@ -42,6 +44,8 @@ struct rdmalog_addr {
  * @max_record: largest payload
  * @durability: enum rdmalog_durability requested
  * @commit_timeout_ms: how long a writer waits for its durability
+ * @heartbeat_ms: heartbeat interval to every peer
+ * @peer_timeout_ms: silence after which a connected peer is declared dead
  */
 struct rdmalog_node_config {
 	u32 node_id;
@@ -52,6 +56,8 @@ struct rdmalog_node_config {
 	u32 max_record;
 	u32 durability;
 	u32 commit_timeout_ms;
+	u32 heartbeat_ms;
+	u32 peer_timeout_ms;
 };
 
 /**
@@ -59,11 +65,29 @@ struct rdmalog_node_config {
  * @node_id: the peer's id
  * @addr: its address and port
  * @state: enum rdmalog_peer_state
+ * @msg: why the state is what it is; may be empty
+ * @reconnects: connections established after the first of the up period
+ * @refusals: handshakes refused by either side in the up period
+ * @has_remote: a message arrived from the peer; the fields below are set
+ * @last_rx_ms: milliseconds since the last message
+ * @remote_epoch: the peer's epoch per its last message
+ * @remote_first_lsn: the peer's first LSN per its last message
+ * @remote_commit_lsn: the peer's commit LSN per its last message
+ * @remote_next_lsn: the peer's next LSN per its last message
  */
 struct rdmalog_peer_info {
 	u32 node_id;
 	struct rdmalog_addr addr;
 	u32 state;
+	char msg[RDMALOG_PEER_MSG_LEN];
+	u64 reconnects;
+	u64 refusals;
+	bool has_remote;
+	u64 last_rx_ms;
+	u64 remote_epoch;
+	u64 remote_first_lsn;
+	u64 remote_commit_lsn;
+	u64 remote_next_lsn;
 };
 
 /**
@@ -83,7 +107,7 @@ struct rdmalog_node_status {
 	struct rdmalog_node_config config;
 	u64 epoch;
 	u32 durability_effective;
-	char msg[128];
+	char msg[256];
 	struct rdmalog_log_state log;
 	u32 npeers;
 	struct rdmalog_peer_info peers[RDMALOG_MAX_PEERS];

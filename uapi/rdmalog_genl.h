@@ -11,9 +11,12 @@
  *
  * Commands and their attributes (-> reply):
  *
- * NODE_GET                  -> NODE_ID, CLUSTER_ID, ADDR, PORT, ROLE, EPOCH
- * NODE_SET  [NODE_ID] [CLUSTER_ID] [ADDR] [PORT] [ROLE]
- *           NODE_ID, CLUSTER_ID, ADDR and PORT only while down (-EBUSY)
+ * NODE_GET                  -> NODE_ID, CLUSTER_ID, ADDR, PORT, ROLE, EPOCH,
+ *                              HEARTBEAT_MS, PEER_TIMEOUT_MS
+ * NODE_SET  [NODE_ID] [CLUSTER_ID] [ADDR] [PORT] [ROLE] [HEARTBEAT_MS]
+ *           [PEER_TIMEOUT_MS]
+ *           NODE_ID, CLUSTER_ID, ADDR and PORT only while down (-EBUSY);
+ *           PEER_TIMEOUT_MS >= 2 * HEARTBEAT_MS (-EINVAL)
  * PEER_ADD  NODE_ID ADDR [PORT] (-EEXIST if the id or address is taken,
  *                                -EINVAL for our own id, -ENOSPC past
  *                                RDMALOG_MAX_PEERS)
@@ -30,7 +33,8 @@
  *                              DURABILITY, DURABILITY_EFFECTIVE,
  *                              STATUS_MSG, FIRST_LSN, COMMIT_LSN,
  *                              NEXT_LSN, CAPACITY, USED, MAX_RECORD,
- *                              OPENERS, PEERS (nest of PEER nests)
+ *                              OPENERS, HEARTBEAT_MS, PEER_TIMEOUT_MS,
+ *                              PEERS (nest of PEER nests)
  * STATS_GET                 -> STATS (nest of enum rdmalog_stat, u64 each)
  * TRIM      LSN             (-ERANGE above the commit LSN, -ENETDOWN
  *                              when down)
@@ -59,6 +63,16 @@
 #define RDMALOG_DEFAULT_PORT		7471
 /** RDMALOG_DEFAULT_COMMIT_TIMEOUT_MS - how long a writer waits for quorum */
 #define RDMALOG_DEFAULT_COMMIT_TIMEOUT_MS	5000
+/** RDMALOG_DEFAULT_HEARTBEAT_MS - heartbeat interval until configured */
+#define RDMALOG_DEFAULT_HEARTBEAT_MS	100
+/** RDMALOG_MIN_HEARTBEAT_MS - shortest heartbeat interval */
+#define RDMALOG_MIN_HEARTBEAT_MS	10
+/** RDMALOG_MAX_HEARTBEAT_MS - longest heartbeat interval */
+#define RDMALOG_MAX_HEARTBEAT_MS	60000
+/** RDMALOG_DEFAULT_PEER_TIMEOUT_MS - peer timeout until configured */
+#define RDMALOG_DEFAULT_PEER_TIMEOUT_MS	1000
+/** RDMALOG_MAX_PEER_TIMEOUT_MS - longest peer timeout (at least 2 beats) */
+#define RDMALOG_MAX_PEER_TIMEOUT_MS	600000
 
 /**
  * enum rdmalog_cmd - generic netlink commands of family "rdmalog"
@@ -128,6 +142,11 @@ enum rdmalog_cmd {
  * @RDMALOG_A_PEERS: nest of %RDMALOG_A_PEER
  * @RDMALOG_A_STATS: nest of &enum rdmalog_stat
  * @RDMALOG_A_EVENT: u32, &enum rdmalog_event
+ * @RDMALOG_A_HEARTBEAT_MS: u32, heartbeat interval to every peer,
+ *	%RDMALOG_MIN_HEARTBEAT_MS .. %RDMALOG_MAX_HEARTBEAT_MS
+ * @RDMALOG_A_PEER_TIMEOUT_MS: u32, silence after which a connected peer
+ *	is declared dead, 2 * HEARTBEAT_MS .. %RDMALOG_MAX_PEER_TIMEOUT_MS
+ *	(the peer's own heartbeat interval, times two, is waited at least)
  * @__RDMALOG_A_MAX: number of attributes
  */
 enum rdmalog_attr {
@@ -156,6 +175,8 @@ enum rdmalog_attr {
 	RDMALOG_A_PEERS,
 	RDMALOG_A_STATS,
 	RDMALOG_A_EVENT,
+	RDMALOG_A_HEARTBEAT_MS,
+	RDMALOG_A_PEER_TIMEOUT_MS,
 
 	__RDMALOG_A_MAX
 };
@@ -170,6 +191,20 @@ enum rdmalog_attr {
  * @RDMALOG_PEER_A_ADDR: binary, 4 or 16 bytes
  * @RDMALOG_PEER_A_PORT: u16
  * @RDMALOG_PEER_A_STATE: u32, &enum rdmalog_peer_state
+ * @RDMALOG_PEER_A_MSG: string, why the state is what it is (the reason
+ *	of a refusal, of a disconnection...); empty when connected
+ * @RDMALOG_PEER_A_RECONNECTS: u64, connections established again after
+ *	the first one of this up period
+ * @RDMALOG_PEER_A_REFUSALS: u64, handshakes refused, by either side,
+ *	in this up period
+ * @RDMALOG_PEER_A_LAST_RX_MS: u64, milliseconds since the last message
+ *	from the peer; absent until one arrived
+ * @RDMALOG_PEER_A_EPOCH: u64, the peer's epoch per its last message
+ * @RDMALOG_PEER_A_FIRST_LSN: u64, the peer's first LSN per its last message
+ * @RDMALOG_PEER_A_COMMIT_LSN: u64, the peer's commit LSN per its last
+ *	message
+ * @RDMALOG_PEER_A_NEXT_LSN: u64, the peer's next LSN per its last message
+ *	(EPOCH and the LSNs are absent until a message arrived)
  * @__RDMALOG_PEER_A_MAX: number of attributes
  */
 enum rdmalog_peer_attr {
@@ -179,6 +214,14 @@ enum rdmalog_peer_attr {
 	RDMALOG_PEER_A_ADDR,
 	RDMALOG_PEER_A_PORT,
 	RDMALOG_PEER_A_STATE,
+	RDMALOG_PEER_A_MSG,
+	RDMALOG_PEER_A_RECONNECTS,
+	RDMALOG_PEER_A_REFUSALS,
+	RDMALOG_PEER_A_LAST_RX_MS,
+	RDMALOG_PEER_A_EPOCH,
+	RDMALOG_PEER_A_FIRST_LSN,
+	RDMALOG_PEER_A_COMMIT_LSN,
+	RDMALOG_PEER_A_NEXT_LSN,
 
 	__RDMALOG_PEER_A_MAX
 };
@@ -187,12 +230,15 @@ enum rdmalog_peer_attr {
 
 /**
  * enum rdmalog_peer_state - connection state of a peer
- * @RDMALOG_PEER_CONFIGURED: known, no connection attempted (log down or
- *	replication not available)
- * @RDMALOG_PEER_CONNECTING: rdma_cm connection in progress
+ * @RDMALOG_PEER_CONFIGURED: known, no connection attempted (log down)
+ * @RDMALOG_PEER_CONNECTING: not connected yet in this up period; the node
+ *	with the smaller id connects (retrying with backoff), the other one
+ *	waits (and knocks)
  * @RDMALOG_PEER_CONNECTED: connected and handshake done
- * @RDMALOG_PEER_DISCONNECTED: lost; reconnecting with backoff
- * @RDMALOG_PEER_REFUSED: handshake refused (reason in the kernel log)
+ * @RDMALOG_PEER_DISCONNECTED: was connected in this up period and lost the
+ *	connection; reconnecting as for CONNECTING
+ * @RDMALOG_PEER_REFUSED: handshake refused by either side (reason in
+ *	%RDMALOG_PEER_A_MSG and the kernel log); retried with backoff
  */
 enum rdmalog_peer_state {
 	RDMALOG_PEER_CONFIGURED,
@@ -217,6 +263,20 @@ enum rdmalog_peer_state {
  * @RDMALOG_STAT_TRIMMED_RECORDS: records discarded by trims
  * @RDMALOG_STAT_WRITER_WAITS: times a writer blocked on a full ring
  * @RDMALOG_STAT_READER_WAITS: times a reader blocked on an empty log
+ * @RDMALOG_STAT_CONNECTS: peer connections established
+ * @RDMALOG_STAT_DISCONNECTS: established peer connections lost or closed
+ * @RDMALOG_STAT_CONNECT_FAILURES: connection attempts that failed before
+ *	being established (refusals included, knocks not counted)
+ * @RDMALOG_STAT_REFUSALS_SENT: connection requests this node refused
+ * @RDMALOG_STAT_REFUSALS_RECEIVED: connection attempts peers refused
+ * @RDMALOG_STAT_HEARTBEAT_TIMEOUTS: peers declared dead after a silence
+ * @RDMALOG_STAT_MSGS_SENT: control messages sent
+ * @RDMALOG_STAT_MSGS_RECEIVED: valid control messages received
+ * @RDMALOG_STAT_BAD_MSGS: invalid control messages (connection dropped)
+ * @RDMALOG_STAT_COMPLETION_ERRORS: failed work completions and fatal
+ *	queue pair events (connection dropped)
+ * @RDMALOG_STAT_SEND_STALLS: control messages not sent for lack of send
+ *	credits or buffers
  * @__RDMALOG_STAT_MAX: number of counters
  */
 enum rdmalog_stat {
@@ -232,6 +292,17 @@ enum rdmalog_stat {
 	RDMALOG_STAT_TRIMMED_RECORDS,
 	RDMALOG_STAT_WRITER_WAITS,
 	RDMALOG_STAT_READER_WAITS,
+	RDMALOG_STAT_CONNECTS,
+	RDMALOG_STAT_DISCONNECTS,
+	RDMALOG_STAT_CONNECT_FAILURES,
+	RDMALOG_STAT_REFUSALS_SENT,
+	RDMALOG_STAT_REFUSALS_RECEIVED,
+	RDMALOG_STAT_HEARTBEAT_TIMEOUTS,
+	RDMALOG_STAT_MSGS_SENT,
+	RDMALOG_STAT_MSGS_RECEIVED,
+	RDMALOG_STAT_BAD_MSGS,
+	RDMALOG_STAT_COMPLETION_ERRORS,
+	RDMALOG_STAT_SEND_STALLS,
 
 	__RDMALOG_STAT_MAX
 };

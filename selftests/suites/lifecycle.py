@@ -260,8 +260,9 @@ def status_json(c):
     assert st["message"], "no status message while durability is degraded"
     assert len(st["peers"]) == 1, st["peers"]
     p = st["peers"][0]
-    assert (p["id"], p["address"], p["port"], p["state"]) == \
-        (2, "198.18.0.2", 7471, "configured"), p
+    # added while up: the node tries to reach it (no peer VM exists here)
+    assert (p["id"], p["address"], p["port"]) == (2, "198.18.0.2", 7471), p
+    assert p["state"] in ("connecting", "disconnected"), p
     r = n.run("rdmalogctl status", timeout=60, check=True)
     assert re.search(r"degraded|async", r.out, re.I), \
         f"rdmalogctl status does not say quorum acts as async:\n{r.out}"

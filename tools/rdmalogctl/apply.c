@@ -8,7 +8,7 @@
  * applying the same file twice does nothing the second time:
  *
  *   1. (log down only) delete peers that clash with our new id/address
- *   2. node set   the identity and role attributes that differ
+ *   2. node set   the identity, role and timers attributes that differ
  *   3. log set    the settings of the file that differ
  *   4. peer del   peers not in the file (or with another address/port)
  *   5. peer add   nodes of the file that are not peers yet
@@ -35,6 +35,7 @@ struct action {
 	uint8_t cmd;
 	bool has[RDMALOG_A_MAX + 1];
 	uint32_t node_id, role, max_record, durability, commit_timeout_ms;
+	uint32_t heartbeat_ms, peer_timeout_ms;
 	uint64_t cluster_id, capacity;
 	struct rl_addr addr;
 	uint16_t port;
@@ -101,6 +102,11 @@ static int fill_action(struct nl_msg *msg, const struct action *a)
 	if (a->has[RDMALOG_A_COMMIT_TIMEOUT_MS])
 		r |= nla_put_u32(msg, RDMALOG_A_COMMIT_TIMEOUT_MS,
 				 a->commit_timeout_ms);
+	if (a->has[RDMALOG_A_HEARTBEAT_MS])
+		r |= nla_put_u32(msg, RDMALOG_A_HEARTBEAT_MS, a->heartbeat_ms);
+	if (a->has[RDMALOG_A_PEER_TIMEOUT_MS])
+		r |= nla_put_u32(msg, RDMALOG_A_PEER_TIMEOUT_MS,
+				 a->peer_timeout_ms);
 	return r ? -1 : 0;
 }
 
@@ -236,6 +242,19 @@ static void plan(const struct cluster *cl, const struct cl_node *self,
 		a->has[RDMALOG_A_ROLE] = true;
 		a->role = role;
 		append(a, " role %s", role_name(role));
+	}
+	if (cl->has_heartbeat && (!node->has[RDMALOG_A_HEARTBEAT_MS] ||
+				  node->heartbeat_ms != cl->heartbeat_ms)) {
+		a->has[RDMALOG_A_HEARTBEAT_MS] = true;
+		a->heartbeat_ms = cl->heartbeat_ms;
+		append(a, " heartbeat %u", cl->heartbeat_ms);
+	}
+	if (cl->has_peer_timeout &&
+	    (!node->has[RDMALOG_A_PEER_TIMEOUT_MS] ||
+	     node->peer_timeout_ms != cl->peer_timeout_ms)) {
+		a->has[RDMALOG_A_PEER_TIMEOUT_MS] = true;
+		a->peer_timeout_ms = cl->peer_timeout_ms;
+		append(a, " peer-timeout %u", cl->peer_timeout_ms);
 	}
 	if (!strcmp(a->text, "node set"))
 		nactions--;

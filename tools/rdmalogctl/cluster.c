@@ -6,6 +6,7 @@
  *   cluster CLUSTER_ID
  *   log [capacity SIZE] [max-record SIZE] [durability MODE] [commit-timeout MS]
  *   node ID address ADDR [port PORT]
+ *   timers [heartbeat MS] [peer-timeout MS]
  *   primary ID
  *
  * Parsing is strict: anything unknown, repeated or out of range is an
@@ -157,6 +158,52 @@ static int parse_log_line(struct parser *p, char **tok, int n)
 	return 0;
 }
 
+static int parse_timers_line(struct parser *p, char **tok, int n)
+{
+	static const char *const kws[] = { "heartbeat", "peer-timeout", NULL };
+	struct cluster *cl = p->cl;
+	int i, k;
+
+	if (n < 2)
+		return perr(p, p->line,
+			    "expected 'timers SETTING VALUE ...' (heartbeat, peer-timeout)");
+	for (i = 1; i < n; i += 2) {
+		for (k = 0; kws[k] && strcmp(tok[i], kws[k]); k++)
+			;
+		if (!kws[k])
+			return perr(p, p->line, "unknown timers setting '%s'",
+				    tok[i]);
+		if (i + 1 >= n)
+			return perr(p, p->line, "'%s' needs a value", tok[i]);
+		if (cl->timers_line[k])
+			return perr(p, p->line,
+				    "duplicate timers setting '%s' (first at line %d)",
+				    tok[i], cl->timers_line[k]);
+		cl->timers_line[k] = p->line;
+		if (k == 0) {
+			if (parse_u32_range(tok[i + 1], RDMALOG_MIN_HEARTBEAT_MS,
+					    RDMALOG_MAX_HEARTBEAT_MS,
+					    &cl->heartbeat_ms))
+				return perr(p, p->line,
+					    "invalid heartbeat '%s' (%d..%d ms)",
+					    tok[i + 1], RDMALOG_MIN_HEARTBEAT_MS,
+					    RDMALOG_MAX_HEARTBEAT_MS);
+			cl->has_heartbeat = true;
+		} else {
+			if (parse_u32_range(tok[i + 1],
+					    2 * RDMALOG_MIN_HEARTBEAT_MS,
+					    RDMALOG_MAX_PEER_TIMEOUT_MS,
+					    &cl->peer_timeout_ms))
+				return perr(p, p->line,
+					    "invalid peer-timeout '%s' (%d..%d ms)",
+					    tok[i + 1], 2 * RDMALOG_MIN_HEARTBEAT_MS,
+					    RDMALOG_MAX_PEER_TIMEOUT_MS);
+			cl->has_peer_timeout = true;
+		}
+	}
+	return 0;
+}
+
 static int parse_node_line(struct parser *p, char **tok, int n)
 {
 	struct cluster *cl = p->cl;
@@ -263,6 +310,8 @@ int cluster_load(const char *file, struct cluster *cl)
 			ret = parse_node_line(&p, tok, n);
 		else if (!strcmp(tok[0], "primary"))
 			ret = parse_primary_line(&p, tok, n);
+		else if (!strcmp(tok[0], "timers"))
+			ret = parse_timers_line(&p, tok, n);
 		else
 			ret = perr(&p, p.line, "unknown keyword '%s'", tok[0]);
 	}
@@ -293,5 +342,10 @@ int cluster_load(const char *file, struct cluster *cl)
 		return perr(&p, p.log_line[1],
 			    "max-record %u exceeds a quarter of the capacity (%llu)",
 			    cl->max_record, (unsigned long long)(cl->capacity / 4));
+	if (cl->has_heartbeat && cl->has_peer_timeout &&
+	    cl->peer_timeout_ms < 2 * cl->heartbeat_ms)
+		return perr(&p, cl->timers_line[1],
+			    "peer-timeout %u is less than twice the heartbeat (%u)",
+			    cl->peer_timeout_ms, cl->heartbeat_ms);
 	return 0;
 }

@@ -71,18 +71,25 @@ void usage_node(FILE *f)
 		"Usage: " PROG " node show\n"
 		"       " PROG " node set [ id ID ] [ cluster CLUSTER_ID ] [ address ADDR ]\n"
 		"                          [ port PORT ] [ role { primary | backup } ]\n"
+		"                          [ heartbeat MS ] [ peer-timeout MS ]\n"
 		"       " PROG " node up\n"
 		"       " PROG " node down\n"
 		"       " PROG " node help\n"
 		"ID is 1..%d; CLUSTER_ID is a non-zero 64-bit number; ADDR is an IPv4 or\n"
 		"IPv6 address; PORT is 1..65535. id, cluster, address and port can only\n"
-		"change while the log is down.\n",
-		RDMALOG_MAX_NODE_ID);
+		"change while the log is down. heartbeat (%d..%d ms, default %d) is how\n"
+		"often every peer is sent a heartbeat; peer-timeout (at least twice the\n"
+		"heartbeat, at most %d ms, default %d) how long a connected peer may be\n"
+		"silent before it is declared dead. Both may change while up.\n",
+		RDMALOG_MAX_NODE_ID, RDMALOG_MIN_HEARTBEAT_MS,
+		RDMALOG_MAX_HEARTBEAT_MS, RDMALOG_DEFAULT_HEARTBEAT_MS,
+		RDMALOG_MAX_PEER_TIMEOUT_MS, RDMALOG_DEFAULT_PEER_TIMEOUT_MS);
 }
 
 struct node_set {
 	bool has_id, has_cluster, has_addr, has_port, has_role;
-	uint32_t id, role, port;
+	bool has_heartbeat, has_peer_timeout;
+	uint32_t id, role, port, heartbeat, peer_timeout;
 	uint64_t cluster;
 	struct rl_addr addr;
 };
@@ -103,6 +110,12 @@ static int fill_node_set(struct nl_msg *msg, void *arg)
 	    nla_put_u16(msg, RDMALOG_A_PORT, (uint16_t)ns->port) < 0)
 		return -1;
 	if (ns->has_role && nla_put_u32(msg, RDMALOG_A_ROLE, ns->role) < 0)
+		return -1;
+	if (ns->has_heartbeat &&
+	    nla_put_u32(msg, RDMALOG_A_HEARTBEAT_MS, ns->heartbeat) < 0)
+		return -1;
+	if (ns->has_peer_timeout &&
+	    nla_put_u32(msg, RDMALOG_A_PEER_TIMEOUT_MS, ns->peer_timeout) < 0)
 		return -1;
 	return 0;
 }
@@ -125,7 +138,8 @@ static int fill_node_set(struct nl_msg *msg, void *arg)
 static int node_set(int argc, char **argv)
 {
 	static const char *const kws[] = {
-		"id", "cluster", "address", "port", "role", NULL
+		"id", "cluster", "address", "port", "role", "heartbeat",
+		"peer-timeout", NULL
 	};
 	const char *what = "node set";
 	struct node_set ns = { 0 };
@@ -175,6 +189,25 @@ static int node_set(int argc, char **argv)
 						   argv[1]);
 			ns.role = (uint32_t)r;
 			ns.has_role = true;
+			break;
+		case 5:
+			ONCE(what, ns.has_heartbeat, "heartbeat");
+			if (parse_u32_range(argv[1], RDMALOG_MIN_HEARTBEAT_MS,
+					    RDMALOG_MAX_HEARTBEAT_MS, &ns.heartbeat))
+				return usage_error("node set: invalid heartbeat '%s' (%d..%d ms)",
+						   argv[1], RDMALOG_MIN_HEARTBEAT_MS,
+						   RDMALOG_MAX_HEARTBEAT_MS);
+			ns.has_heartbeat = true;
+			break;
+		case 6:
+			ONCE(what, ns.has_peer_timeout, "peer-timeout");
+			if (parse_u32_range(argv[1], 2 * RDMALOG_MIN_HEARTBEAT_MS,
+					    RDMALOG_MAX_PEER_TIMEOUT_MS,
+					    &ns.peer_timeout))
+				return usage_error("node set: invalid peer-timeout '%s' (%d..%d ms)",
+						   argv[1], 2 * RDMALOG_MIN_HEARTBEAT_MS,
+						   RDMALOG_MAX_PEER_TIMEOUT_MS);
+			ns.has_peer_timeout = true;
 			break;
 		}
 		argc -= 2;

@@ -117,6 +117,10 @@ static const char *attr_keyword(int type)
 		return "commit-timeout";
 	case RDMALOG_A_LSN:
 		return "lsn";
+	case RDMALOG_A_HEARTBEAT_MS:
+		return "heartbeat";
+	case RDMALOG_A_PEER_TIMEOUT_MS:
+		return "peer-timeout";
 	default:
 		return NULL;
 	}
@@ -343,6 +347,17 @@ static bool get_addr(const struct nlattr *a, struct rl_addr *addr)
 	return true;
 }
 
+static bool get_str(const struct nlattr *a, char *buf, size_t size)
+{
+	size_t len = (size_t)nla_len(a);
+
+	if (len >= size)
+		len = size - 1;
+	memcpy(buf, nla_data(a), len);
+	buf[len] = '\0';
+	return true;
+}
+
 static void parse_peer(const struct nlattr *nest, struct rl_peer *p)
 {
 	struct nlattr *a;
@@ -362,6 +377,30 @@ static void parse_peer(const struct nlattr *nest, struct rl_peer *p)
 			break;
 		case RDMALOG_PEER_A_STATE:
 			p->has_state = get_int(a, &p->state, 4);
+			break;
+		case RDMALOG_PEER_A_MSG:
+			p->has_msg = get_str(a, p->msg, sizeof(p->msg));
+			break;
+		case RDMALOG_PEER_A_RECONNECTS:
+			p->has_reconnects = get_int(a, &p->reconnects, 8);
+			break;
+		case RDMALOG_PEER_A_REFUSALS:
+			p->has_refusals = get_int(a, &p->refusals, 8);
+			break;
+		case RDMALOG_PEER_A_LAST_RX_MS:
+			p->has_last_rx = get_int(a, &p->last_rx_ms, 8);
+			break;
+		case RDMALOG_PEER_A_EPOCH:
+			p->has_epoch = get_int(a, &p->epoch, 8);
+			break;
+		case RDMALOG_PEER_A_FIRST_LSN:
+			p->has_first_lsn = get_int(a, &p->first_lsn, 8);
+			break;
+		case RDMALOG_PEER_A_COMMIT_LSN:
+			p->has_commit_lsn = get_int(a, &p->commit_lsn, 8);
+			break;
+		case RDMALOG_PEER_A_NEXT_LSN:
+			p->has_next_lsn = get_int(a, &p->next_lsn, 8);
 			break;
 		}
 	}
@@ -480,6 +519,12 @@ int rl_parse(struct nlmsghdr *nlh, struct rl_info *in)
 			break;
 		case RDMALOG_A_EVENT:
 			ok = get_int(a, &in->event, 4);
+			break;
+		case RDMALOG_A_HEARTBEAT_MS:
+			ok = get_int(a, &in->heartbeat_ms, 4);
+			break;
+		case RDMALOG_A_PEER_TIMEOUT_MS:
+			ok = get_int(a, &in->peer_timeout_ms, 4);
 			break;
 		default:
 			ok = false;	/* PAD and friends */

@@ -28,7 +28,10 @@ static void jw_addr_if(const char *key, bool has, const struct rl_addr *addr)
 		jw_null(key);
 }
 
-/* {"id","cluster_id","address","port","role","epoch"} */
+/*
+ * {"id","cluster_id","address","port","role","epoch","heartbeat_ms",
+ *  "peer_timeout_ms"}
+ */
 void out_node_json(const char *key, const struct rl_info *in)
 {
 	jw_begin_obj(key);
@@ -41,6 +44,9 @@ void out_node_json(const char *key, const struct rl_info *in)
 	else
 		jw_null("role");
 	jw_u64_if("epoch", HAS(in, EPOCH), in->epoch);
+	jw_u64_if("heartbeat_ms", HAS(in, HEARTBEAT_MS), in->heartbeat_ms);
+	jw_u64_if("peer_timeout_ms", HAS(in, PEER_TIMEOUT_MS),
+		  in->peer_timeout_ms);
 	jw_end_obj();
 }
 
@@ -59,7 +65,10 @@ void out_log_json(const char *key, const struct rl_info *in)
 	jw_end_obj();
 }
 
-/* {"id","address","port","state"} */
+/*
+ * {"id","address","port","state","msg","reconnects","refusals",
+ *  "last_rx_ms","epoch","first_lsn","commit_lsn","next_lsn"}
+ */
 void out_peer_json(const char *key, const struct rl_peer *p)
 {
 	jw_begin_obj(key);
@@ -70,9 +79,34 @@ void out_peer_json(const char *key, const struct rl_peer *p)
 		jw_str("state", peer_state_name(p->state));
 	else
 		jw_null("state");
+	if (p->has_msg)
+		jw_str("msg", p->msg);
+	else
+		jw_null("msg");
+	jw_u64_if("reconnects", p->has_reconnects, p->reconnects);
+	jw_u64_if("refusals", p->has_refusals, p->refusals);
+	jw_u64_if("last_rx_ms", p->has_last_rx, p->last_rx_ms);
+	jw_u64_if("epoch", p->has_epoch, p->epoch);
+	jw_u64_if("first_lsn", p->has_first_lsn, p->first_lsn);
+	jw_u64_if("commit_lsn", p->has_commit_lsn, p->commit_lsn);
+	jw_u64_if("next_lsn", p->has_next_lsn, p->next_lsn);
 	jw_end_obj();
 }
 
+static void u64_or_dash(char *buf, size_t len, bool has, uint64_t v,
+			const char *unit)
+{
+	if (has)
+		snprintf(buf, len, "%llu%s", (unsigned long long)v, unit);
+	else
+		snprintf(buf, len, "-");
+}
+
+/*
+ * ID ADDRESS PORT STATE RECONN REFUSED LAST-RX COMMIT [MESSAGE]: what the
+ * peer reported last (COMMIT: its commit LSN) and why the state is what it
+ * is.
+ */
 void out_peers_table(const struct rl_peer *peers, unsigned int n,
 		     const char *indent)
 {
@@ -86,19 +120,26 @@ void out_peers_table(const struct rl_peer *peers, unsigned int n,
 		if (l > w)
 			w = l;
 	}
-	printf("%s%-5s %-*s %-6s %s\n", indent, "ID", w, "ADDRESS", "PORT",
-	       "STATE");
+	printf("%s%-5s %-*s %-6s %-12s %-6s %-7s %-8s %-7s %s\n", indent, "ID",
+	       w, "ADDRESS", "PORT", "STATE", "RECONN", "REFUSED", "LAST-RX",
+	       "COMMIT", "MESSAGE");
 	for (i = 0; i < n; i++) {
 		const struct rl_peer *p = &peers[i];
-		char id[16] = "-", port[8] = "-";
+		char id[16] = "-", port[8] = "-", rc[24], rf[24], rx[32], cm[24];
 
 		if (p->has_id)
 			snprintf(id, sizeof(id), "%u", p->id);
 		if (p->has_port)
 			snprintf(port, sizeof(port), "%u", p->port);
-		printf("%s%-5s %-*s %-6s %s\n", indent, id, w,
+		u64_or_dash(rc, sizeof(rc), p->has_reconnects, p->reconnects, "");
+		u64_or_dash(rf, sizeof(rf), p->has_refusals, p->refusals, "");
+		u64_or_dash(rx, sizeof(rx), p->has_last_rx, p->last_rx_ms, "ms");
+		u64_or_dash(cm, sizeof(cm), p->has_commit_lsn, p->commit_lsn, "");
+		printf("%s%-5s %-*s %-6s %-12s %-6s %-7s %-8s %-7s %s\n", indent,
+		       id, w,
 		       p->has_addr ? addr_str(&p->addr, buf, sizeof(buf)) : "-",
-		       port, p->has_state ? peer_state_name(p->state) : "-");
+		       port, p->has_state ? peer_state_name(p->state) : "-",
+		       rc, rf, rx, cm, p->has_msg ? p->msg : "");
 	}
 }
 
@@ -142,6 +183,14 @@ void out_node(const struct rl_info *in)
 	kv_u64("port", HAS(in, PORT), in->port, true);
 	printf("%-16s%s\n", "role", HAS(in, ROLE) ? role_name(in->role) : "-");
 	kv_u64("epoch", HAS(in, EPOCH), in->epoch, false);
+	if (HAS(in, HEARTBEAT_MS))
+		printf("%-16s%u ms\n", "heartbeat", in->heartbeat_ms);
+	else
+		printf("%-16s-\n", "heartbeat");
+	if (HAS(in, PEER_TIMEOUT_MS))
+		printf("%-16s%u ms\n", "peer-timeout", in->peer_timeout_ms);
+	else
+		printf("%-16s-\n", "peer-timeout");
 }
 
 void out_log(const struct rl_info *in)
@@ -266,6 +315,9 @@ void out_status(const struct rl_info *st, const struct rl_info *node)
 	printf("\n");
 	if (st->status_msg[0])
 		printf("%-16s%s\n", "message", st->status_msg);
+	if (HAS(st, HEARTBEAT_MS) && HAS(st, PEER_TIMEOUT_MS))
+		printf("%-16sheartbeat %u ms, peer timeout %u ms\n", "timers",
+		       st->heartbeat_ms, st->peer_timeout_ms);
 	printf("%-16s%u\n", "peers", st->npeers);
 	if (st->npeers)
 		out_peers_table(st->peers, st->npeers, "  ");
@@ -337,6 +389,10 @@ void out_event(const struct rl_info *ev)
 			jw_u64("next_lsn", ev->next_lsn);
 		if (HAS(ev, STATUS_MSG))
 			jw_str("message", ev->status_msg);
+		if (HAS(ev, HEARTBEAT_MS))
+			jw_u64("heartbeat_ms", ev->heartbeat_ms);
+		if (HAS(ev, PEER_TIMEOUT_MS))
+			jw_u64("peer_timeout_ms", ev->peer_timeout_ms);
 		if (HAS(ev, PEER))
 			out_peer_json("peer", &ev->peer);
 		jw_end_obj();
@@ -374,6 +430,10 @@ void out_event(const struct rl_info *ev)
 		printf(" commit-lsn %llu", (unsigned long long)ev->commit_lsn);
 	if (HAS(ev, NEXT_LSN))
 		printf(" next-lsn %llu", (unsigned long long)ev->next_lsn);
+	if (HAS(ev, HEARTBEAT_MS))
+		printf(" heartbeat %u", ev->heartbeat_ms);
+	if (HAS(ev, PEER_TIMEOUT_MS))
+		printf(" peer-timeout %u", ev->peer_timeout_ms);
 	if (HAS(ev, PEER)) {
 		const struct rl_peer *p = &ev->peer;
 
@@ -385,6 +445,8 @@ void out_event(const struct rl_info *ev)
 			printf(" port %u", p->port);
 		if (p->has_state)
 			printf(" state %s", peer_state_name(p->state));
+		if (p->has_msg && p->msg[0])
+			printf(" peer-message \"%s\"", p->msg);
 	}
 	if (HAS(ev, STATUS_MSG) && ev->status_msg[0])
 		printf(" message \"%s\"", ev->status_msg);

@@ -96,6 +96,12 @@ struct rl_peer {
 	struct rl_addr addr;
 	uint16_t port;
 	uint32_t state;
+	/* The connection (RDMALOG_PEER_A_MSG and later). */
+	bool has_msg, has_reconnects, has_refusals, has_last_rx;
+	bool has_epoch, has_first_lsn, has_commit_lsn, has_next_lsn;
+	char msg[256];
+	uint64_t reconnects, refusals, last_rx_ms;
+	uint64_t epoch, first_lsn, commit_lsn, next_lsn;
 };
 
 #define RL_MAX_PEERS_SEEN	256
@@ -114,6 +120,8 @@ struct rl_info {
 	uint32_t durability;
 	uint32_t durability_effective;
 	uint32_t commit_timeout_ms;
+	uint32_t heartbeat_ms;
+	uint32_t peer_timeout_ms;
 	bool up;
 	uint64_t lsn, first_lsn, commit_lsn, next_lsn, used;
 	uint32_t openers;
@@ -260,6 +268,10 @@ struct cluster {
 	uint32_t max_record;
 	uint32_t durability;
 	uint32_t commit_timeout_ms;
+	bool has_heartbeat, has_peer_timeout;
+	uint32_t heartbeat_ms;
+	uint32_t peer_timeout_ms;
+	int timers_line[2];	/* where heartbeat, peer-timeout were given */
 	unsigned int nnodes;
 	struct cl_node nodes[CL_MAX_NODES];
 	uint32_t primary;

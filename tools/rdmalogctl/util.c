@@ -219,6 +219,17 @@ const char *stat_name(unsigned int stat, char *buf, size_t len)
 		[RDMALOG_STAT_TRIMMED_RECORDS] = "trimmed_records",
 		[RDMALOG_STAT_WRITER_WAITS] = "writer_waits",
 		[RDMALOG_STAT_READER_WAITS] = "reader_waits",
+		[RDMALOG_STAT_CONNECTS] = "connects",
+		[RDMALOG_STAT_DISCONNECTS] = "disconnects",
+		[RDMALOG_STAT_CONNECT_FAILURES] = "connect_failures",
+		[RDMALOG_STAT_REFUSALS_SENT] = "refusals_sent",
+		[RDMALOG_STAT_REFUSALS_RECEIVED] = "refusals_received",
+		[RDMALOG_STAT_HEARTBEAT_TIMEOUTS] = "heartbeat_timeouts",
+		[RDMALOG_STAT_MSGS_SENT] = "msgs_sent",
+		[RDMALOG_STAT_MSGS_RECEIVED] = "msgs_received",
+		[RDMALOG_STAT_BAD_MSGS] = "bad_msgs",
+		[RDMALOG_STAT_COMPLETION_ERRORS] = "completion_errors",
+		[RDMALOG_STAT_SEND_STALLS] = "send_stalls",
 	};
 
 	if (stat <= RDMALOG_STAT_MAX && names[stat])

@@ -1,0 +1,2383 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rdmalog - connections to the peers.
+ *
+ * While the log is up, this node listens with the rdma_cm on its address
+ * and keeps exactly one RC connection to every configured peer: the node
+ * with the smaller id connects, the larger one accepts (and, while it is
+ * not connected, "knocks": a connect request flagged RDMALOG_CM_F_KNOCK
+ * that the smaller node always rejects, telling the knocking node whether
+ * it would be refused and making the smaller node connect at once). The
+ * handshake, the control messages and the state machine are described in
+ * Documentation/protocol.rst; the formats are in proto.h.
+ *
+ * Objects
+ *
+ * &struct rdmalog_conn: one per configured peer and up period (node.c owns
+ * it through its peer). It holds the peer's displayed state, the reconnect
+ * and heartbeat work items and at most one current endpoint. Freed by its
+ * last reference: the owner's, the list's (while activated), one per
+ * endpoint, and short ones taken by the connect-request handler.
+ *
+ * &struct rdmalog_ep: one rdma_cm connection (or attempt): cm_id, CQ, QP,
+ * receive ring and send pool. It is created by a connection attempt or an
+ * accepted request and closed exactly once by rdmalog_ep_close(), which
+ * detaches it from its conn and queues its close work: rdma_disconnect,
+ * ib_drain_qp, destroy the QP, free the CQ (no completion handler runs
+ * after that), unmap and free the buffers, put the device object (the PD),
+ * and rdma_destroy_id last. The device object is put before the id is
+ * destroyed (as nvme-rdma does): on device removal the rdma_cm waits for
+ * every id on the device, so the PD is gone before the device is. The
+ * memory of the endpoint is reference-counted (kref): the close work
+ * holds the base reference, every queued error work one more.
+ *
+ * Locks, in the order they are taken:
+ *
+ *   rdma_cm handler_mutex     held by the rdma_cm around our event handler
+ *   rdmalog_conns.mutex       running flag, parameters, list of conns,
+ *                             listener
+ *   rdmalog_conn.lock         (mutex) state machine of one conn and its
+ *                             endpoints: every field marked so below
+ *   rdma_dev.c's mutex        device objects
+ *   rdmalog_ep.lock,          (spinlocks, _bh in process context) send
+ *   rdmalog_conn.info_lock    pool and credits; what the peer reported
+ *
+ * Because the rdma_cm holds handler_mutex while our handler takes the
+ * mutexes above, nothing here calls rdma_destroy_id() (which waits for
+ * running handlers) with rdmalog_conns.mutex or a conn's lock held, and
+ * the handler never destroys its own id: it returns non-zero to have the
+ * rdma_cm destroy an id we do not keep (a rejected request), and leaves
+ * every other id to the close work. rdma_connect_locked() and rdma_accept()
+ * run inside the handler. Completion handlers (IB_POLL_SOFTIRQ) take only
+ * the spinlocks and hand anything that sleeps to rdmalog_conn_wq.
+ *
+ * Why IB_POLL_SOFTIRQ: control messages are few and their handlers only
+ * copy, re-post, count and update a few fields; the data path that hangs
+ * off these connections next commits records from its completion handler
+ * (rdmalog_log_commit() takes a spinlock only), where a softirq gives the
+ * lowest latency. Everything that sleeps goes to the workqueue.
+ *
+ * The data path (next) hangs off &struct rdmalog_ep: it sends through
+ * rdmalog_ep_send() (credits, sequence numbers), gives each of its work
+ * requests its own &struct ib_cqe, registers memory on the PD of
+ * &rdmalog_ep.rdev (whose capabilities say whether FRWR and atomics are
+ * there), and grows RDMALOG_SQ_SIZE and the CQ by what it posts.
+ */
+#include <linux/err.h>
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/jiffies.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/random.h>
+#include <linux/ratelimit.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/string.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+#include <net/ipv6.h>
+#include <rdma/ib_cm.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
+
+#include "conn.h"
+#include "log.h"
+#include "netlink.h"
+#include "proto.h"
+#include "rdma_dev.h"
+#include "stats.h"
+
+/* Receive buffers per connection: the peer's send credits. */
+#define RDMALOG_RECV_DEPTH		32
+/* Send buffers per connection: control messages in flight. */
+#define RDMALOG_SEND_DEPTH		16
+/* Largest receive depth a peer may announce. */
+#define RDMALOG_MAX_RECV_DEPTH		1024
+/*
+ * Queue sizes. Every control message is one signalled SEND (so the send
+ * queue never fills with unsignalled work requests), and ib_drain_qp()
+ * needs one more slot on each queue. The data path will add its RDMA
+ * WRITEs (and REG_MR/LOCAL_INV) to the send queue: it sizes that part.
+ */
+#define RDMALOG_SQ_SIZE			(RDMALOG_SEND_DEPTH + 1)
+#define RDMALOG_RQ_SIZE			(RDMALOG_RECV_DEPTH + 1)
+#define RDMALOG_CQ_SIZE			(RDMALOG_SQ_SIZE + RDMALOG_RQ_SIZE)
+
+/* rdma_resolve_addr() and rdma_resolve_route() timeouts. */
+#define RDMALOG_RESOLVE_TIMEOUT_MS	2000
+/* From the start of an attempt (or an accept) to ESTABLISHED. */
+#define RDMALOG_ATTEMPT_TIMEOUT_MS	10000
+/* Reconnect backoff of the connecting side; doubles up to the cap. */
+#define RDMALOG_BACKOFF_MIN_MS		100
+/* Knock backoff of the accepting side (give the other side time first). */
+#define RDMALOG_KNOCK_MIN_MS		1000
+#define RDMALOG_BACKOFF_MAX_MS		5000
+/* Retry of a listener that could not be set up. */
+#define RDMALOG_LISTEN_RETRY_MS		1000
+#define RDMALOG_LISTEN_BACKLOG		16
+/* Transport ACK timeout, 4.096 us * 2^16 = 268 ms per retry, 7 retries. */
+#define RDMALOG_ACK_TIMEOUT		16
+#define RDMALOG_RETRY_COUNT		7
+/* RNR: infinite retries (credits keep it from happening at all). */
+#define RDMALOG_RNR_RETRY_COUNT		7
+/* RDMA READ depth asked for (the data path's catch-up reads). */
+#define RDMALOG_RD_ATOM			16
+/* A peer's heartbeat interval is believed within these bounds. */
+#define RDMALOG_PEER_HB_MAX_MS		RDMALOG_MAX_HEARTBEAT_MS
+
+/* ep_close() state argument: leave the displayed state alone. */
+#define RDMALOG_STATE_KEEP		(-1)
+
+/* &rdmalog_ep.flags bits, set from completion handlers. */
+enum {
+	RDMALOG_EP_ERROR,	/* an error was reported; error work queued */
+	RDMALOG_EP_DEAD,	/* resources being released: no re-posting */
+	RDMALOG_EP_HELLO,	/* the peer's HELLO arrived */
+};
+
+struct rdmalog_ep;
+
+/**
+ * struct rdmalog_rbuf - one receive buffer
+ * @cqe: completion entry; .done = rdmalog_recv_done
+ * @ep: owner
+ * @sge: the buffer, in &rdmalog_ep.recv_mem
+ * @wr: the receive work request, re-posted as is
+ */
+struct rdmalog_rbuf {
+	struct ib_cqe cqe;
+	struct rdmalog_ep *ep;
+	struct ib_sge sge;
+	struct ib_recv_wr wr;
+};
+
+/**
+ * struct rdmalog_sbuf - one send buffer
+ * @cqe: completion entry; .done = rdmalog_send_done
+ * @ep: owner
+ * @free: entry on &rdmalog_ep.send_free while not posted
+ * @sge: the buffer, in &rdmalog_ep.send_mem
+ * @buf: its kernel address
+ */
+struct rdmalog_sbuf {
+	struct ib_cqe cqe;
+	struct rdmalog_ep *ep;
+	struct list_head free;
+	struct ib_sge sge;
+	void *buf;
+};
+
+/**
+ * struct rdmalog_ep - one rdma_cm connection or connection attempt
+ * @ref: memory lifetime: the close work's reference plus one per queued
+ *	error work; the last put frees this and puts @conn
+ * @conn: the peer's object; referenced
+ * @cm_id: the rdma_cm id; its context is this endpoint (set in the
+ *	handler for accepted ids); destroyed by the close work
+ * @passive: accepted from the listener
+ * @knock: an attempt flagged %RDMALOG_CM_F_KNOCK
+ * @ibdev: the device once the address is resolved (or of an accepted id);
+ *	conn lock
+ * @rdev: the device object, from rdmalog_ep_setup() to the release
+ * @cq: completion queue (send and receive), IB_POLL_SOFTIRQ
+ * @qp: the QP of @cm_id once created
+ * @connect_sent: rdma_connect_locked() or rdma_accept() was called: the
+ *	close work calls rdma_disconnect(); conn lock
+ * @established: ESTABLISHED was handled; conn lock
+ * @closing: rdmalog_ep_close() was called; conn lock
+ * @backoff_reset: the conn's backoff was reset for this endpoint; conn lock
+ * @deadline: jiffies by which it must be established; conn lock
+ * @recv_mem: the receive buffers, %RDMALOG_RECV_DEPTH * %RDMALOG_MSG_SIZE
+ * @recv_dma: its DMA address (DMA_FROM_DEVICE) when @recv_mapped
+ * @recv_mapped: @recv_mem is DMA-mapped
+ * @rbufs: %RDMALOG_RECV_DEPTH receive buffers
+ * @send_mem: the send buffers, %RDMALOG_SEND_DEPTH * %RDMALOG_MSG_SIZE
+ * @send_dma: its DMA address (DMA_TO_DEVICE) when @send_mapped
+ * @send_mapped: @send_mem is DMA-mapped
+ * @sbufs: %RDMALOG_SEND_DEPTH send buffers
+ * @lock: protects @live, @send_free, @credits, @grant and @tx_seq, and
+ *	orders posting with @tx_seq; taken with _bh outside the CQ handler
+ * @live: sending is allowed (established, not closing)
+ * @send_free: &struct rdmalog_sbuf not posted
+ * @credits: messages we may still send before the peer re-posts buffers
+ * @grant: buffers we re-posted and have not told the peer about yet
+ * @tx_seq: sequence number of the last message sent
+ * @rx_seq: sequence number of the last message received; CQ handler only
+ *	(completions of one CQ are handled one at a time)
+ * @peer_recv_depth: the peer's receive depth from the handshake (credits
+ *	can never exceed it); set before the QP can receive anything
+ * @peer_hb_ms: the peer's heartbeat interval (READ_ONCE/WRITE_ONCE)
+ * @flags: RDMALOG_EP_* bits
+ * @err: what went wrong, written once by whoever set %RDMALOG_EP_ERROR
+ * @error_work: closes the endpoint after a completion or QP error
+ * @close_work: releases everything; runs once, after rdmalog_ep_close()
+ */
+struct rdmalog_ep {
+	struct kref ref;
+	struct rdmalog_conn *conn;
+	struct rdma_cm_id *cm_id;
+	bool passive;
+	bool knock;
+	struct ib_device *ibdev;
+	struct rdmalog_rdev *rdev;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	bool connect_sent;
+	bool established;
+	bool closing;
+	bool backoff_reset;
+	unsigned long deadline;
+
+	void *recv_mem;
+	u64 recv_dma;
+	bool recv_mapped;
+	struct rdmalog_rbuf *rbufs;
+	void *send_mem;
+	u64 send_dma;
+	bool send_mapped;
+	struct rdmalog_sbuf *sbufs;
+
+	spinlock_t lock; /* send side, see above */
+	bool live;
+	struct list_head send_free;
+	u32 credits;
+	u32 grant;
+	u32 tx_seq;
+
+	u32 rx_seq;
+	u32 peer_recv_depth;
+	u32 peer_hb_ms;
+
+	unsigned long flags;
+	char err[96];
+	struct work_struct error_work;
+	struct work_struct close_work;
+};
+
+/**
+ * struct rdmalog_conn_local - this node, as the connections present it
+ * @node_id: our id
+ * @cluster_id: our cluster id
+ * @listen: our address (source of outgoing connections)
+ * @capacity: ring capacity
+ * @max_record: largest record
+ * @epoch: epoch
+ *
+ * A copy of the up period's parameters in every conn: immutable while it
+ * exists, read without locks.
+ */
+struct rdmalog_conn_local {
+	u32 node_id;
+	u64 cluster_id;
+	struct rdmalog_addr listen;
+	u64 capacity;
+	u32 max_record;
+	u64 epoch;
+};
+
+/**
+ * struct rdmalog_conn - the connection to one configured peer
+ * @ref: see the top of this file
+ * @list: entry on &rdmalog_conns.list while @listed; rdmalog_conns.mutex
+ * @listed: on the list (holds a reference); rdmalog_conns.mutex
+ * @peer_id: the peer's node id (immutable)
+ * @addr: its address and port (immutable)
+ * @active: we connect (our id is smaller); else we accept and knock
+ * @local: this node (immutable)
+ * @lock: the state machine: every field below up to @info_lock
+ * @activated: rdmalog_conn_activate() ran
+ * @stopping: being removed: nothing new starts, works are not re-armed
+ * @state: &enum rdmalog_peer_state shown to the operator
+ * @msg: why the state is what it is (empty when connected)
+ * @ep: the current endpoint, or NULL
+ * @backoff_ms: next reconnect (or knock) delay, before jitter
+ * @ever_connected: connected at least once in this up period
+ * @reconnects: connections established after the first one
+ * @refusals: handshakes refused, by us or by the peer
+ * @last_reason: last refusal reason seen or sent, to log changes only
+ * @connect_work: starts an attempt (connect or knock), or times out the
+ *	current one
+ * @hb_work: sends heartbeats and checks the peer timeout while connected
+ * @info_lock: protects @remote, written by the CQ handler
+ * @remote: what the peer reported in its last HELLO or HEARTBEAT, and when
+ * @last_rx: jiffies of the last message or of ESTABLISHED: the reference
+ *	of the peer timeout (READ_ONCE/WRITE_ONCE)
+ */
+struct rdmalog_conn {
+	struct kref ref;
+	struct list_head list;
+	bool listed;
+	u32 peer_id;
+	struct rdmalog_addr addr;
+	bool active;
+	struct rdmalog_conn_local local;
+
+	struct mutex lock; /* the state machine, see above */
+	bool activated;
+	bool stopping;
+	u32 state;
+	char msg[RDMALOG_PEER_MSG_LEN];
+	struct rdmalog_ep *ep;
+	unsigned int backoff_ms;
+	bool ever_connected;
+	u64 reconnects;
+	u64 refusals;
+	u8 last_reason;
+	struct delayed_work connect_work;
+	struct delayed_work hb_work;
+
+	spinlock_t info_lock; /* @remote */
+	struct {
+		bool valid;
+		unsigned long when;
+		u64 epoch;
+		u64 first_lsn;
+		u64 commit_lsn;
+		u64 next_lsn;
+	} remote;
+	unsigned long last_rx;
+};
+
+/**
+ * struct rdmalog_conns_state - the connections of this node
+ * @mutex: protects @running, @p, @list, @listener and @listen_msg
+ * @running: between rdmalog_conn_start() and rdmalog_conn_stop()
+ * @p: the parameters of the up period; @p.log is referenced while running
+ * @list: activated &struct rdmalog_conn
+ * @listener: the listening id, or NULL (not yet, retrying, or stopped)
+ * @listen_work: (re)creates the listener
+ * @listen_msg: why there is no listener; "" when listening
+ * @heartbeat_ms: heartbeat interval (READ_ONCE/WRITE_ONCE)
+ * @peer_timeout_ms: peer timeout (READ_ONCE/WRITE_ONCE)
+ * @role: our role for HELLO (READ_ONCE/WRITE_ONCE)
+ * @nr_eps: endpoints not yet released; rdmalog_conn_stop() waits for 0
+ * @wq: waiters on @nr_eps
+ */
+struct rdmalog_conns_state {
+	struct mutex mutex; /* see above */
+	bool running;
+	struct rdmalog_conn_params p;
+	struct list_head list;
+	struct rdma_cm_id *listener;
+	struct delayed_work listen_work;
+	char listen_msg[128];
+	u32 heartbeat_ms;
+	u32 peer_timeout_ms;
+	u32 role;
+	atomic_t nr_eps;
+	wait_queue_head_t wq;
+};
+
+static struct rdmalog_conns_state rdmalog_conns = {
+	.mutex = __MUTEX_INITIALIZER(rdmalog_conns.mutex),
+	.list = LIST_HEAD_INIT(rdmalog_conns.list),
+	.wq = __WAIT_QUEUE_HEAD_INITIALIZER(rdmalog_conns.wq),
+};
+
+/*
+ * Every work item of this file. Not WQ_MEM_RECLAIM: nothing here is on a
+ * memory reclaim path, and the close work flushes rdma_cm work.
+ */
+static struct workqueue_struct *rdmalog_conn_wq;
+
+/*
+ * Requests we cannot attribute to a configured peer (unknown node, bad
+ * handshake) are logged at most this often: such a node knocks every few
+ * seconds for as long as it is misconfigured.
+ */
+static DEFINE_RATELIMIT_STATE(rdmalog_stranger_rs, 60 * HZ, 5);
+
+/* The listener's rdma_cm context (its child ids start with it too). */
+#define RDMALOG_LISTENER_CTX	((void *)&rdmalog_conns)
+
+static void rdmalog_ep_close(struct rdmalog_ep *ep, int state,
+			     const char *fmt, ...) __printf(3, 4);
+static void rdmalog_ep_close_work(struct work_struct *work);
+static void rdmalog_conn_set_msg(struct rdmalog_conn *conn,
+				 const char *fmt, ...) __printf(2, 3);
+
+/* ------------------------------------------------------------------ */
+/* Addresses */
+
+static void rdmalog_addr_to_sa(const struct rdmalog_addr *a, u16 port,
+			       struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (a->len == 16) {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(port);
+		memcpy(&sin6->sin6_addr, a->addr, 16);
+	} else {
+		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(port);
+		if (a->len == 4)
+			memcpy(&sin->sin_addr, a->addr, 4);
+		else
+			sin->sin_addr.s_addr = htonl(INADDR_ANY);
+	}
+}
+
+/* Whether @sa (the remote end of an accepted id) has address @a. */
+static bool rdmalog_sa_is(const struct sockaddr *sa,
+			  const struct rdmalog_addr *a)
+{
+	const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)sa;
+	const struct sockaddr_in *sin = (const struct sockaddr_in *)sa;
+
+	if (sa->sa_family == AF_INET)
+		return a->len == 4 && !memcmp(&sin->sin_addr, a->addr, 4);
+	if (sa->sa_family != AF_INET6)
+		return false;
+	if (a->len == 16)
+		return !memcmp(&sin6->sin6_addr, a->addr, 16);
+	return a->len == 4 && ipv6_addr_v4mapped(&sin6->sin6_addr) &&
+	       !memcmp(&sin6->sin6_addr.s6_addr32[3], a->addr, 4);
+}
+
+/* ------------------------------------------------------------------ */
+/* State, messages, events */
+
+static void rdmalog_conn_fill_info_locked(struct rdmalog_conn *conn,
+					  struct rdmalog_peer_info *info)
+{
+	unsigned long now = jiffies;
+
+	lockdep_assert_held(&conn->lock);
+	info->state = conn->state;
+	strscpy(info->msg, conn->msg, sizeof(info->msg));
+	info->reconnects = conn->reconnects;
+	info->refusals = conn->refusals;
+	spin_lock_bh(&conn->info_lock);
+	if (conn->remote.valid) {
+		info->has_remote = true;
+		info->last_rx_ms = jiffies_to_msecs(now - conn->remote.when);
+		info->remote_epoch = conn->remote.epoch;
+		info->remote_first_lsn = conn->remote.first_lsn;
+		info->remote_commit_lsn = conn->remote.commit_lsn;
+		info->remote_next_lsn = conn->remote.next_lsn;
+	}
+	spin_unlock_bh(&conn->info_lock);
+}
+
+/* Change the displayed state; a change is announced (PEER_STATE). */
+static void rdmalog_conn_set_state(struct rdmalog_conn *conn, u32 state)
+{
+	struct rdmalog_peer_info info;
+
+	lockdep_assert_held(&conn->lock);
+	if (conn->state == state)
+		return;
+	conn->state = state;
+	memset(&info, 0, sizeof(info));
+	info.node_id = conn->peer_id;
+	info.addr = conn->addr;
+	rdmalog_conn_fill_info_locked(conn, &info);
+	rdmalog_netlink_notify_peer(RDMALOG_EVENT_PEER_STATE,
+				    conn->local.node_id, &info);
+}
+
+static void rdmalog_conn_set_msg(struct rdmalog_conn *conn,
+				 const char *fmt, ...)
+{
+	va_list ap;
+
+	lockdep_assert_held(&conn->lock);
+	va_start(ap, fmt);
+	vsnprintf(conn->msg, sizeof(conn->msg), fmt, ap);
+	va_end(ap);
+}
+
+/* Text for a rejection reason we received, after "refused by node N: ". */
+static void rdmalog_rej_text(struct rdmalog_conn *conn, u8 reason,
+			     u64 detail, char *buf, size_t len)
+{
+	const struct rdmalog_conn_local *l = &conn->local;
+
+	switch (reason) {
+	case RDMALOG_REJ_BAD_HANDSHAKE:
+		snprintf(buf, len, "our handshake was not understood");
+		break;
+	case RDMALOG_REJ_VERSION:
+		snprintf(buf, len, "protocol version %llu there, %u here",
+			 detail, RDMALOG_PROTO_VERSION);
+		break;
+	case RDMALOG_REJ_CLUSTER_ID:
+		snprintf(buf, len,
+			 "cluster id differs (%llu there, %llu here)",
+			 detail, l->cluster_id);
+		break;
+	case RDMALOG_REJ_UNKNOWN_PEER:
+		snprintf(buf, len,
+			 "this node (%u) is not one of its configured peers",
+			 l->node_id);
+		break;
+	case RDMALOG_REJ_ADDR_MISMATCH:
+		snprintf(buf, len,
+			 "it has node %u configured at another address",
+			 l->node_id);
+		break;
+	case RDMALOG_REJ_NODE_ID:
+		snprintf(buf, len, "it is node %llu, not node %u", detail,
+			 conn->peer_id);
+		break;
+	case RDMALOG_REJ_CAPACITY:
+		snprintf(buf, len,
+			 "ring capacity differs (%llu bytes there, %llu here)",
+			 detail, l->capacity);
+		break;
+	case RDMALOG_REJ_DIRECTION:
+		snprintf(buf, len,
+			 "the node ids disagree on which side connects");
+		break;
+	case RDMALOG_REJ_NOT_READY:
+		snprintf(buf, len, "it is shutting down");
+		break;
+	case RDMALOG_REJ_NO_RESOURCES:
+		snprintf(buf, len, "it could not set up the connection");
+		break;
+	case RDMALOG_REJ_BAD_PARAMS:
+		snprintf(buf, len, "connection parameters out of range");
+		break;
+	default:
+		snprintf(buf, len, "reason %u", reason);
+		break;
+	}
+}
+
+/* Reasons that make a peer REFUSED (the others are transient). */
+static bool rdmalog_rej_is_refusal(u8 reason)
+{
+	return reason != RDMALOG_REJ_NOT_READY &&
+	       reason != RDMALOG_REJ_NO_RESOURCES &&
+	       reason != RDMALOG_REJ_KNOCK_OK && reason != RDMALOG_REJ_NONE;
+}
+
+/* ------------------------------------------------------------------ */
+/* Reference counting */
+
+static void rdmalog_conn_release(struct kref *ref)
+{
+	struct rdmalog_conn *conn = container_of(ref, struct rdmalog_conn, ref);
+
+	mutex_destroy(&conn->lock);
+	kfree(conn);
+}
+
+/**
+ * rdmalog_conn_put() - drop a reference to a conn
+ * @conn: the conn; NULL is ignored
+ */
+void rdmalog_conn_put(struct rdmalog_conn *conn)
+{
+	if (conn)
+		kref_put(&conn->ref, rdmalog_conn_release);
+}
+
+static void rdmalog_ep_release(struct kref *ref)
+{
+	struct rdmalog_ep *ep = container_of(ref, struct rdmalog_ep, ref);
+
+	rdmalog_conn_put(ep->conn);
+	kfree(ep);
+}
+
+static void rdmalog_ep_put(struct rdmalog_ep *ep)
+{
+	kref_put(&ep->ref, rdmalog_ep_release);
+}
+
+/* ------------------------------------------------------------------ */
+/* Endpoint errors from completion handlers and QP events */
+
+/*
+ * Report an error of @ep from any context: the first report queues the
+ * error work, which closes the endpoint under the conn lock.
+ */
+static __printf(2, 3)
+void rdmalog_ep_error(struct rdmalog_ep *ep, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (test_and_set_bit(RDMALOG_EP_ERROR, &ep->flags))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(ep->err, sizeof(ep->err), fmt, ap);
+	va_end(ap);
+	/* The work's reference; the close work holds the base one. */
+	kref_get(&ep->ref);
+	if (!queue_work(rdmalog_conn_wq, &ep->error_work))
+		rdmalog_ep_put(ep);
+}
+
+static void rdmalog_ep_error_work(struct work_struct *work)
+{
+	struct rdmalog_ep *ep = container_of(work, struct rdmalog_ep,
+					     error_work);
+	struct rdmalog_conn *conn = ep->conn;
+
+	mutex_lock(&conn->lock);
+	if (!ep->closing) {
+		pr_warn_ratelimited("node %u: connection to node %u failed: %s\n",
+				    conn->local.node_id, conn->peer_id, ep->err);
+		rdmalog_ep_close(ep, RDMALOG_PEER_DISCONNECTED,
+				 "connection failed: %s", ep->err);
+	}
+	mutex_unlock(&conn->lock);
+	rdmalog_ep_put(ep);
+}
+
+static void rdmalog_ep_qp_event(struct ib_event *event, void *context)
+{
+	struct rdmalog_ep *ep = context;
+
+	switch (event->event) {
+	case IB_EVENT_COMM_EST:
+		/* A message arrived before the RTU: the CM needs to know. */
+		rdma_notify(ep->cm_id, event->event);
+		break;
+	case IB_EVENT_SQ_DRAINED:
+	case IB_EVENT_QP_LAST_WQE_REACHED:
+	case IB_EVENT_PATH_MIG:
+		break;
+	default:
+		rdmalog_stats_inc(RDMALOG_STAT_COMPLETION_ERRORS);
+		rdmalog_ep_error(ep, "queue pair event: %s",
+				 ib_event_msg(event->event));
+		break;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Sending */
+
+/*
+ * Post one control message of @len bytes at @msg (header included; the
+ * header is filled here). @min_credits: 1 for a message that hands credits
+ * back (HEARTBEAT), so both sides can always send one; 2 for others.
+ * Process or softirq context. Return: 0, -ENOTCONN (not live), -EAGAIN (no
+ * credit or buffer; counted), or the error of ib_post_send().
+ */
+static int rdmalog_ep_send(struct rdmalog_ep *ep, void *msg, u16 len,
+			   u8 type, u32 min_credits)
+{
+	struct rdmalog_msg_hdr *hdr = msg;
+	struct rdmalog_sbuf *sb;
+	struct ib_send_wr wr = {};
+	int err;
+
+	spin_lock_bh(&ep->lock);
+	if (!ep->live) {
+		err = -ENOTCONN;
+		goto out_unlock;
+	}
+	if (ep->credits < min_credits || list_empty(&ep->send_free)) {
+		rdmalog_stats_inc(RDMALOG_STAT_SEND_STALLS);
+		err = -EAGAIN;
+		goto out_unlock;
+	}
+	sb = list_first_entry(&ep->send_free, struct rdmalog_sbuf, free);
+	list_del(&sb->free);
+
+	hdr->magic = cpu_to_le32(RDMALOG_MSG_MAGIC);
+	hdr->version = RDMALOG_PROTO_VERSION;
+	hdr->type = type;
+	hdr->length = cpu_to_le16(len);
+	hdr->credits = cpu_to_le16(ep->grant);
+	hdr->reserved = 0;
+	hdr->seq = cpu_to_le32(ep->tx_seq + 1);
+	hdr->epoch = cpu_to_le64(ep->conn->local.epoch);
+	memcpy(sb->buf, msg, len);
+	ib_dma_sync_single_for_device(ep->ibdev, sb->sge.addr, len,
+				      DMA_TO_DEVICE);
+	sb->sge.length = len;
+
+	wr.wr_cqe = &sb->cqe;
+	wr.sg_list = &sb->sge;
+	wr.num_sge = 1;
+	wr.opcode = IB_WR_SEND;
+	wr.send_flags = IB_SEND_SIGNALED;
+	err = ib_post_send(ep->qp, &wr, NULL);
+	if (err) {
+		list_add(&sb->free, &ep->send_free);
+		goto out_unlock;
+	}
+	ep->tx_seq++;
+	ep->credits--;
+	ep->grant = 0;
+	rdmalog_stats_inc(RDMALOG_STAT_MSGS_SENT);
+out_unlock:
+	spin_unlock_bh(&ep->lock);
+	return err;
+}
+
+static void rdmalog_send_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rdmalog_sbuf *sb = container_of(wc->wr_cqe, struct rdmalog_sbuf,
+					       cqe);
+	struct rdmalog_ep *ep = sb->ep;
+
+	spin_lock(&ep->lock);
+	list_add(&sb->free, &ep->send_free);
+	spin_unlock(&ep->lock);
+	if (unlikely(wc->status != IB_WC_SUCCESS) &&
+	    wc->status != IB_WC_WR_FLUSH_ERR &&
+	    !test_bit(RDMALOG_EP_DEAD, &ep->flags)) {
+		rdmalog_stats_inc(RDMALOG_STAT_COMPLETION_ERRORS);
+		rdmalog_ep_error(ep, "send completion: %s",
+				 ib_wc_status_msg(wc->status));
+	}
+}
+
+static void rdmalog_fill_positions(__le64 *first, __le64 *commit,
+				   __le64 *next)
+{
+	struct rdmalog_log_state st = {};
+	/* Referenced from conn_start to conn_stop, when no conn is active. */
+	struct rdmalog_log *log = READ_ONCE(rdmalog_conns.p.log);
+
+	if (log)
+		rdmalog_log_get_state(log, &st);
+	*first = cpu_to_le64(st.first_lsn);
+	*commit = cpu_to_le64(st.commit_lsn);
+	*next = cpu_to_le64(st.next_lsn);
+}
+
+static int rdmalog_ep_send_hello(struct rdmalog_ep *ep)
+{
+	const struct rdmalog_conn_local *l = &ep->conn->local;
+	struct rdmalog_msg_hello m = {};
+
+	m.node_id = cpu_to_le32(l->node_id);
+	m.role = cpu_to_le32(READ_ONCE(rdmalog_conns.role));
+	m.interval_ms = cpu_to_le32(READ_ONCE(rdmalog_conns.heartbeat_ms));
+	m.timeout_ms = cpu_to_le32(READ_ONCE(rdmalog_conns.peer_timeout_ms));
+	m.capacity = cpu_to_le64(l->capacity);
+	m.max_record = cpu_to_le32(l->max_record);
+	m.flags = cpu_to_le32(RDMALOG_HELLO_F_LOG_UP);
+	rdmalog_fill_positions(&m.first_lsn, &m.commit_lsn, &m.next_lsn);
+	return rdmalog_ep_send(ep, &m, sizeof(m), RDMALOG_MSG_HELLO, 2);
+}
+
+static int rdmalog_ep_send_heartbeat(struct rdmalog_ep *ep)
+{
+	struct rdmalog_msg_heartbeat m = {};
+
+	rdmalog_fill_positions(&m.first_lsn, &m.commit_lsn, &m.next_lsn);
+	m.interval_ms = cpu_to_le32(READ_ONCE(rdmalog_conns.heartbeat_ms));
+	return rdmalog_ep_send(ep, &m, sizeof(m), RDMALOG_MSG_HEARTBEAT, 1);
+}
+
+/* ------------------------------------------------------------------ */
+/* Receiving */
+
+/* Every message type this version knows, for copying out of the ring. */
+union rdmalog_msg_any {
+	struct rdmalog_msg_hdr hdr;
+	struct rdmalog_msg_hello hello;
+	struct rdmalog_msg_heartbeat heartbeat;
+};
+
+static void rdmalog_conn_note_remote(struct rdmalog_conn *conn, u64 epoch,
+				     __le64 first, __le64 commit, __le64 next)
+{
+	spin_lock(&conn->info_lock);
+	conn->remote.valid = true;
+	conn->remote.when = jiffies;
+	conn->remote.epoch = epoch;
+	conn->remote.first_lsn = le64_to_cpu(first);
+	conn->remote.commit_lsn = le64_to_cpu(commit);
+	conn->remote.next_lsn = le64_to_cpu(next);
+	spin_unlock(&conn->info_lock);
+}
+
+static void rdmalog_note_peer_interval(struct rdmalog_ep *ep, __le32 ms)
+{
+	u32 v = le32_to_cpu(ms);
+
+	WRITE_ONCE(ep->peer_hb_ms, clamp_t(u32, v, 1, RDMALOG_PEER_HB_MAX_MS));
+}
+
+/*
+ * Validate and act on one received message (already copied out and its
+ * buffer re-posted). CQ handler context. Return: NULL, or why the
+ * connection must be dropped.
+ */
+static const char *rdmalog_msg_process(struct rdmalog_ep *ep,
+				       const union rdmalog_msg_any *m, u32 len)
+{
+	struct rdmalog_conn *conn = ep->conn;
+	const struct rdmalog_msg_hdr *hdr = &m->hdr;
+	u32 want, credits;
+	u64 epoch;
+
+	if (len < sizeof(*hdr))
+		return "message shorter than a header";
+	if (le32_to_cpu(hdr->magic) != RDMALOG_MSG_MAGIC)
+		return "bad message magic";
+	if (hdr->version != RDMALOG_PROTO_VERSION)
+		return "unknown message version";
+	if (le16_to_cpu(hdr->length) != len)
+		return "message length differs from the bytes received";
+	switch (hdr->type) {
+	case RDMALOG_MSG_HELLO:
+		want = sizeof(m->hello);
+		break;
+	case RDMALOG_MSG_HEARTBEAT:
+		want = sizeof(m->heartbeat);
+		break;
+	default:
+		return "unknown message type";
+	}
+	if (len != want)
+		return "message length wrong for its type";
+	if (le32_to_cpu(hdr->seq) != ep->rx_seq + 1)
+		return "message out of sequence";
+	ep->rx_seq++;
+
+	credits = le16_to_cpu(hdr->credits);
+	spin_lock(&ep->lock);
+	if (ep->credits + credits > ep->peer_recv_depth) {
+		spin_unlock(&ep->lock);
+		return "peer handed back more credits than it has buffers";
+	}
+	ep->credits += credits;
+	spin_unlock(&ep->lock);
+
+	epoch = le64_to_cpu(hdr->epoch);
+	switch (hdr->type) {
+	case RDMALOG_MSG_HELLO:
+		if (le32_to_cpu(m->hello.node_id) != conn->peer_id)
+			return "HELLO from another node id";
+		if (le64_to_cpu(m->hello.capacity) != conn->local.capacity)
+			return "HELLO with another ring capacity";
+		if (test_and_set_bit(RDMALOG_EP_HELLO, &ep->flags))
+			return "second HELLO";
+		rdmalog_note_peer_interval(ep, m->hello.interval_ms);
+		rdmalog_conn_note_remote(conn, epoch, m->hello.first_lsn,
+					 m->hello.commit_lsn,
+					 m->hello.next_lsn);
+		break;
+	case RDMALOG_MSG_HEARTBEAT:
+		if (!test_bit(RDMALOG_EP_HELLO, &ep->flags))
+			return "HEARTBEAT before HELLO";
+		rdmalog_note_peer_interval(ep, m->heartbeat.interval_ms);
+		rdmalog_conn_note_remote(conn, epoch, m->heartbeat.first_lsn,
+					 m->heartbeat.commit_lsn,
+					 m->heartbeat.next_lsn);
+		break;
+	}
+	WRITE_ONCE(conn->last_rx, jiffies);
+	rdmalog_stats_inc(RDMALOG_STAT_MSGS_RECEIVED);
+	return NULL;
+}
+
+static void rdmalog_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rdmalog_rbuf *rb = container_of(wc->wr_cqe, struct rdmalog_rbuf,
+					       cqe);
+	struct rdmalog_ep *ep = rb->ep;
+	union rdmalog_msg_any m;
+	const char *why;
+	u32 len;
+	int err;
+
+	if (unlikely(wc->status != IB_WC_SUCCESS)) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR &&
+		    !test_bit(RDMALOG_EP_DEAD, &ep->flags)) {
+			rdmalog_stats_inc(RDMALOG_STAT_COMPLETION_ERRORS);
+			rdmalog_ep_error(ep, "receive completion: %s",
+					 ib_wc_status_msg(wc->status));
+		}
+		return;
+	}
+	if (test_bit(RDMALOG_EP_DEAD, &ep->flags))
+		return;
+
+	/* Copy the message out and give the buffer back before anything. */
+	len = wc->byte_len;
+	memset(&m, 0, sizeof(m));
+	ib_dma_sync_single_for_cpu(ep->ibdev, rb->sge.addr, RDMALOG_MSG_SIZE,
+				   DMA_FROM_DEVICE);
+	memcpy(&m, (u8 *)ep->recv_mem + (rb - ep->rbufs) * RDMALOG_MSG_SIZE,
+	       min_t(u32, len, sizeof(m)));
+	ib_dma_sync_single_for_device(ep->ibdev, rb->sge.addr,
+				      RDMALOG_MSG_SIZE, DMA_FROM_DEVICE);
+	err = ib_post_recv(ep->qp, &rb->wr, NULL);
+	if (unlikely(err)) {
+		rdmalog_stats_inc(RDMALOG_STAT_COMPLETION_ERRORS);
+		rdmalog_ep_error(ep, "cannot re-post a receive buffer: %d",
+				 err);
+		return;
+	}
+	spin_lock(&ep->lock);
+	ep->grant++;
+	spin_unlock(&ep->lock);
+
+	why = len > sizeof(m) ? "message longer than any known type" :
+				rdmalog_msg_process(ep, &m, len);
+	if (unlikely(why)) {
+		rdmalog_stats_inc(RDMALOG_STAT_BAD_MSGS);
+		pr_warn_ratelimited("node %u: dropping the connection to node %u: %s (type %u, %u bytes)\n",
+				    ep->conn->local.node_id, ep->conn->peer_id,
+				    why, len >= sizeof(m.hdr) ? m.hdr.type : 0,
+				    len);
+		rdmalog_ep_error(ep, "bad message: %s", why);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Endpoint set-up and release */
+
+static struct rdmalog_ep *rdmalog_ep_alloc(struct rdmalog_conn *conn,
+					   bool passive, bool knock)
+{
+	struct rdmalog_ep *ep;
+
+	ep = kzalloc(sizeof(*ep), GFP_KERNEL);
+	if (!ep)
+		return NULL;
+	kref_init(&ep->ref);
+	kref_get(&conn->ref);	/* the endpoint's, put by rdmalog_ep_release() */
+	ep->conn = conn;
+	ep->passive = passive;
+	ep->knock = knock;
+	spin_lock_init(&ep->lock);
+	INIT_LIST_HEAD(&ep->send_free);
+	INIT_WORK(&ep->error_work, rdmalog_ep_error_work);
+	INIT_WORK(&ep->close_work, rdmalog_ep_close_work);
+	ep->peer_hb_ms = RDMALOG_DEFAULT_HEARTBEAT_MS;
+	atomic_inc(&rdmalog_conns.nr_eps);
+	return ep;
+}
+
+static void rdmalog_ep_free_bufs(struct rdmalog_ep *ep)
+{
+	if (ep->send_mapped)
+		ib_dma_unmap_single(ep->ibdev, ep->send_dma,
+				    RDMALOG_SEND_DEPTH * RDMALOG_MSG_SIZE,
+				    DMA_TO_DEVICE);
+	if (ep->recv_mapped)
+		ib_dma_unmap_single(ep->ibdev, ep->recv_dma,
+				    RDMALOG_RECV_DEPTH * RDMALOG_MSG_SIZE,
+				    DMA_FROM_DEVICE);
+	ep->send_mapped = false;
+	ep->recv_mapped = false;
+	kfree(ep->send_mem);
+	kfree(ep->recv_mem);
+	kfree(ep->sbufs);
+	kfree(ep->rbufs);
+	ep->send_mem = NULL;
+	ep->recv_mem = NULL;
+	ep->sbufs = NULL;
+	ep->rbufs = NULL;
+}
+
+static int rdmalog_ep_alloc_bufs(struct rdmalog_ep *ep)
+{
+	u32 lkey = ep->rdev->pd->local_dma_lkey;
+	int i;
+
+	ep->rbufs = kcalloc(RDMALOG_RECV_DEPTH, sizeof(*ep->rbufs), GFP_KERNEL);
+	ep->sbufs = kcalloc(RDMALOG_SEND_DEPTH, sizeof(*ep->sbufs), GFP_KERNEL);
+	ep->recv_mem = kzalloc(RDMALOG_RECV_DEPTH * RDMALOG_MSG_SIZE,
+			       GFP_KERNEL);
+	ep->send_mem = kzalloc(RDMALOG_SEND_DEPTH * RDMALOG_MSG_SIZE,
+			       GFP_KERNEL);
+	if (!ep->rbufs || !ep->sbufs || !ep->recv_mem || !ep->send_mem)
+		goto err;
+	ep->recv_dma = ib_dma_map_single(ep->ibdev, ep->recv_mem,
+					 RDMALOG_RECV_DEPTH * RDMALOG_MSG_SIZE,
+					 DMA_FROM_DEVICE);
+	if (ib_dma_mapping_error(ep->ibdev, ep->recv_dma))
+		goto err;
+	ep->recv_mapped = true;
+	ep->send_dma = ib_dma_map_single(ep->ibdev, ep->send_mem,
+					 RDMALOG_SEND_DEPTH * RDMALOG_MSG_SIZE,
+					 DMA_TO_DEVICE);
+	if (ib_dma_mapping_error(ep->ibdev, ep->send_dma))
+		goto err;
+	ep->send_mapped = true;
+
+	for (i = 0; i < RDMALOG_RECV_DEPTH; i++) {
+		struct rdmalog_rbuf *rb = &ep->rbufs[i];
+
+		rb->ep = ep;
+		rb->cqe.done = rdmalog_recv_done;
+		rb->sge.addr = ep->recv_dma + i * RDMALOG_MSG_SIZE;
+		rb->sge.length = RDMALOG_MSG_SIZE;
+		rb->sge.lkey = lkey;
+		rb->wr.wr_cqe = &rb->cqe;
+		rb->wr.sg_list = &rb->sge;
+		rb->wr.num_sge = 1;
+	}
+	for (i = 0; i < RDMALOG_SEND_DEPTH; i++) {
+		struct rdmalog_sbuf *sb = &ep->sbufs[i];
+
+		sb->ep = ep;
+		sb->cqe.done = rdmalog_send_done;
+		sb->buf = (u8 *)ep->send_mem + i * RDMALOG_MSG_SIZE;
+		sb->sge.addr = ep->send_dma + i * RDMALOG_MSG_SIZE;
+		sb->sge.lkey = lkey;
+		list_add_tail(&sb->free, &ep->send_free);
+	}
+	return 0;
+
+err:
+	rdmalog_ep_free_bufs(ep);
+	return -ENOMEM;
+}
+
+/*
+ * Everything but the cm_id: device object, buffers, CQ, QP, and the whole
+ * receive ring posted. Called by the handler (under the conn lock) for a
+ * resolved route or an accepted request. On error, what was set up stays
+ * for rdmalog_ep_release_resources(). Return: 0 or a negative errno, with
+ * the conn's message saying why.
+ */
+static int rdmalog_ep_setup(struct rdmalog_ep *ep)
+{
+	struct rdmalog_conn *conn = ep->conn;
+	struct ib_qp_init_attr attr = {};
+	struct rdmalog_rdev *rdev;
+	int i, err;
+
+	lockdep_assert_held(&conn->lock);
+	ep->ibdev = ep->cm_id->device;
+	rdev = rdmalog_rdev_get(ep->ibdev);
+	if (IS_ERR(rdev)) {
+		err = PTR_ERR(rdev);
+		rdmalog_conn_set_msg(conn, "RDMA device %s not usable: error %d",
+				     dev_name(&ep->ibdev->dev), err);
+		return err;
+	}
+	ep->rdev = rdev;
+	if (rdev->max_qp_wr < RDMALOG_RQ_SIZE ||
+	    rdev->max_cqe < RDMALOG_CQ_SIZE || !rdev->max_send_sge ||
+	    !rdev->max_recv_sge) {
+		rdmalog_conn_set_msg(conn,
+				     "RDMA device %s too small (max_qp_wr %u, max_cqe %u)",
+				     dev_name(&ep->ibdev->dev), rdev->max_qp_wr,
+				     rdev->max_cqe);
+		return -EINVAL;
+	}
+
+	err = rdmalog_ep_alloc_bufs(ep);
+	if (err) {
+		rdmalog_conn_set_msg(conn, "out of memory for buffers");
+		return err;
+	}
+
+	ep->cq = ib_alloc_cq(ep->ibdev, ep, RDMALOG_CQ_SIZE,
+			     conn->peer_id % rdev->num_comp_vectors,
+			     IB_POLL_SOFTIRQ);
+	if (IS_ERR(ep->cq)) {
+		err = PTR_ERR(ep->cq);
+		ep->cq = NULL;
+		rdmalog_conn_set_msg(conn, "cannot allocate a CQ: error %d",
+				     err);
+		return err;
+	}
+
+	attr.event_handler = rdmalog_ep_qp_event;
+	attr.qp_context = ep;
+	attr.send_cq = ep->cq;
+	attr.recv_cq = ep->cq;
+	attr.cap.max_send_wr = RDMALOG_SQ_SIZE;
+	attr.cap.max_recv_wr = RDMALOG_RQ_SIZE;
+	attr.cap.max_send_sge = 1;
+	attr.cap.max_recv_sge = 1;
+	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
+	attr.qp_type = IB_QPT_RC;
+	err = rdma_create_qp(ep->cm_id, rdev->pd, &attr);
+	if (err) {
+		rdmalog_conn_set_msg(conn, "cannot create a QP: error %d", err);
+		return err;
+	}
+	ep->qp = ep->cm_id->qp;
+
+	for (i = 0; i < RDMALOG_RECV_DEPTH; i++) {
+		err = ib_post_recv(ep->qp, &ep->rbufs[i].wr, NULL);
+		if (err) {
+			rdmalog_conn_set_msg(conn,
+					     "cannot post receive buffers: error %d",
+					     err);
+			return err;
+		}
+	}
+
+	err = rdma_set_ack_timeout(ep->cm_id, RDMALOG_ACK_TIMEOUT);
+	if (err) {
+		rdmalog_conn_set_msg(conn, "cannot set the ACK timeout: %d",
+				     err);
+		return err;
+	}
+	return 0;
+}
+
+/*
+ * Release what rdmalog_ep_setup() set up, in the documented order; the
+ * cm_id stays. Process context, without the conn lock or with it held by
+ * the handler of this endpoint's own id (a refused accept).
+ */
+static void rdmalog_ep_release_resources(struct rdmalog_ep *ep)
+{
+	set_bit(RDMALOG_EP_DEAD, &ep->flags);
+	spin_lock_bh(&ep->lock);
+	ep->live = false;
+	spin_unlock_bh(&ep->lock);
+	if (ep->qp) {
+		/* Every posted work request completes (flushed) first. */
+		ib_drain_qp(ep->qp);
+		rdma_destroy_qp(ep->cm_id);
+		ep->qp = NULL;
+	}
+	if (ep->cq) {
+		/* No completion handler runs after this. */
+		ib_free_cq(ep->cq);
+		ep->cq = NULL;
+	}
+	rdmalog_ep_free_bufs(ep);
+	rdmalog_rdev_put(ep->rdev);
+	ep->rdev = NULL;
+}
+
+static void rdmalog_ep_close_work(struct work_struct *work)
+{
+	struct rdmalog_ep *ep = container_of(work, struct rdmalog_ep,
+					     close_work);
+
+	if (ep->connect_sent)
+		rdma_disconnect(ep->cm_id);	/* may fail: not connected */
+	rdmalog_ep_release_resources(ep);
+	/* Waits for a running handler of this id; none runs afterwards. */
+	rdma_destroy_id(ep->cm_id);
+	if (atomic_dec_and_test(&rdmalog_conns.nr_eps))
+		wake_up_all(&rdmalog_conns.wq);
+	rdmalog_ep_put(ep);
+}
+
+/*
+ * An endpoint that never got past the request handler: released there,
+ * and its id destroyed by the rdma_cm when the handler returns non-zero.
+ */
+static void rdmalog_ep_discard(struct rdmalog_ep *ep)
+{
+	ep->closing = true;
+	rdmalog_ep_release_resources(ep);
+	if (atomic_dec_and_test(&rdmalog_conns.nr_eps))
+		wake_up_all(&rdmalog_conns.wq);
+	rdmalog_ep_put(ep);
+}
+
+/* ------------------------------------------------------------------ */
+/* The state machine */
+
+static void rdmalog_conn_schedule_retry(struct rdmalog_conn *conn)
+{
+	unsigned int delay = conn->backoff_ms;
+
+	lockdep_assert_held(&conn->lock);
+	if (conn->stopping || !conn->activated)
+		return;
+	/* Jitter: up to half the delay again, so peers do not march on. */
+	delay += get_random_u32_below(delay / 2 + 1);
+	conn->backoff_ms = min_t(unsigned int, conn->backoff_ms * 2,
+				 RDMALOG_BACKOFF_MAX_MS);
+	mod_delayed_work(rdmalog_conn_wq, &conn->connect_work,
+			 msecs_to_jiffies(delay));
+}
+
+static unsigned int rdmalog_conn_min_backoff(struct rdmalog_conn *conn)
+{
+	return conn->active ? RDMALOG_BACKOFF_MIN_MS : RDMALOG_KNOCK_MIN_MS;
+}
+
+/**
+ * rdmalog_ep_close() - close an endpoint (once) and decide what comes next
+ * @ep: the endpoint
+ * @state: the conn's new displayed state, or %RDMALOG_STATE_KEEP
+ * @fmt: the conn's new message, or NULL to keep it
+ *
+ * Marks the endpoint closed (senders and handlers leave it alone from now
+ * on), detaches it from its conn, schedules the next attempt unless the
+ * conn is stopping, and queues the close work that releases everything.
+ * Called with the conn lock held; does not sleep on the rdma_cm.
+ */
+static void rdmalog_ep_close(struct rdmalog_ep *ep, int state,
+			     const char *fmt, ...)
+{
+	struct rdmalog_conn *conn = ep->conn;
+	va_list ap;
+
+	lockdep_assert_held(&conn->lock);
+	if (ep->closing)
+		return;
+	ep->closing = true;
+	spin_lock_bh(&ep->lock);
+	ep->live = false;
+	spin_unlock_bh(&ep->lock);
+
+	if (fmt) {
+		va_start(ap, fmt);
+		vsnprintf(conn->msg, sizeof(conn->msg), fmt, ap);
+		va_end(ap);
+	}
+	if (ep->established) {
+		rdmalog_stats_inc(RDMALOG_STAT_DISCONNECTS);
+		pr_info_ratelimited("node %u: connection to node %u closed: %s\n",
+				    conn->local.node_id, conn->peer_id,
+				    conn->msg);
+	} else if (!ep->knock) {
+		rdmalog_stats_inc(RDMALOG_STAT_CONNECT_FAILURES);
+	}
+	if (conn->ep == ep) {
+		conn->ep = NULL;
+		/* hb_work sees no live endpoint and stops by itself. */
+		cancel_delayed_work(&conn->hb_work);
+		/* Not connected yet in this up period: still CONNECTING. */
+		if (state == RDMALOG_PEER_DISCONNECTED && !conn->ever_connected)
+			state = RDMALOG_PEER_CONNECTING;
+		if (state != RDMALOG_STATE_KEEP && !conn->stopping)
+			rdmalog_conn_set_state(conn, state);
+		rdmalog_conn_schedule_retry(conn);
+	}
+	queue_work(rdmalog_conn_wq, &ep->close_work);
+}
+
+static void rdmalog_ep_established(struct rdmalog_ep *ep)
+{
+	struct rdmalog_conn *conn = ep->conn;
+	struct sockaddr_storage ss;
+	int err;
+
+	lockdep_assert_held(&conn->lock);
+	ep->established = true;
+	spin_lock_bh(&ep->lock);
+	ep->live = true;
+	spin_unlock_bh(&ep->lock);
+	WRITE_ONCE(conn->last_rx, jiffies);
+
+	if (conn->ever_connected)
+		conn->reconnects++;
+	conn->ever_connected = true;
+	conn->last_reason = RDMALOG_REJ_NONE;
+	conn->msg[0] = '\0';
+	rdmalog_stats_inc(RDMALOG_STAT_CONNECTS);
+	rdmalog_addr_to_sa(&conn->addr, conn->addr.port, &ss);
+	pr_info_ratelimited("node %u: connected to node %u (%pISpc, %s)\n",
+			    conn->local.node_id, conn->peer_id, &ss,
+			    ep->passive ? "accepted" : "connected");
+
+	err = rdmalog_ep_send_hello(ep);
+	if (err) {
+		rdmalog_ep_close(ep, RDMALOG_PEER_DISCONNECTED,
+				 "cannot send HELLO: error %d", err);
+		return;
+	}
+	rdmalog_conn_set_state(conn, RDMALOG_PEER_CONNECTED);
+	mod_delayed_work(rdmalog_conn_wq, &conn->hb_work,
+			 msecs_to_jiffies(READ_ONCE(rdmalog_conns.heartbeat_ms)));
+}
+
+/* Fill our handshake. */
+static void rdmalog_hs_fill(const struct rdmalog_conn_local *l,
+			    u32 dst_node, u8 flags, struct rdmalog_cm_hs *hs)
+{
+	memset(hs, 0, sizeof(*hs));
+	hs->magic = cpu_to_le32(RDMALOG_CM_MAGIC);
+	hs->version = RDMALOG_PROTO_VERSION;
+	hs->flags = flags;
+	hs->recv_depth = cpu_to_le16(RDMALOG_RECV_DEPTH);
+	hs->src_node = cpu_to_le16(l->node_id);
+	hs->dst_node = cpu_to_le16(dst_node);
+	hs->msg_size = cpu_to_le16(RDMALOG_MSG_SIZE);
+	hs->cluster_id = cpu_to_le64(l->cluster_id);
+	hs->epoch = cpu_to_le64(l->epoch);
+	hs->capacity = cpu_to_le64(l->capacity);
+}
+
+/*
+ * Copy a peer's handshake out of private data and check what can be
+ * checked without knowing the peer: length, magic, version. Return a
+ * reason (RDMALOG_REJ_NONE: @hs is filled) and the detail to send back.
+ */
+static u8 rdmalog_hs_parse(const void *pdata, u8 len,
+			   struct rdmalog_cm_hs *hs, u64 *detail)
+{
+	if (!pdata || len < sizeof(*hs))
+		return RDMALOG_REJ_BAD_HANDSHAKE;
+	memcpy(hs, pdata, sizeof(*hs));
+	if (le32_to_cpu(hs->magic) != RDMALOG_CM_MAGIC)
+		return RDMALOG_REJ_BAD_HANDSHAKE;
+	if (hs->version != RDMALOG_PROTO_VERSION) {
+		*detail = RDMALOG_PROTO_VERSION;
+		return RDMALOG_REJ_VERSION;
+	}
+	return RDMALOG_REJ_NONE;
+}
+
+/* Cluster and destination node id: does the peer want this node? */
+static u8 rdmalog_hs_check_identity(const struct rdmalog_conn_local *l,
+				    const struct rdmalog_cm_hs *hs,
+				    u64 *detail)
+{
+	if (le64_to_cpu(hs->cluster_id) != l->cluster_id) {
+		*detail = l->cluster_id;
+		return RDMALOG_REJ_CLUSTER_ID;
+	}
+	if (le16_to_cpu(hs->dst_node) != l->node_id) {
+		*detail = l->node_id;
+		return RDMALOG_REJ_NODE_ID;
+	}
+	return RDMALOG_REJ_NONE;
+}
+
+/* Queue and ring parameters. */
+static u8 rdmalog_hs_check_params(const struct rdmalog_conn_local *l,
+				  const struct rdmalog_cm_hs *hs, u64 *detail)
+{
+	u16 depth = le16_to_cpu(hs->recv_depth);
+
+	if (!depth || depth > RDMALOG_MAX_RECV_DEPTH ||
+	    le16_to_cpu(hs->msg_size) != RDMALOG_MSG_SIZE)
+		return RDMALOG_REJ_BAD_PARAMS;
+	if (le64_to_cpu(hs->capacity) != l->capacity) {
+		*detail = l->capacity;
+		return RDMALOG_REJ_CAPACITY;
+	}
+	return RDMALOG_REJ_NONE;
+}
+
+/* Text for a refusal we send, after "refused node N: ". */
+static void rdmalog_refusal_text(const struct rdmalog_conn_local *l,
+				 u8 reason, const struct rdmalog_cm_hs *hs,
+				 char *buf, size_t len)
+{
+	switch (reason) {
+	case RDMALOG_REJ_CLUSTER_ID:
+		snprintf(buf, len, "its cluster id %llu is not ours (%llu)",
+			 le64_to_cpu(hs->cluster_id), l->cluster_id);
+		break;
+	case RDMALOG_REJ_NODE_ID:
+		snprintf(buf, len, "it expected node %u here, this is node %u",
+			 le16_to_cpu(hs->dst_node), l->node_id);
+		break;
+	case RDMALOG_REJ_ADDR_MISMATCH:
+		snprintf(buf, len,
+			 "the connection does not come from its configured address");
+		break;
+	case RDMALOG_REJ_DIRECTION:
+		snprintf(buf, len,
+			 "the node ids disagree on which side connects");
+		break;
+	case RDMALOG_REJ_CAPACITY:
+		snprintf(buf, len,
+			 "its ring capacity %llu bytes is not ours (%llu)",
+			 le64_to_cpu(hs->capacity), l->capacity);
+		break;
+	case RDMALOG_REJ_BAD_PARAMS:
+		snprintf(buf, len,
+			 "receive depth %u or message size %u out of range",
+			 le16_to_cpu(hs->recv_depth),
+			 le16_to_cpu(hs->msg_size));
+		break;
+	default:
+		snprintf(buf, len, "reason %u", reason);
+		break;
+	}
+}
+
+static void rdmalog_reject(struct rdma_cm_id *id, u8 reason, u64 detail,
+			   u32 node_id)
+{
+	struct rdmalog_cm_rej rej = {
+		.magic = cpu_to_le32(RDMALOG_CM_MAGIC),
+		.version = RDMALOG_PROTO_VERSION,
+		.reason = reason,
+		.node_id = cpu_to_le16(node_id),
+		.detail = cpu_to_le64(detail),
+	};
+
+	if (reason != RDMALOG_REJ_KNOCK_OK)
+		rdmalog_stats_inc(RDMALOG_STAT_REFUSALS_SENT);
+	rdma_reject(id, &rej, sizeof(rej), IB_CM_REJ_CONSUMER_DEFINED);
+}
+
+static void rdmalog_conn_params_fill(struct rdmalog_ep *ep,
+				     struct rdma_conn_param *param,
+				     struct rdmalog_cm_hs *hs)
+{
+	memset(param, 0, sizeof(*param));
+	param->private_data = hs;
+	param->private_data_len = sizeof(*hs);
+	param->responder_resources = min_t(u32, RDMALOG_RD_ATOM,
+					   ep->rdev->max_qp_rd_atom);
+	param->initiator_depth = min_t(u32, RDMALOG_RD_ATOM,
+				       ep->rdev->max_qp_init_rd_atom);
+	param->flow_control = 1;
+	param->retry_count = RDMALOG_RETRY_COUNT;
+	param->rnr_retry_count = RDMALOG_RNR_RETRY_COUNT;
+}
+
+/* ROUTE_RESOLVED on an outgoing attempt: set up and connect. */
+static void rdmalog_ep_route_resolved(struct rdmalog_ep *ep)
+{
+	struct rdmalog_conn *conn = ep->conn;
+	struct rdma_conn_param param;
+	struct rdmalog_cm_hs hs;
+	int err;
+
+	err = rdmalog_ep_setup(ep);
+	if (err) {
+		rdmalog_ep_close(ep, RDMALOG_PEER_DISCONNECTED, NULL);
+		return;
+	}
+	rdmalog_hs_fill(&conn->local, conn->peer_id,
+			ep->knock ? RDMALOG_CM_F_KNOCK : 0, &hs);
+	rdmalog_conn_params_fill(ep, &param, &hs);
+	ep->connect_sent = true;
+	err = rdma_connect_locked(ep->cm_id, &param);
+	if (err)
+		rdmalog_ep_close(ep, RDMALOG_PEER_DISCONNECTED,
+				 "cannot send the connect request: error %d",
+				 err);
+}
+
+/* ESTABLISHED on an outgoing attempt: check the peer's accept. */
+static void rdmalog_ep_connected(struct rdmalog_ep *ep,
+				 struct rdma_cm_event *ev)
+{
+	struct rdmalog_conn *conn = ep->conn;
+	u8 reason;
+	u64 detail = 0;
+	struct rdmalog_cm_hs hs;
+	char why[96];
+
+	if (ep->knock) {
+		rdmalog_ep_close(ep, RDMALOG_PEER_DISCONNECTED,
+				 "node %u accepted a knock (protocol error)",
+				 conn->peer_id);
+		return;
+	}
+	reason = rdmalog_hs_parse(ev->param.conn.private_data,
+				  ev->param.conn.private_data_len, &hs, &detail);
+	if (!reason && le16_to_cpu(hs.src_node) != conn->peer_id) {
+		detail = le16_to_cpu(hs.src_node);
+		reason = RDMALOG_REJ_NODE_ID;
+	}
+	if (!reason && le16_to_cpu(hs.dst_node) != conn->local.node_id)
+		reason = RDMALOG_REJ_UNKNOWN_PEER;
+	if (!reason && le64_to_cpu(hs.cluster_id) != conn->local.cluster_id) {
+		detail = le64_to_cpu(hs.cluster_id);
+		reason = RDMALOG_REJ_CLUSTER_ID;
+	}
+	if (!reason)
+		reason = rdmalog_hs_check_params(&conn->local, &hs, &detail);
+	if (reason == RDMALOG_REJ_CAPACITY)
+		detail = le64_to_cpu(hs.capacity);
+	if (reason) {
+		rdmalog_rej_text(conn, reason, detail, why, sizeof(why));
+		conn->refusals++;
+		rdmalog_stats_inc(RDMALOG_STAT_REFUSALS_RECEIVED);
+		pr_warn_ratelimited("node %u: node %u accepted with an invalid handshake: %s\n",
+				    conn->local.node_id, conn->peer_id, why);
+		rdmalog_ep_close(ep, RDMALOG_PEER_REFUSED,
+				 "accepted by node %u, but refused: %s",
+				 conn->peer_id, why);
+		return;
+	}
+	ep->peer_recv_depth = le16_to_cpu(hs.recv_depth);
+	spin_lock_bh(&ep->lock);
+	ep->credits = ep->peer_recv_depth;
+	spin_unlock_bh(&ep->lock);
+	rdmalog_ep_established(ep);
+}
+
+/* REJECTED on an outgoing attempt or knock. */
+static void rdmalog_ep_rejected(struct rdmalog_ep *ep,
+				struct rdma_cm_event *ev)
+{
+	struct rdmalog_conn *conn = ep->conn;
+	struct rdmalog_cm_rej rej;
+	struct sockaddr_storage ss;
+	const void *data;
+	char why[96];
+	u8 len = 0;
+	int state;
+
+	data = rdma_consumer_reject_data(ep->cm_id, ev, &len);
+	if (!data || len < sizeof(rej)) {
+		rdmalog_addr_to_sa(&conn->addr, conn->addr.port, &ss);
+		rdmalog_ep_close(ep, RDMALOG_PEER_DISCONNECTED,
+				 "%pISpc rejected the connection: %s (is node %u up?)",
+				 &ss, rdma_reject_msg(ep->cm_id, ev->status),
+				 conn->peer_id);
+		return;
+	}
+	memcpy(&rej, data, sizeof(rej));
+	if (le32_to_cpu(rej.magic) != RDMALOG_CM_MAGIC) {
+		rdmalog_ep_close(ep, RDMALOG_PEER_DISCONNECTED,
+				 "node %u rejected the connection (not an rdmalog rejection)",
+				 conn->peer_id);
+		return;
+	}
+
+	if (rej.reason == RDMALOG_REJ_KNOCK_OK && ep->knock) {
+		/* A refusal is over; CONNECTING/DISCONNECTED stay. */
+		state = conn->state == RDMALOG_PEER_REFUSED ?
+			RDMALOG_PEER_DISCONNECTED : RDMALOG_STATE_KEEP;
+		rdmalog_ep_close(ep, state, "waiting for node %u to connect",
+				 conn->peer_id);
+		conn->last_reason = RDMALOG_REJ_NONE;
+		return;
+	}
+	rdmalog_rej_text(conn, rej.reason, le64_to_cpu(rej.detail), why,
+			 sizeof(why));
+	if (!rdmalog_rej_is_refusal(rej.reason)) {
+		rdmalog_ep_close(ep, RDMALOG_PEER_DISCONNECTED,
+				 "node %u rejected the connection: %s",
+				 conn->peer_id, why);
+		return;
+	}
+	conn->refusals++;
+	rdmalog_stats_inc(RDMALOG_STAT_REFUSALS_RECEIVED);
+	if (conn->last_reason != rej.reason)
+		pr_warn_ratelimited("node %u: refused by node %u: %s\n",
+				    conn->local.node_id, conn->peer_id, why);
+	conn->last_reason = rej.reason;
+	rdmalog_ep_close(ep, RDMALOG_PEER_REFUSED, "refused by node %u: %s",
+			 conn->peer_id, why);
+}
+
+/* Events of an endpoint's id (everything but CONNECT_REQUEST). */
+static int rdmalog_ep_event(struct rdmalog_ep *ep, struct rdma_cm_event *ev)
+{
+	struct rdmalog_conn *conn = ep->conn;
+	struct sockaddr_storage ss;
+	int err;
+
+	mutex_lock(&conn->lock);
+	if (ep->closing)
+		goto out;
+	rdmalog_addr_to_sa(&conn->addr, conn->addr.port, &ss);
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		ep->ibdev = ep->cm_id->device;
+		err = rdma_resolve_route(ep->cm_id, RDMALOG_RESOLVE_TIMEOUT_MS);
+		if (err)
+			rdmalog_ep_close(ep, RDMALOG_PEER_DISCONNECTED,
+					 "cannot resolve a route to %pISpc: error %d",
+					 &ss, err);
+		break;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		rdmalog_ep_route_resolved(ep);
+		break;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		if (ep->passive)
+			rdmalog_ep_established(ep);
+		else
+			rdmalog_ep_connected(ep, ev);
+		break;
+	case RDMA_CM_EVENT_REJECTED:
+		rdmalog_ep_rejected(ep, ev);
+		break;
+	case RDMA_CM_EVENT_ADDR_ERROR:
+		rdmalog_ep_close(ep, RDMALOG_PEER_DISCONNECTED,
+				 "cannot resolve %pISpc: error %d", &ss,
+				 ev->status);
+		break;
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+		rdmalog_ep_close(ep, RDMALOG_PEER_DISCONNECTED,
+				 "no route to %pISpc: error %d", &ss,
+				 ev->status);
+		break;
+	case RDMA_CM_EVENT_UNREACHABLE:
+		rdmalog_ep_close(ep, RDMALOG_PEER_DISCONNECTED,
+				 "%pISpc unreachable: error %d", &ss,
+				 ev->status);
+		break;
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+		rdmalog_ep_close(ep, RDMALOG_PEER_DISCONNECTED,
+				 "connection to %pISpc failed: error %d", &ss,
+				 ev->status);
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+		rdmalog_ep_close(ep, RDMALOG_PEER_DISCONNECTED,
+				 "disconnected by node %u", conn->peer_id);
+		break;
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		rdmalog_ep_close(ep, RDMALOG_PEER_DISCONNECTED,
+				 "RDMA device removed");
+		break;
+	case RDMA_CM_EVENT_ADDR_CHANGE:
+		rdmalog_ep_close(ep, RDMALOG_PEER_DISCONNECTED,
+				 "local address changed");
+		break;
+	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+	default:
+		break;
+	}
+out:
+	mutex_unlock(&conn->lock);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The listener and incoming requests */
+
+static struct rdmalog_conn *rdmalog_conn_find(u32 peer_id)
+{
+	struct rdmalog_conn *conn;
+
+	lockdep_assert_held(&rdmalog_conns.mutex);
+	list_for_each_entry(conn, &rdmalog_conns.list, list)
+		if (conn->peer_id == peer_id)
+			return conn;
+	return NULL;
+}
+
+/* A refusal of a request from a known peer, on this side. */
+static void rdmalog_conn_refused_here(struct rdmalog_conn *conn, u8 reason,
+				      const char *why)
+{
+	mutex_lock(&conn->lock);
+	if (!conn->stopping && conn->activated) {
+		conn->refusals++;
+		if (conn->last_reason != reason)
+			pr_warn_ratelimited("node %u: refused node %u: %s\n",
+					    conn->local.node_id, conn->peer_id,
+					    why);
+		conn->last_reason = reason;
+		/* A working connection is not disturbed by an impostor. */
+		if (conn->state != RDMALOG_PEER_CONNECTED) {
+			rdmalog_conn_set_msg(conn, "refused node %u: %s",
+					     conn->peer_id, why);
+			rdmalog_conn_set_state(conn, RDMALOG_PEER_REFUSED);
+		}
+	}
+	mutex_unlock(&conn->lock);
+}
+
+/* A valid knock: connect now unless already at it. */
+static void rdmalog_conn_knocked(struct rdmalog_conn *conn)
+{
+	mutex_lock(&conn->lock);
+	if (!conn->stopping && conn->activated && !conn->ep) {
+		conn->backoff_ms = rdmalog_conn_min_backoff(conn);
+		mod_delayed_work(rdmalog_conn_wq, &conn->connect_work, 0);
+	}
+	conn->last_reason = RDMALOG_REJ_NONE;
+	mutex_unlock(&conn->lock);
+}
+
+/*
+ * Accept a checked request of @conn on @id. Return: 0 (the endpoint owns
+ * @id now), or non-zero after rejecting: the rdma_cm destroys @id.
+ */
+static int rdmalog_conn_accept(struct rdmalog_conn *conn,
+			       struct rdma_cm_id *id,
+			       const struct rdmalog_cm_hs *peer_hs,
+			       struct rdma_cm_event *ev)
+{
+	struct rdma_conn_param param;
+	struct rdmalog_cm_hs hs;
+	struct rdmalog_ep *ep, *old;
+	int err;
+
+	mutex_lock(&conn->lock);
+	if (conn->stopping || !conn->activated) {
+		rdmalog_reject(id, RDMALOG_REJ_NOT_READY, 0,
+			       conn->local.node_id);
+		err = -ECONNREFUSED;
+		goto out_unlock;
+	}
+	ep = rdmalog_ep_alloc(conn, true, false);
+	if (!ep) {
+		rdmalog_reject(id, RDMALOG_REJ_NO_RESOURCES, 0,
+			       conn->local.node_id);
+		err = -ENOMEM;
+		goto out_unlock;
+	}
+	ep->cm_id = id;
+	ep->peer_recv_depth = le16_to_cpu(peer_hs->recv_depth);
+	ep->credits = ep->peer_recv_depth;
+	err = rdmalog_ep_setup(ep);
+	if (err) {
+		pr_warn_ratelimited("node %u: cannot accept node %u: %s\n",
+				    conn->local.node_id, conn->peer_id,
+				    conn->msg);
+		rdmalog_reject(id, RDMALOG_REJ_NO_RESOURCES, 0,
+			       conn->local.node_id);
+		goto err_discard;
+	}
+
+	rdmalog_hs_fill(&conn->local, conn->peer_id, 0, &hs);
+	rdmalog_conn_params_fill(ep, &param, &hs);
+	/* What the peer can take, not more than we can serve. */
+	param.initiator_depth = min(param.initiator_depth,
+				    ev->param.conn.responder_resources);
+	param.responder_resources = min(param.responder_resources,
+					ev->param.conn.initiator_depth);
+	err = rdma_accept(id, &param);
+	if (err) {
+		rdmalog_conn_set_msg(conn, "cannot accept node %u: error %d",
+				     conn->peer_id, err);
+		goto err_discard;
+	}
+	ep->connect_sent = true;
+
+	old = conn->ep;
+	if (old)
+		rdmalog_ep_close(old, old->established ?
+				 RDMALOG_PEER_DISCONNECTED : RDMALOG_STATE_KEEP,
+				 "replaced by a new connection from node %u",
+				 conn->peer_id);
+	conn->ep = ep;
+	id->context = ep;
+	ep->deadline = jiffies + msecs_to_jiffies(RDMALOG_ATTEMPT_TIMEOUT_MS);
+	mod_delayed_work(rdmalog_conn_wq, &conn->connect_work,
+			 msecs_to_jiffies(RDMALOG_ATTEMPT_TIMEOUT_MS));
+	mutex_unlock(&conn->lock);
+	return 0;
+
+err_discard:
+	/* The rdma_cm destroys @id when we return non-zero. */
+	rdmalog_ep_discard(ep);
+	err = err ?: -ECONNREFUSED;
+out_unlock:
+	mutex_unlock(&conn->lock);
+	return err;
+}
+
+/* CONNECT_REQUEST on a new id of the listener. */
+static int rdmalog_conn_request(struct rdma_cm_id *id,
+				struct rdma_cm_event *ev)
+{
+	struct sockaddr *src = (struct sockaddr *)&id->route.addr.dst_addr;
+	struct rdmalog_conn_local local = {};
+	struct rdmalog_conn *conn = NULL;
+	struct rdmalog_cm_hs hs = {};
+	u64 detail = 0;
+	bool knock = false;
+	char why[128];
+	u8 reason;
+	int ret;
+
+	mutex_lock(&rdmalog_conns.mutex);
+	if (!rdmalog_conns.running) {
+		mutex_unlock(&rdmalog_conns.mutex);
+		rdmalog_reject(id, RDMALOG_REJ_NOT_READY, 0, 0);
+		return -ECONNREFUSED;
+	}
+	local.node_id = rdmalog_conns.p.node_id;
+	local.cluster_id = rdmalog_conns.p.cluster_id;
+	local.capacity = rdmalog_conns.p.capacity;
+
+	reason = rdmalog_hs_parse(ev->param.conn.private_data,
+				  ev->param.conn.private_data_len, &hs, &detail);
+	if (!reason) {
+		knock = hs.flags & RDMALOG_CM_F_KNOCK;
+		conn = rdmalog_conn_find(le16_to_cpu(hs.src_node));
+		if (conn)
+			kref_get(&conn->ref);	/* put below */
+		reason = rdmalog_hs_check_identity(&local, &hs, &detail);
+	}
+	mutex_unlock(&rdmalog_conns.mutex);
+
+	if (!reason && !conn)
+		reason = RDMALOG_REJ_UNKNOWN_PEER;
+	if (!reason && !rdmalog_sa_is(src, &conn->addr))
+		reason = RDMALOG_REJ_ADDR_MISMATCH;
+	if (!reason && knock != conn->active)
+		reason = RDMALOG_REJ_DIRECTION;
+	if (!reason)
+		reason = rdmalog_hs_check_params(&local, &hs, &detail);
+
+	if (reason) {
+		rdmalog_refusal_text(&local, reason, &hs, why, sizeof(why));
+		if (conn) {
+			rdmalog_conn_refused_here(conn, reason, why);
+		} else if (__ratelimit(&rdmalog_stranger_rs)) {
+			if (reason == RDMALOG_REJ_UNKNOWN_PEER)
+				snprintf(why, sizeof(why),
+					 "node %u is not a configured peer",
+					 le16_to_cpu(hs.src_node));
+			else if (reason == RDMALOG_REJ_BAD_HANDSHAKE)
+				strscpy(why, "handshake not understood",
+					sizeof(why));
+			else if (reason == RDMALOG_REJ_VERSION)
+				strscpy(why, "protocol version not spoken",
+					sizeof(why));
+			pr_warn("node %u: refused a connection from %pISc: %s\n",
+				local.node_id, src, why);
+		}
+		rdmalog_reject(id, reason, detail, local.node_id);
+		ret = -ECONNREFUSED;
+	} else if (knock) {
+		rdmalog_reject(id, RDMALOG_REJ_KNOCK_OK, 0, local.node_id);
+		rdmalog_conn_knocked(conn);
+		ret = -ECONNREFUSED;
+	} else {
+		ret = rdmalog_conn_accept(conn, id, &hs, ev);
+	}
+	rdmalog_conn_put(conn);
+	return ret;
+}
+
+/* Events of the listening id itself. */
+static int rdmalog_listener_event(struct rdma_cm_id *id,
+				  struct rdma_cm_event *ev)
+{
+	bool ours = false;
+
+	if (ev->event != RDMA_CM_EVENT_DEVICE_REMOVAL)
+		return 0;
+	mutex_lock(&rdmalog_conns.mutex);
+	if (rdmalog_conns.listener == id) {
+		rdmalog_conns.listener = NULL;
+		strscpy(rdmalog_conns.listen_msg,
+			"RDMA device of the listen address removed; retrying",
+			sizeof(rdmalog_conns.listen_msg));
+		mod_delayed_work(rdmalog_conn_wq, &rdmalog_conns.listen_work,
+				 msecs_to_jiffies(RDMALOG_LISTEN_RETRY_MS));
+		ours = true;
+	}
+	mutex_unlock(&rdmalog_conns.mutex);
+	/* Non-zero: the rdma_cm destroys the id (we no longer hold it). */
+	return ours;
+}
+
+static int rdmalog_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
+		return rdmalog_conn_request(id, ev);
+	if (id->context == RDMALOG_LISTENER_CTX)
+		return rdmalog_listener_event(id, ev);
+	return rdmalog_ep_event(id->context, ev);
+}
+
+static void rdmalog_listen_work(struct work_struct *work)
+{
+	struct rdma_cm_id *id, *failed = NULL;
+	struct sockaddr_storage ss;
+	char msg[sizeof(rdmalog_conns.listen_msg)];
+	int err;
+
+	mutex_lock(&rdmalog_conns.mutex);
+	if (!rdmalog_conns.running || rdmalog_conns.listener)
+		goto out_unlock;
+	rdmalog_addr_to_sa(&rdmalog_conns.p.listen,
+			   rdmalog_conns.p.listen.port, &ss);
+	id = rdma_create_id(&init_net, rdmalog_cm_handler, RDMALOG_LISTENER_CTX,
+			    RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(id)) {
+		err = PTR_ERR(id);
+		goto err;
+	}
+	err = rdma_bind_addr(id, (struct sockaddr *)&ss);
+	if (!err)
+		err = rdma_listen(id, RDMALOG_LISTEN_BACKLOG);
+	if (err) {
+		/*
+		 * Destroyed after unlocking: rdma_destroy_id() takes the id's
+		 * handler_mutex, which our handler holds while it takes
+		 * rdmalog_conns.mutex (one lock class for every id).
+		 */
+		failed = id;
+		goto err;
+	}
+	rdmalog_conns.listener = id;
+	rdmalog_conns.listen_msg[0] = '\0';
+	pr_info_ratelimited("node %u: listening on %pISpc\n",
+			    rdmalog_conns.p.node_id, &ss);
+	goto out_unlock;
+
+err:
+	snprintf(msg, sizeof(msg),
+		 "cannot listen on %pISpc: error %d%s; retrying", &ss, err,
+		 err == -EADDRNOTAVAIL || err == -ENODEV ?
+		 " (no RDMA device has this address)" :
+		 err == -EADDRINUSE ? " (port in use)" : "");
+	if (strcmp(msg, rdmalog_conns.listen_msg)) {
+		pr_warn_ratelimited("node %u: %s\n", rdmalog_conns.p.node_id,
+				    msg);
+		strscpy(rdmalog_conns.listen_msg, msg,
+			sizeof(rdmalog_conns.listen_msg));
+	}
+	queue_delayed_work(rdmalog_conn_wq, &rdmalog_conns.listen_work,
+			   msecs_to_jiffies(RDMALOG_LISTEN_RETRY_MS));
+out_unlock:
+	mutex_unlock(&rdmalog_conns.mutex);
+	if (failed)
+		rdma_destroy_id(failed);
+}
+
+/* ------------------------------------------------------------------ */
+/* Outgoing attempts and the periodic work */
+
+/* Start a connection attempt, or a knock, to @conn's peer. */
+static void rdmalog_conn_start_attempt(struct rdmalog_conn *conn)
+{
+	struct sockaddr_storage src, dst;
+	struct rdma_cm_id *id;
+	struct rdmalog_ep *ep;
+	int err;
+
+	lockdep_assert_held(&conn->lock);
+	ep = rdmalog_ep_alloc(conn, false, !conn->active);
+	if (!ep) {
+		rdmalog_conn_set_msg(conn, "out of memory");
+		rdmalog_conn_schedule_retry(conn);
+		return;
+	}
+	id = rdma_create_id(&init_net, rdmalog_cm_handler, ep, RDMA_PS_TCP,
+			    IB_QPT_RC);
+	if (IS_ERR(id)) {
+		rdmalog_conn_set_msg(conn, "cannot create an rdma_cm id: %ld",
+				     PTR_ERR(id));
+		rdmalog_ep_discard(ep);
+		rdmalog_conn_schedule_retry(conn);
+		return;
+	}
+	ep->cm_id = id;
+	conn->ep = ep;
+	ep->deadline = jiffies + msecs_to_jiffies(RDMALOG_ATTEMPT_TIMEOUT_MS);
+	mod_delayed_work(rdmalog_conn_wq, &conn->connect_work,
+			 msecs_to_jiffies(RDMALOG_ATTEMPT_TIMEOUT_MS));
+
+	rdmalog_addr_to_sa(&conn->local.listen, 0, &src);
+	rdmalog_addr_to_sa(&conn->addr, conn->addr.port, &dst);
+	/* Asynchronous: the handler runs later (from the rdma_cm's work). */
+	err = rdma_resolve_addr(id, conn->local.listen.len ?
+				(struct sockaddr *)&src : NULL,
+				(struct sockaddr *)&dst,
+				RDMALOG_RESOLVE_TIMEOUT_MS);
+	if (err)
+		rdmalog_ep_close(ep, RDMALOG_PEER_DISCONNECTED,
+				 "cannot resolve %pISpc: error %d", &dst, err);
+}
+
+static void rdmalog_conn_connect_work(struct work_struct *work)
+{
+	struct rdmalog_conn *conn = container_of(to_delayed_work(work),
+						 struct rdmalog_conn,
+						 connect_work);
+	struct rdmalog_ep *ep;
+
+	mutex_lock(&conn->lock);
+	if (conn->stopping || !conn->activated)
+		goto out_unlock;
+	ep = conn->ep;
+	if (ep) {
+		if (ep->established)
+			goto out_unlock;
+		if (time_before(jiffies, ep->deadline)) {
+			mod_delayed_work(rdmalog_conn_wq, &conn->connect_work,
+					 ep->deadline - jiffies);
+			goto out_unlock;
+		}
+		rdmalog_ep_close(ep, RDMALOG_PEER_DISCONNECTED,
+				 "no connection within %u ms",
+				 RDMALOG_ATTEMPT_TIMEOUT_MS);
+		goto out_unlock;
+	}
+	rdmalog_conn_start_attempt(conn);
+out_unlock:
+	mutex_unlock(&conn->lock);
+}
+
+static void rdmalog_conn_hb_work(struct work_struct *work)
+{
+	struct rdmalog_conn *conn = container_of(to_delayed_work(work),
+						 struct rdmalog_conn, hb_work);
+	unsigned int interval, timeout;
+	struct rdmalog_ep *ep;
+	int err;
+
+	mutex_lock(&conn->lock);
+	ep = conn->ep;
+	if (conn->stopping || !ep || !ep->established || ep->closing)
+		goto out_unlock;
+
+	/* The handshake completed: the next loss starts a fresh backoff. */
+	if (!ep->backoff_reset && test_bit(RDMALOG_EP_HELLO, &ep->flags)) {
+		conn->backoff_ms = rdmalog_conn_min_backoff(conn);
+		ep->backoff_reset = true;
+	}
+
+	interval = READ_ONCE(rdmalog_conns.heartbeat_ms);
+	timeout = max(READ_ONCE(rdmalog_conns.peer_timeout_ms),
+		      2 * READ_ONCE(ep->peer_hb_ms));
+	if (time_after(jiffies, READ_ONCE(conn->last_rx) +
+				msecs_to_jiffies(timeout))) {
+		rdmalog_stats_inc(RDMALOG_STAT_HEARTBEAT_TIMEOUTS);
+		pr_warn_ratelimited("node %u: no message from node %u for %u ms: declaring it dead\n",
+				    conn->local.node_id, conn->peer_id,
+				    timeout);
+		rdmalog_ep_close(ep, RDMALOG_PEER_DISCONNECTED,
+				 "no message from node %u for %u ms (peer timeout)",
+				 conn->peer_id, timeout);
+		goto out_unlock;
+	}
+	err = rdmalog_ep_send_heartbeat(ep);
+	if (err && err != -EAGAIN) {
+		rdmalog_ep_close(ep, RDMALOG_PEER_DISCONNECTED,
+				 "cannot send a heartbeat: error %d", err);
+		goto out_unlock;
+	}
+	queue_delayed_work(rdmalog_conn_wq, &conn->hb_work,
+			   msecs_to_jiffies(interval));
+out_unlock:
+	mutex_unlock(&conn->lock);
+}
+
+/* ------------------------------------------------------------------ */
+/* The interface to node.c */
+
+/**
+ * rdmalog_conn_create() - the connection object of a peer
+ * @peer_id: the peer's node id
+ * @addr: its address and port
+ *
+ * Call between rdmalog_conn_start() and rdmalog_conn_stop(); nothing
+ * happens until rdmalog_conn_activate().
+ *
+ * Return: the object with one reference for the caller, or NULL.
+ */
+struct rdmalog_conn *rdmalog_conn_create(u32 peer_id,
+					 const struct rdmalog_addr *addr)
+{
+	const struct rdmalog_conn_params *p = &rdmalog_conns.p;
+	struct rdmalog_conn *conn;
+
+	conn = kzalloc(sizeof(*conn), GFP_KERNEL);
+	if (!conn)
+		return NULL;
+	kref_init(&conn->ref);
+	INIT_LIST_HEAD(&conn->list);
+	mutex_init(&conn->lock);
+	spin_lock_init(&conn->info_lock);
+	INIT_DELAYED_WORK(&conn->connect_work, rdmalog_conn_connect_work);
+	INIT_DELAYED_WORK(&conn->hb_work, rdmalog_conn_hb_work);
+	conn->peer_id = peer_id;
+	conn->addr = *addr;
+	conn->state = RDMALOG_PEER_CONFIGURED;
+
+	mutex_lock(&rdmalog_conns.mutex);
+	conn->local.node_id = p->node_id;
+	conn->local.cluster_id = p->cluster_id;
+	conn->local.listen = p->listen;
+	conn->local.capacity = p->capacity;
+	conn->local.max_record = p->max_record;
+	conn->local.epoch = p->epoch;
+	mutex_unlock(&rdmalog_conns.mutex);
+	conn->active = conn->local.node_id < peer_id;
+	conn->backoff_ms = rdmalog_conn_min_backoff(conn);
+	return conn;
+}
+
+/**
+ * rdmalog_conn_activate() - start connecting, or waiting to be connected
+ * @conn: from rdmalog_conn_create(), not activated yet
+ *
+ * The state becomes CONNECTING without an event: the caller's UP or
+ * PEER_ADDED event says so.
+ */
+void rdmalog_conn_activate(struct rdmalog_conn *conn)
+{
+	mutex_lock(&rdmalog_conns.mutex);
+	kref_get(&conn->ref);	/* the list's, put by conn_stop/remove */
+	list_add_tail(&conn->list, &rdmalog_conns.list);
+	conn->listed = true;
+
+	mutex_lock(&conn->lock);
+	conn->activated = true;
+	conn->state = RDMALOG_PEER_CONNECTING;
+	/* The accepting side knocks only if it is not connected soon. */
+	queue_delayed_work(rdmalog_conn_wq, &conn->connect_work,
+			   conn->active ? 0 :
+			   msecs_to_jiffies(RDMALOG_KNOCK_MIN_MS));
+	mutex_unlock(&conn->lock);
+	mutex_unlock(&rdmalog_conns.mutex);
+}
+
+/*
+ * Stop @conn: no new attempt, the current endpoint closed, works
+ * cancelled. Its close work may still be queued (flush the workqueue).
+ * The state goes back to CONFIGURED without an event (node.c sends one).
+ */
+static void rdmalog_conn_shutdown(struct rdmalog_conn *conn,
+				  const char *why)
+{
+	mutex_lock(&conn->lock);
+	conn->stopping = true;
+	if (conn->ep)
+		rdmalog_ep_close(conn->ep, RDMALOG_STATE_KEEP, "%s", why);
+	conn->state = RDMALOG_PEER_CONFIGURED;
+	conn->msg[0] = '\0';
+	mutex_unlock(&conn->lock);
+	/* Neither re-arms itself once stopping is set. */
+	cancel_delayed_work_sync(&conn->connect_work);
+	cancel_delayed_work_sync(&conn->hb_work);
+}
+
+/* Every close work queued so far has run. */
+static void rdmalog_conn_wait_closed(void)
+{
+	flush_workqueue(rdmalog_conn_wq);
+}
+
+/**
+ * rdmalog_conn_remove() - close a peer's connection for good (peer
+ * deleted while up)
+ * @conn: activated or not; the caller's reference stays
+ *
+ * Returns when its endpoints are released.
+ */
+void rdmalog_conn_remove(struct rdmalog_conn *conn)
+{
+	bool listed;
+
+	mutex_lock(&rdmalog_conns.mutex);
+	listed = conn->listed;
+	if (listed) {
+		list_del_init(&conn->list);
+		conn->listed = false;
+	}
+	mutex_unlock(&rdmalog_conns.mutex);
+
+	rdmalog_conn_shutdown(conn, "peer removed");
+	rdmalog_conn_wait_closed();
+	if (listed)
+		rdmalog_conn_put(conn);
+}
+
+/**
+ * rdmalog_conn_get_info() - the connection fields of a peer's snapshot
+ * @conn: the peer's object
+ * @info: state, msg, counters and what the peer reported are filled in
+ */
+void rdmalog_conn_get_info(struct rdmalog_conn *conn,
+			   struct rdmalog_peer_info *info)
+{
+	mutex_lock(&conn->lock);
+	rdmalog_conn_fill_info_locked(conn, info);
+	mutex_unlock(&conn->lock);
+}
+
+/**
+ * rdmalog_conn_start() - begin an up period: listen, accept peers' objects
+ * @p: the parameters; @p->log is referenced until rdmalog_conn_stop()
+ *
+ * The listener is created in the background and retried while it fails
+ * (the reason shows in rdmalog_conn_status_msg()).
+ *
+ * Return: 0, or -EBUSY if already started.
+ */
+int rdmalog_conn_start(const struct rdmalog_conn_params *p)
+{
+	mutex_lock(&rdmalog_conns.mutex);
+	if (rdmalog_conns.running) {
+		mutex_unlock(&rdmalog_conns.mutex);
+		return -EBUSY;
+	}
+	rdmalog_conns.p = *p;
+	rdmalog_log_get(p->log);	/* put by rdmalog_conn_stop() */
+	WRITE_ONCE(rdmalog_conns.heartbeat_ms, p->heartbeat_ms);
+	WRITE_ONCE(rdmalog_conns.peer_timeout_ms, p->peer_timeout_ms);
+	WRITE_ONCE(rdmalog_conns.role, p->role);
+	strscpy(rdmalog_conns.listen_msg, "not listening yet",
+		sizeof(rdmalog_conns.listen_msg));
+	rdmalog_conns.running = true;
+	queue_delayed_work(rdmalog_conn_wq, &rdmalog_conns.listen_work, 0);
+	mutex_unlock(&rdmalog_conns.mutex);
+	return 0;
+}
+
+/**
+ * rdmalog_conn_stop() - end the up period
+ *
+ * Destroys the listener, stops every activated conn and waits until every
+ * endpoint is released. The conns stay allocated for their owners.
+ */
+void rdmalog_conn_stop(void)
+{
+	struct rdmalog_conn *conn, *tmp;
+	struct rdma_cm_id *listener;
+	struct rdmalog_log *log;
+	LIST_HEAD(dying);
+
+	mutex_lock(&rdmalog_conns.mutex);
+	if (!rdmalog_conns.running) {
+		mutex_unlock(&rdmalog_conns.mutex);
+		return;
+	}
+	rdmalog_conns.running = false;
+	listener = rdmalog_conns.listener;
+	rdmalog_conns.listener = NULL;
+	list_splice_init(&rdmalog_conns.list, &dying);
+	list_for_each_entry(conn, &dying, list)
+		conn->listed = false;
+	mutex_unlock(&rdmalog_conns.mutex);
+
+	cancel_delayed_work_sync(&rdmalog_conns.listen_work);
+	/* After this no request handler runs: no new endpoint appears. */
+	if (listener)
+		rdma_destroy_id(listener);
+	list_for_each_entry(conn, &dying, list)
+		rdmalog_conn_shutdown(conn, "this node is going down");
+	rdmalog_conn_wait_closed();
+	wait_event(rdmalog_conns.wq, !atomic_read(&rdmalog_conns.nr_eps));
+
+	list_for_each_entry_safe(conn, tmp, &dying, list) {
+		list_del_init(&conn->list);
+		rdmalog_conn_put(conn);
+	}
+
+	mutex_lock(&rdmalog_conns.mutex);
+	log = rdmalog_conns.p.log;
+	WRITE_ONCE(rdmalog_conns.p.log, NULL);
+	rdmalog_conns.listen_msg[0] = '\0';
+	mutex_unlock(&rdmalog_conns.mutex);
+	rdmalog_log_put(log);
+}
+
+/**
+ * rdmalog_conn_set_timers() - new heartbeat interval and peer timeout
+ * @heartbeat_ms: interval; used from the next heartbeat on
+ * @peer_timeout_ms: timeout; used from the next check on
+ */
+void rdmalog_conn_set_timers(u32 heartbeat_ms, u32 peer_timeout_ms)
+{
+	WRITE_ONCE(rdmalog_conns.heartbeat_ms, heartbeat_ms);
+	WRITE_ONCE(rdmalog_conns.peer_timeout_ms, peer_timeout_ms);
+}
+
+/**
+ * rdmalog_conn_set_role() - the role announced in later HELLOs
+ * @role: &enum rdmalog_role
+ */
+void rdmalog_conn_set_role(u32 role)
+{
+	WRITE_ONCE(rdmalog_conns.role, role);
+}
+
+/**
+ * rdmalog_conn_status_msg() - why the node does not listen, if it does not
+ * @buf: filled with a note, or "" when listening (or stopped)
+ * @len: its size
+ */
+void rdmalog_conn_status_msg(char *buf, size_t len)
+{
+	mutex_lock(&rdmalog_conns.mutex);
+	if (rdmalog_conns.running)
+		strscpy(buf, rdmalog_conns.listen_msg, len);
+	else if (len)
+		buf[0] = '\0';
+	mutex_unlock(&rdmalog_conns.mutex);
+}
+
+/**
+ * rdmalog_conn_device_added() - an RDMA device appeared
+ * @ibdev: the device
+ *
+ * Listen again and retry waiting connections now instead of after their
+ * backoff.
+ */
+void rdmalog_conn_device_added(struct ib_device *ibdev)
+{
+	struct rdmalog_conn *conn;
+
+	mutex_lock(&rdmalog_conns.mutex);
+	if (!rdmalog_conns.running)
+		goto out_unlock;
+	if (!rdmalog_conns.listener)
+		mod_delayed_work(rdmalog_conn_wq, &rdmalog_conns.listen_work, 0);
+	list_for_each_entry(conn, &rdmalog_conns.list, list) {
+		mutex_lock(&conn->lock);
+		if (!conn->stopping && conn->activated && !conn->ep) {
+			conn->backoff_ms = rdmalog_conn_min_backoff(conn);
+			mod_delayed_work(rdmalog_conn_wq, &conn->connect_work,
+					 msecs_to_jiffies(RDMALOG_BACKOFF_MIN_MS));
+		}
+		mutex_unlock(&conn->lock);
+	}
+out_unlock:
+	mutex_unlock(&rdmalog_conns.mutex);
+}
+
+/**
+ * rdmalog_conn_device_removed() - an RDMA device is going away
+ * @ibdev: the device
+ *
+ * Closes every endpoint on @ibdev and the listener if it is bound to it,
+ * and returns once they are released. rdma_dev.c refuses new device
+ * objects for @ibdev meanwhile, so nothing new can start on it.
+ */
+void rdmalog_conn_device_removed(struct ib_device *ibdev)
+{
+	struct rdma_cm_id *listener = NULL;
+	struct rdmalog_conn *conn;
+
+	mutex_lock(&rdmalog_conns.mutex);
+	list_for_each_entry(conn, &rdmalog_conns.list, list) {
+		mutex_lock(&conn->lock);
+		if (conn->ep && conn->ep->ibdev == ibdev)
+			rdmalog_ep_close(conn->ep, RDMALOG_PEER_DISCONNECTED,
+					 "RDMA device %s removed",
+					 dev_name(&ibdev->dev));
+		mutex_unlock(&conn->lock);
+	}
+	if (rdmalog_conns.listener &&
+	    rdmalog_conns.listener->device == ibdev) {
+		listener = rdmalog_conns.listener;
+		rdmalog_conns.listener = NULL;
+		snprintf(rdmalog_conns.listen_msg,
+			 sizeof(rdmalog_conns.listen_msg),
+			 "RDMA device %s of the listen address removed; retrying",
+			 dev_name(&ibdev->dev));
+		pr_info_ratelimited("node %u: %s\n", rdmalog_conns.p.node_id,
+				    rdmalog_conns.listen_msg);
+		if (rdmalog_conns.running)
+			mod_delayed_work(rdmalog_conn_wq,
+					 &rdmalog_conns.listen_work,
+					 msecs_to_jiffies(RDMALOG_LISTEN_RETRY_MS));
+	}
+	mutex_unlock(&rdmalog_conns.mutex);
+
+	if (listener)
+		rdma_destroy_id(listener);
+	rdmalog_conn_wait_closed();
+}
+
+/**
+ * rdmalog_conn_init() - create the workqueue
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int rdmalog_conn_init(void)
+{
+	INIT_DELAYED_WORK(&rdmalog_conns.listen_work, rdmalog_listen_work);
+	atomic_set(&rdmalog_conns.nr_eps, 0);
+	rdmalog_conn_wq = alloc_workqueue("rdmalog_conn", 0, 0);
+	if (!rdmalog_conn_wq)
+		return -ENOMEM;
+	return 0;
+}
+
+/**
+ * rdmalog_conn_exit() - destroy the workqueue
+ *
+ * The node is down by now (rdmalog_conn_stop() ran): nothing is queued.
+ */
+void rdmalog_conn_exit(void)
+{
+	destroy_workqueue(rdmalog_conn_wq);
+}

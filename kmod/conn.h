@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rdmalog - connections to the peers: rdma_cm listener, one RC connection
+ * per peer, handshake, control messages, heartbeats and reconnection.
+ *
+ * node.c drives it: rdmalog_conn_start() when the log comes up, one
+ * &struct rdmalog_conn per configured peer (created, activated, removed),
+ * rdmalog_conn_stop() when the log goes down. Everything here is called in
+ * process context and may sleep; node.c calls it with its config_mutex
+ * held (conn.c never calls back into node.c).
+ */
+#ifndef _RDMALOG_CONN_H
+#define _RDMALOG_CONN_H
+
+#include <linux/types.h>
+#include "node.h"
+
+struct ib_device;
+struct rdmalog_conn;
+struct rdmalog_log;
+
+/**
+ * struct rdmalog_conn_params - what the connections of one up period use
+ * @node_id: this node's id
+ * @cluster_id: this node's cluster id
+ * @listen: address and port to listen on (len 0: the IPv4 wildcard) and
+ *	the source address of outgoing connections
+ * @capacity: ring capacity; peers must agree
+ * @max_record: largest record payload (announced in HELLO)
+ * @epoch: current epoch
+ * @role: &enum rdmalog_role (announced in HELLO)
+ * @heartbeat_ms: heartbeat interval
+ * @peer_timeout_ms: silence after which a peer is declared dead
+ * @log: the log whose indices heartbeats carry; conn.c takes its own
+ *	reference for the up period
+ */
+struct rdmalog_conn_params {
+	u32 node_id;
+	u64 cluster_id;
+	struct rdmalog_addr listen;
+	u64 capacity;
+	u32 max_record;
+	u64 epoch;
+	u32 role;
+	u32 heartbeat_ms;
+	u32 peer_timeout_ms;
+	struct rdmalog_log *log;
+};
+
+int rdmalog_conn_init(void);
+void rdmalog_conn_exit(void);
+
+/* Start listening (in the background, retried until it works). */
+int rdmalog_conn_start(const struct rdmalog_conn_params *p);
+/*
+ * Stop everything started since rdmalog_conn_start(): every connection of
+ * every activated peer is closed, the listener destroyed; returns when no
+ * work item, rdma_cm id, queue pair or buffer of ours is left. The peers'
+ * objects stay until their owner puts them.
+ */
+void rdmalog_conn_stop(void);
+
+/* Settings that may change while up. */
+void rdmalog_conn_set_timers(u32 heartbeat_ms, u32 peer_timeout_ms);
+void rdmalog_conn_set_role(u32 role);
+
+/*
+ * The connection object of one peer, with one reference for the caller.
+ * Not connecting until activated. NULL when memory is short.
+ */
+struct rdmalog_conn *rdmalog_conn_create(u32 peer_id,
+					 const struct rdmalog_addr *addr);
+/*
+ * Start connecting (or waiting to be connected), in state CONNECTING
+ * (no event: the caller's UP or PEER_ADDED says so).
+ */
+void rdmalog_conn_activate(struct rdmalog_conn *conn);
+/* Close and forget the connection; returns when it is all gone. */
+void rdmalog_conn_remove(struct rdmalog_conn *conn);
+/* Drop the caller's reference. NULL is ignored. */
+void rdmalog_conn_put(struct rdmalog_conn *conn);
+/* Fill the connection fields of @info (state, message, counters, ...). */
+void rdmalog_conn_get_info(struct rdmalog_conn *conn,
+			   struct rdmalog_peer_info *info);
+
+/* A note on the listener for the node's status message; "" when fine. */
+void rdmalog_conn_status_msg(char *buf, size_t len);
+
+/* From rdma_dev.c's ib_client. */
+void rdmalog_conn_device_added(struct ib_device *ibdev);
+void rdmalog_conn_device_removed(struct ib_device *ibdev);
+
+#endif /* _RDMALOG_CONN_H */

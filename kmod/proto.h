@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rdmalog - the wire protocol between nodes.
+ *
+ * Documentation/protocol.rst describes the protocol as a whole; this file
+ * holds the formats. Everything on the wire is little-endian and naturally
+ * aligned; reserved fields are sent as zero and ignored on receipt. A peer
+ * is untrusted: every length, magic and version is checked before anything
+ * else of a structure is read (conn.c).
+ *
+ * There are two layers:
+ *
+ * 1. The rdma_cm handshake. The active side puts a &struct rdmalog_cm_hs
+ *    in the private data of its connect request; the passive side checks
+ *    it and answers with its own &struct rdmalog_cm_hs in the accept, or
+ *    with a &struct rdmalog_cm_rej in the reject. 40 bytes fit the 56 bytes
+ *    of user private data that a connect request carries on InfiniBand and
+ *    RoCE (92 bytes minus the rdma_cm header).
+ *
+ * 2. Control messages over Send/Recv on the RC queue pair: a
+ *    &struct rdmalog_msg_hdr followed by a body whose size is fixed by the
+ *    type (HELLO, HEARTBEAT). Receive buffers are %RDMALOG_MSG_SIZE bytes.
+ */
+#ifndef _RDMALOG_PROTO_H
+#define _RDMALOG_PROTO_H
+
+#include <linux/build_bug.h>
+#include <linux/types.h>
+
+/** RDMALOG_PROTO_VERSION - the protocol version this module speaks */
+#define RDMALOG_PROTO_VERSION		1
+
+/** RDMALOG_CM_MAGIC - "RLCM": first bytes of the handshake and rejections */
+#define RDMALOG_CM_MAGIC		0x4d434c52
+/** RDMALOG_MSG_MAGIC - "RLMG": first bytes of every control message */
+#define RDMALOG_MSG_MAGIC		0x474d4c52
+
+/** RDMALOG_MSG_SIZE - bytes of each receive buffer: the largest message */
+#define RDMALOG_MSG_SIZE		256
+
+/**
+ * enum rdmalog_cm_flags - &rdmalog_cm_hs.flags
+ * @RDMALOG_CM_F_KNOCK: not a connection: the passive side of a pair (the
+ *	larger node id) asks the smaller one to connect to it. Always
+ *	rejected, with %RDMALOG_REJ_KNOCK_OK when the handshake is valid, so
+ *	the knocking side learns both that the peer is there and whether it
+ *	would be refused.
+ */
+enum rdmalog_cm_flags {
+	RDMALOG_CM_F_KNOCK		= 1 << 0,
+};
+
+/**
+ * struct rdmalog_cm_hs - handshake in connect and accept private data
+ * @magic: %RDMALOG_CM_MAGIC
+ * @version: %RDMALOG_PROTO_VERSION
+ * @flags: &enum rdmalog_cm_flags; 0 in an accept
+ * @recv_depth: receive buffers the sender has posted, 1 .. 1024: the
+ *	receiver's initial send credits
+ * @src_node: the sender's node id
+ * @dst_node: the node id the sender expects at the other end
+ * @msg_size: bytes of each of the sender's receive buffers; must be
+ *	%RDMALOG_MSG_SIZE in version 1
+ * @reserved: zero
+ * @cluster_id: the sender's cluster id; must be equal on both sides
+ * @epoch: the sender's current epoch (informational in version 1)
+ * @capacity: the sender's ring capacity in bytes; must be equal on both
+ *	sides (replication writes one ring into the other)
+ *
+ * The receiver checks the private data length (at least the size of this
+ * structure: InfiniBand pads private data with zeros), @magic and
+ * @version before it reads anything else.
+ */
+struct rdmalog_cm_hs {
+	__le32 magic;
+	__u8 version;
+	__u8 flags;
+	__le16 recv_depth;
+	__le16 src_node;
+	__le16 dst_node;
+	__le16 msg_size;
+	__le16 reserved;
+	__le64 cluster_id;
+	__le64 epoch;
+	__le64 capacity;
+};
+
+static_assert(sizeof(struct rdmalog_cm_hs) == 40);
+
+/**
+ * enum rdmalog_cm_reason - &rdmalog_cm_rej.reason
+ * @RDMALOG_REJ_NONE: not sent
+ * @RDMALOG_REJ_BAD_HANDSHAKE: private data too short or bad magic
+ * @RDMALOG_REJ_VERSION: protocol version not spoken; detail: the
+ *	rejecting side's version
+ * @RDMALOG_REJ_CLUSTER_ID: cluster ids differ; detail: the rejecting
+ *	side's cluster id
+ * @RDMALOG_REJ_UNKNOWN_PEER: the source node id is not a configured peer
+ *	of the rejecting side
+ * @RDMALOG_REJ_ADDR_MISMATCH: the source node id is a configured peer,
+ *	but the connection does not come from its configured address
+ * @RDMALOG_REJ_NODE_ID: @dst_node is not the rejecting side's node id;
+ *	detail: the rejecting side's node id
+ * @RDMALOG_REJ_CAPACITY: ring capacities differ; detail: the rejecting
+ *	side's capacity
+ * @RDMALOG_REJ_DIRECTION: the larger node id tried to connect; only the
+ *	smaller one connects (the larger one knocks)
+ * @RDMALOG_REJ_NOT_READY: the rejecting side is stopping
+ * @RDMALOG_REJ_NO_RESOURCES: the rejecting side could not set up the
+ *	connection (memory, device limits, device going away)
+ * @RDMALOG_REJ_BAD_PARAMS: @recv_depth or @msg_size out of range
+ * @RDMALOG_REJ_KNOCK_OK: not a refusal: answer to a valid knock; the
+ *	rejecting side (the smaller node id) will connect
+ * @__RDMALOG_REJ_MAX: number of reasons
+ */
+enum rdmalog_cm_reason {
+	RDMALOG_REJ_NONE,
+	RDMALOG_REJ_BAD_HANDSHAKE,
+	RDMALOG_REJ_VERSION,
+	RDMALOG_REJ_CLUSTER_ID,
+	RDMALOG_REJ_UNKNOWN_PEER,
+	RDMALOG_REJ_ADDR_MISMATCH,
+	RDMALOG_REJ_NODE_ID,
+	RDMALOG_REJ_CAPACITY,
+	RDMALOG_REJ_DIRECTION,
+	RDMALOG_REJ_NOT_READY,
+	RDMALOG_REJ_NO_RESOURCES,
+	RDMALOG_REJ_BAD_PARAMS,
+	RDMALOG_REJ_KNOCK_OK,
+
+	__RDMALOG_REJ_MAX
+};
+
+/**
+ * struct rdmalog_cm_rej - private data of an rdma_reject()
+ * @magic: %RDMALOG_CM_MAGIC
+ * @version: the rejecting side's %RDMALOG_PROTO_VERSION
+ * @reason: &enum rdmalog_cm_reason
+ * @node_id: the rejecting side's node id
+ * @detail: reason-specific value, see &enum rdmalog_cm_reason; 0 if none
+ *
+ * Sent with IB_CM_REJ_CONSUMER_DEFINED; a rejection without it (or too
+ * short, or with another magic) is one the rdma_cm or the peer's CM made
+ * (for instance: nobody listens on the port).
+ */
+struct rdmalog_cm_rej {
+	__le32 magic;
+	__u8 version;
+	__u8 reason;
+	__le16 node_id;
+	__le64 detail;
+};
+
+static_assert(sizeof(struct rdmalog_cm_rej) == 16);
+
+/**
+ * enum rdmalog_msg_type - &rdmalog_msg_hdr.type
+ * @RDMALOG_MSG_HELLO: first message on each side after the connection is
+ *	established: &struct rdmalog_msg_hello
+ * @RDMALOG_MSG_HEARTBEAT: every heartbeat interval: &struct
+ *	rdmalog_msg_heartbeat
+ * @__RDMALOG_MSG_MAX: first unknown type; a receiver drops the connection
+ *	on a type it does not know
+ */
+enum rdmalog_msg_type {
+	RDMALOG_MSG_HELLO		= 1,
+	RDMALOG_MSG_HEARTBEAT		= 2,
+
+	__RDMALOG_MSG_MAX
+};
+
+/**
+ * struct rdmalog_msg_hdr - header of every control message
+ * @magic: %RDMALOG_MSG_MAGIC
+ * @version: %RDMALOG_PROTO_VERSION
+ * @type: &enum rdmalog_msg_type
+ * @length: bytes of the whole message, header included; must equal the
+ *	received byte count and the size of @type's structure
+ * @credits: receive buffers the sender re-posted since its previous
+ *	message: send credits handed back to the receiver
+ * @reserved: zero
+ * @seq: 1 for the first message the sender sends on this connection, then
+ *	one more for each; a gap or repeat drops the connection
+ * @epoch: the sender's current epoch
+ */
+struct rdmalog_msg_hdr {
+	__le32 magic;
+	__u8 version;
+	__u8 type;
+	__le16 length;
+	__le16 credits;
+	__le16 reserved;
+	__le32 seq;
+	__le64 epoch;
+};
+
+static_assert(sizeof(struct rdmalog_msg_hdr) == 24);
+
+/**
+ * struct rdmalog_ring_desc - where a peer may write the sender's ring
+ * @addr: remote address of the ring
+ * @length: bytes; 0 when no ring is announced (always in version 1)
+ * @rkey: remote key of the ring's registration
+ * @reserved: zero
+ *
+ * Room for the data path (the next protocol version): version 1 senders
+ * send zeros and receivers ignore it.
+ */
+struct rdmalog_ring_desc {
+	__le64 addr;
+	__le64 length;
+	__le32 rkey;
+	__le32 reserved;
+};
+
+static_assert(sizeof(struct rdmalog_ring_desc) == 24);
+
+/**
+ * enum rdmalog_hello_flags - &rdmalog_msg_hello.flags
+ * @RDMALOG_HELLO_F_LOG_UP: the sender's log is up (always, in version 1)
+ */
+enum rdmalog_hello_flags {
+	RDMALOG_HELLO_F_LOG_UP		= 1 << 0,
+};
+
+/**
+ * struct rdmalog_msg_hello - what a node tells its peer once connected
+ * @hdr: type %RDMALOG_MSG_HELLO
+ * @node_id: the sender's node id; must be the one of the handshake
+ * @role: the sender's &enum rdmalog_role
+ * @interval_ms: the sender's heartbeat interval
+ * @timeout_ms: the sender's peer timeout
+ * @capacity: the sender's ring capacity; must be the one of the handshake
+ * @max_record: the sender's largest record payload
+ * @flags: &enum rdmalog_hello_flags
+ * @first_lsn: the sender's oldest retained LSN
+ * @commit_lsn: the sender's commit LSN
+ * @next_lsn: the sender's next LSN
+ * @ring: the sender's ring, for the data path (zero in version 1)
+ */
+struct rdmalog_msg_hello {
+	struct rdmalog_msg_hdr hdr;
+	__le32 node_id;
+	__le32 role;
+	__le32 interval_ms;
+	__le32 timeout_ms;
+	__le64 capacity;
+	__le32 max_record;
+	__le32 flags;
+	__le64 first_lsn;
+	__le64 commit_lsn;
+	__le64 next_lsn;
+	struct rdmalog_ring_desc ring;
+};
+
+static_assert(sizeof(struct rdmalog_msg_hello) == 104);
+
+/**
+ * struct rdmalog_msg_heartbeat - sent every heartbeat interval
+ * @hdr: type %RDMALOG_MSG_HEARTBEAT
+ * @first_lsn: the sender's oldest retained LSN
+ * @commit_lsn: the sender's commit LSN
+ * @next_lsn: the sender's next LSN
+ * @interval_ms: the sender's heartbeat interval (may change while
+ *	connected); the receiver waits at least twice as long before it
+ *	declares the sender dead
+ * @reserved: zero
+ */
+struct rdmalog_msg_heartbeat {
+	struct rdmalog_msg_hdr hdr;
+	__le64 first_lsn;
+	__le64 commit_lsn;
+	__le64 next_lsn;
+	__le32 interval_ms;
+	__le32 reserved;
+};
+
+static_assert(sizeof(struct rdmalog_msg_heartbeat) == 56);
+
+static_assert(sizeof(struct rdmalog_msg_hello) <= RDMALOG_MSG_SIZE);
+static_assert(sizeof(struct rdmalog_msg_heartbeat) <= RDMALOG_MSG_SIZE);
+
+#endif /* _RDMALOG_PROTO_H */
