@@ -373,19 +373,6 @@ static int peer_del(int argc, char **argv)
 	return simple_request("peer del", RDMALOG_CMD_PEER_DEL, fill_peer, &pa);
 }
 
-static int peer_one_cb(struct nlmsghdr *nlh, void *arg)
-{
-	struct rl_info *all = arg;
-	static struct rl_info one;
-	int err = rl_parse(nlh, &one);
-
-	if (err)
-		return err;
-	if (one.has[RDMALOG_A_PEER] && all->npeers < RL_MAX_PEERS_SEEN)
-		all->peers[all->npeers++] = one.peer;
-	return 0;
-}
-
 static int peer_show(int argc, char **argv)
 {
 	static struct rl_info info;
@@ -402,17 +389,7 @@ static int peer_show(int argc, char **argv)
 	if (ret)
 		return ret;
 	nl.what = what;
-	if (pa.has_id) {
-		struct nl_msg *msg = rl_nl_msg(&nl, RDMALOG_CMD_PEER_GET, false);
-
-		memset(&info, 0, sizeof(info));
-		if (!msg || fill_peer(msg, &pa) < 0)
-			err = -ENOMEM;
-		else
-			err = rl_nl_request(&nl, msg, peer_one_cb, &info);
-	} else {
-		err = rl_get_peers(&nl, &info);
-	}
+	err = rl_get_peers(&nl, &info, pa.has_id ? pa.id : 0);
 	rl_nl_close(&nl);
 	if (err)
 		return rl_nl_report(&nl, what, err);

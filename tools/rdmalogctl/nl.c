@@ -563,13 +563,18 @@ static int peer_dump_cb(struct nlmsghdr *nlh, void *arg)
 	return 0;
 }
 
-int rl_get_peers(struct rl_nl *nl, struct rl_info *info)
+/* Every peer (@node_id 0: a dump), or the one with @node_id. */
+int rl_get_peers(struct rl_nl *nl, struct rl_info *info, uint32_t node_id)
 {
-	struct nl_msg *msg = rl_nl_msg(nl, RDMALOG_CMD_PEER_GET, true);
+	struct nl_msg *msg = rl_nl_msg(nl, RDMALOG_CMD_PEER_GET, !node_id);
 
 	memset(info, 0, sizeof(*info));
 	if (!msg)
 		return -ENOMEM;
+	if (node_id && nla_put_u32(msg, RDMALOG_A_NODE_ID, node_id) < 0) {
+		nlmsg_free(msg);
+		return -ENOMEM;
+	}
 	return rl_nl_request(nl, msg, peer_dump_cb, info);
 }
 

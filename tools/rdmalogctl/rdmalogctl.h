@@ -185,7 +185,7 @@ int rl_parse(struct nlmsghdr *nlh, struct rl_info *info);
 /* Convenience: send a bodyless GET and parse the reply into @info. */
 int rl_get(struct rl_nl *nl, uint8_t cmd, struct rl_info *info);
 /* Dump all peers into @info->peers. */
-int rl_get_peers(struct rl_nl *nl, struct rl_info *info);
+int rl_get_peers(struct rl_nl *nl, struct rl_info *info, uint32_t node_id);
 
 /* Join the events group and hand every event to @cb until it returns
  * non-zero or SIGINT/SIGTERM arrives. Returns an exit status.
