@@ -39,6 +39,23 @@ def show(node, cmd, timeout=60):
     return r
 
 
+def wait_connected(c, timeout=90):
+    """Poll rdmalogctl -j status on every node until all peers connect."""
+    deadline = time.monotonic() + timeout
+    while True:
+        states = {}
+        for nd in c:
+            r = nd.run("rdmalogctl -j status", timeout=60, check=True)
+            for p in json.loads(r.out)["peers"]:
+                states[(nd.name, p["id"])] = p["state"]
+        if all(v == "connected" for v in states.values()):
+            print(f"all {len(states)} connections up")
+            return
+        if time.monotonic() > deadline:
+            raise SystemExit(f"demo: peers not connected: {states}")
+        time.sleep(1)
+
+
 def main():
     t0 = time.monotonic()
     with open(CLUSTER_FILE, "rb") as f:
@@ -62,6 +79,8 @@ def main():
         show(p, "rdmalogcat -H | cut -c1-120")
         say("trim everything before LSN 3, then read again")
         show(p, "rdmalogctl log trim 3 && rdmalogcat | cut -c1-100")
+        say("waiting for every node to be connected to its peers (rdma_cm, RC)")
+        wait_connected(c)
         say("status of every node")
         for nd in c:
             show(nd, "rdmalogctl status")
