@@ -61,7 +61,12 @@
  * rdmalog_ep_send() (credits, sequence numbers), gives each of its work
  * requests its own &struct ib_cqe, registers memory on the PD of
  * &rdmalog_ep.rdev (whose capabilities say whether FRWR and atomics are
- * there), and grows RDMALOG_SQ_SIZE and the CQ by what it posts.
+ * there), and grows RDMALOG_SQ_SIZE and the CQ by what it posts. Its first
+ * piece is here: a backup registers its ring for the primary's connection
+ * and sends it a RING descriptor, which the primary validates and judges
+ * in sync or behind (see "Ring registration" below and protocol.rst). The
+ * log's lock is BH-safe, so completion handlers may read log positions
+ * and commit.
  */
 #include <linux/err.h>
 #include <linux/in.h>
@@ -72,9 +77,11 @@
 #include <linux/mutex.h>
 #include <linux/random.h>
 #include <linux/ratelimit.h>
+#include <linux/scatterlist.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
+#include <linux/vmalloc.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 #include <net/ipv6.h>
@@ -98,10 +105,12 @@
 /*
  * Queue sizes. Every control message is one signalled SEND (so the send
  * queue never fills with unsignalled work requests), and ib_drain_qp()
- * needs one more slot on each queue. The data path will add its RDMA
- * WRITEs (and REG_MR/LOCAL_INV) to the send queue: it sizes that part.
+ * needs one more slot on each queue. A backup posts one signalled REG_MR
+ * per connection (its ring, see "Ring registration"); no LOCAL_INV: the
+ * MR is deregistered after the QP is drained and destroyed, which
+ * invalidates it. The replication WRITEs (next) add their own part.
  */
-#define RDMALOG_SQ_SIZE			(RDMALOG_SEND_DEPTH + 1)
+#define RDMALOG_SQ_SIZE			(RDMALOG_SEND_DEPTH + 1 + 1)
 #define RDMALOG_RQ_SIZE			(RDMALOG_RECV_DEPTH + 1)
 #define RDMALOG_CQ_SIZE			(RDMALOG_SQ_SIZE + RDMALOG_RQ_SIZE)
 
@@ -135,6 +144,10 @@ enum {
 	RDMALOG_EP_ERROR,	/* an error was reported; error work queued */
 	RDMALOG_EP_DEAD,	/* resources being released: no re-posting */
 	RDMALOG_EP_HELLO,	/* the peer's HELLO arrived */
+	RDMALOG_EP_RING_REG,	/* we posted our ring's REG_MR */
+	RDMALOG_EP_RING_RX,	/* the peer's RING arrived */
+	RDMALOG_EP_HELLO_TX,	/* our HELLO was posted */
+	RDMALOG_EP_PEER_PRIMARY,	/* the peer's HELLO said primary */
 };
 
 struct rdmalog_ep;
@@ -211,6 +224,18 @@ struct rdmalog_sbuf {
  * @peer_hb_ms: the peer's heartbeat interval (READ_ONCE/WRITE_ONCE)
  * @flags: RDMALOG_EP_* bits
  * @err: what went wrong, written once by whoever set %RDMALOG_EP_ERROR
+ * @ring_sgt: our ring's pages, DMA-mapped (@ring_nents entries) when
+ *	@ring_mr is set (a backup's ring, for the primary to write)
+ * @ring_nents: mapped entries of @ring_sgt
+ * @ring_mr: FRWR MR over @ring_sgt, or NULL (no FRWR, ring too large);
+ *	registered once, by the REG_MR posted when the primary's HELLO
+ *	arrives; deregistered by the release, after the QP is destroyed
+ * @ring_cqe: completion of that REG_MR
+ * @ring_why: why @ring_mr is NULL (static text), for the log
+ * @remote_ring: the peer's ring (primary side), valid once
+ *	%RDMALOG_EP_RING_RX is set
+ * @remote_in_sync: the peer's log position equalled ours when its RING
+ *	arrived (else it is "behind")
  * @error_work: closes the endpoint after a completion or QP error
  * @close_work: releases everything; runs once, after rdmalog_ep_close()
  */
@@ -252,6 +277,19 @@ struct rdmalog_ep {
 
 	unsigned long flags;
 	char err[96];
+
+	struct sg_table ring_sgt;
+	int ring_nents;
+	struct ib_mr *ring_mr;
+	struct ib_cqe ring_cqe;
+	const char *ring_why;
+	struct {
+		u64 addr;
+		u64 length;
+		u32 rkey;
+	} remote_ring;
+	bool remote_in_sync;
+
 	struct work_struct error_work;
 	struct work_struct close_work;
 };
@@ -774,6 +812,233 @@ static int rdmalog_ep_send_heartbeat(struct rdmalog_ep *ep)
 }
 
 /* ------------------------------------------------------------------ */
+/* Ring registration (backup side) */
+
+/*
+ * A backup lets the primary RDMA WRITE into its ring: one FRWR MR per
+ * connection, over the ring's vmalloc pages, REMOTE_WRITE only (plus the
+ * LOCAL_WRITE the verbs require with it), on the connection's PD, so the
+ * rkey is good on that QP only and dies with the connection (the MR is
+ * deregistered after the QP is drained and destroyed). The primary's own
+ * ring is not registered.
+ *
+ * Why one MR of 4 KiB pages: the ring is vmalloc'd, so it is
+ * PAGE_SIZE-contiguous only; rxe allows 512 pages per fast registration
+ * (2 MiB of ring), other devices more. A ring with more pages than the
+ * device's max_fast_reg_page_list_len is not registered in this version
+ * (the backup then sends no RING and the primary does not replicate to
+ * it; the kernel log says why). The next step is either several MRs (one
+ * descriptor each) or a ring of high-order chunks vmap'd, registered with
+ * an MR page size of the chunk size.
+ *
+ * Everything that sleeps (sg table, DMA mapping, ib_alloc_mr) is done in
+ * rdmalog_ep_ring_setup(), from rdmalog_ep_setup(); the REG_MR and the
+ * RING message are posted from the receive handler once the primary's
+ * HELLO arrives (softirq: ib_map_mr_sg() and ib_post_send() do not sleep).
+ */
+static void rdmalog_ep_ring_setup(struct rdmalog_ep *ep)
+{
+	struct rdmalog_log *log = rdmalog_conns.p.log;
+	struct rdmalog_rdev *rdev = ep->rdev;
+	struct scatterlist *sg;
+	unsigned int i, n;
+	size_t cap;
+	void *ring;
+	int nents;
+
+	if (!log) {
+		ep->ring_why = "no log";
+		return;
+	}
+	ring = rdmalog_log_ring(log, &cap);
+	n = cap >> PAGE_SHIFT;
+	if (!rdev->frwr) {
+		ep->ring_why = "the RDMA device has no fast registration";
+		return;
+	}
+	if (n > rdev->max_fast_reg_pages) {
+		ep->ring_why = "the ring has more pages than one fast registration takes";
+		return;
+	}
+	if (sg_alloc_table(&ep->ring_sgt, n, GFP_KERNEL)) {
+		ep->ring_why = "out of memory";
+		return;
+	}
+	for_each_sg(ep->ring_sgt.sgl, sg, n, i)
+		sg_set_page(sg, vmalloc_to_page(ring + (size_t)i * PAGE_SIZE),
+			    PAGE_SIZE, 0);
+	/* Bidirectional: the HCA writes it, and our readers read it. */
+	nents = ib_dma_map_sg(ep->ibdev, ep->ring_sgt.sgl, n,
+			      DMA_BIDIRECTIONAL);
+	if (!nents) {
+		ep->ring_why = "cannot DMA-map the ring";
+		goto err_free;
+	}
+	ep->ring_nents = nents;
+	ep->ring_mr = ib_alloc_mr(rdev->pd, IB_MR_TYPE_MEM_REG, n);
+	if (IS_ERR(ep->ring_mr)) {
+		ep->ring_mr = NULL;
+		ep->ring_why = "cannot allocate a memory region";
+		goto err_unmap;
+	}
+	return;
+
+err_unmap:
+	ib_dma_unmap_sg(ep->ibdev, ep->ring_sgt.sgl, n, DMA_BIDIRECTIONAL);
+	ep->ring_nents = 0;
+err_free:
+	sg_free_table(&ep->ring_sgt);
+}
+
+/* After the QP is destroyed: nothing can use the rkey any more. */
+static void rdmalog_ep_ring_release(struct rdmalog_ep *ep)
+{
+	if (!ep->ring_mr)
+		return;
+	ib_dereg_mr(ep->ring_mr);
+	ep->ring_mr = NULL;
+	ib_dma_unmap_sg(ep->ibdev, ep->ring_sgt.sgl, ep->ring_sgt.orig_nents,
+			DMA_BIDIRECTIONAL);
+	sg_free_table(&ep->ring_sgt);
+	ep->ring_nents = 0;
+}
+
+static void rdmalog_ring_reg_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rdmalog_ep *ep = container_of(wc->wr_cqe, struct rdmalog_ep,
+					     ring_cqe);
+
+	if (unlikely(wc->status != IB_WC_SUCCESS) &&
+	    wc->status != IB_WC_WR_FLUSH_ERR &&
+	    !test_bit(RDMALOG_EP_DEAD, &ep->flags)) {
+		rdmalog_stats_inc(RDMALOG_STAT_COMPLETION_ERRORS);
+		rdmalog_ep_error(ep, "ring registration: %s",
+				 ib_wc_status_msg(wc->status));
+	}
+}
+
+/*
+ * The primary's HELLO arrived and we are a backup: register the ring for
+ * this connection and tell the primary where it is. CQ handler context.
+ * Return: NULL, or why the connection must be dropped.
+ */
+static const char *rdmalog_ep_grant_ring(struct rdmalog_ep *ep)
+{
+	struct rdmalog_log *log = READ_ONCE(rdmalog_conns.p.log);
+	struct rdmalog_msg_ring m = {};
+	struct ib_reg_wr reg = {};
+	struct rdmalog_log_state st;
+	struct ib_mr *mr = ep->ring_mr;
+	u64 head, next;
+	int n, err;
+
+	if (!mr) {
+		pr_warn_ratelimited("node %u: not replicating from node %u: %s\n",
+				    ep->conn->local.node_id, ep->conn->peer_id,
+				    ep->ring_why ?: "no ring registration");
+		return NULL;
+	}
+	if (!log || test_and_set_bit(RDMALOG_EP_RING_REG, &ep->flags))
+		return NULL;
+
+	/* A new key for every registration of this MR. */
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+	n = ib_map_mr_sg(mr, ep->ring_sgt.sgl, ep->ring_nents, NULL,
+			 PAGE_SIZE);
+	if (n != ep->ring_nents)
+		return "cannot map the ring for registration";
+	ep->ring_cqe.done = rdmalog_ring_reg_done;
+	reg.wr.opcode = IB_WR_REG_MR;
+	reg.wr.wr_cqe = &ep->ring_cqe;
+	reg.wr.send_flags = IB_SEND_SIGNALED;
+	reg.mr = mr;
+	reg.key = mr->rkey;
+	reg.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
+	/*
+	 * Posted before the RING message on the same send queue: the primary
+	 * learns the rkey only after the registration executed.
+	 */
+	spin_lock(&ep->lock);
+	err = ep->live ? ib_post_send(ep->qp, &reg.wr, NULL) : -ENOTCONN;
+	spin_unlock(&ep->lock);
+	if (err == -ENOTCONN)
+		return NULL;
+	if (err)
+		return "cannot post the ring registration";
+
+	rdmalog_log_get_head(log, &head, &next);
+	rdmalog_log_get_state(log, &st);
+	m.ring.addr = cpu_to_le64(mr->iova);
+	m.ring.length = cpu_to_le64(mr->length);
+	m.ring.rkey = cpu_to_le32(mr->rkey);
+	m.head = cpu_to_le64(head);
+	m.next_lsn = cpu_to_le64(next);
+	m.commit_lsn = cpu_to_le64(st.commit_lsn);
+	err = rdmalog_ep_send(ep, &m, sizeof(m), RDMALOG_MSG_RING, 2);
+	if (err && err != -ENOTCONN)
+		return "cannot send the ring descriptor";
+	return NULL;
+}
+
+/*
+ * Grant the ring once both our HELLO is posted and the primary's arrived
+ * (in either order: the RING must follow our HELLO). Each side sets its
+ * bit, then looks at the other's; RING_REG makes it happen once.
+ */
+static const char *rdmalog_ep_maybe_grant_ring(struct rdmalog_ep *ep)
+{
+	/* Our set_bit before the other side's test_bit, and vice versa. */
+	smp_mb__after_atomic();
+	if (!test_bit(RDMALOG_EP_HELLO_TX, &ep->flags) ||
+	    !test_bit(RDMALOG_EP_HELLO, &ep->flags) ||
+	    !test_bit(RDMALOG_EP_PEER_PRIMARY, &ep->flags) ||
+	    READ_ONCE(rdmalog_conns.role) != RDMALOG_ROLE_BACKUP)
+		return NULL;
+	return rdmalog_ep_grant_ring(ep);
+}
+
+/*
+ * A backup's RING arrived (we are the primary): validate it and decide
+ * whether the backup is in sync. CQ handler context. Return: NULL, or why
+ * the connection must be dropped.
+ */
+static const char *rdmalog_ep_ring_received(struct rdmalog_ep *ep,
+					    const struct rdmalog_msg_ring *m)
+{
+	struct rdmalog_log *log = READ_ONCE(rdmalog_conns.p.log);
+	u64 addr = le64_to_cpu(m->ring.addr);
+	u64 len = le64_to_cpu(m->ring.length);
+	u32 rkey = le32_to_cpu(m->ring.rkey);
+	u64 head, next;
+
+	if (READ_ONCE(rdmalog_conns.role) != RDMALOG_ROLE_PRIMARY)
+		return "RING sent to a node that is not the primary";
+	if (!test_bit(RDMALOG_EP_HELLO, &ep->flags))
+		return "RING before HELLO";
+	if (test_and_set_bit(RDMALOG_EP_RING_RX, &ep->flags))
+		return "second RING";
+	if (len != ep->conn->local.capacity)
+		return "RING with a length other than the ring capacity";
+	if (!rkey)
+		return "RING with a zero rkey";
+	if (addr + len < addr)
+		return "RING whose address range wraps";
+	ep->remote_ring.addr = addr;
+	ep->remote_ring.length = len;
+	ep->remote_ring.rkey = rkey;
+	if (!log)
+		return NULL;
+	rdmalog_log_get_head(log, &head, &next);
+	ep->remote_in_sync = le64_to_cpu(m->head) == head &&
+			     le64_to_cpu(m->next_lsn) == next;
+	pr_info_ratelimited("node %u: node %u granted its ring (%llu bytes): %s\n",
+			    ep->conn->local.node_id, ep->conn->peer_id, len,
+			    ep->remote_in_sync ? "in sync" :
+			    "behind (catch-up is not implemented)");
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
 /* Receiving */
 
 /* Every message type this version knows, for copying out of the ring. */
@@ -781,6 +1046,7 @@ union rdmalog_msg_any {
 	struct rdmalog_msg_hdr hdr;
 	struct rdmalog_msg_hello hello;
 	struct rdmalog_msg_heartbeat heartbeat;
+	struct rdmalog_msg_ring ring;
 };
 
 static void rdmalog_conn_note_remote(struct rdmalog_conn *conn, u64 epoch,
@@ -813,6 +1079,7 @@ static const char *rdmalog_msg_process(struct rdmalog_ep *ep,
 {
 	struct rdmalog_conn *conn = ep->conn;
 	const struct rdmalog_msg_hdr *hdr = &m->hdr;
+	const char *why = NULL;
 	u32 want, credits;
 	u64 epoch;
 
@@ -830,6 +1097,9 @@ static const char *rdmalog_msg_process(struct rdmalog_ep *ep,
 		break;
 	case RDMALOG_MSG_HEARTBEAT:
 		want = sizeof(m->heartbeat);
+		break;
+	case RDMALOG_MSG_RING:
+		want = sizeof(m->ring);
 		break;
 	default:
 		return "unknown message type";
@@ -856,12 +1126,19 @@ static const char *rdmalog_msg_process(struct rdmalog_ep *ep,
 			return "HELLO from another node id";
 		if (le64_to_cpu(m->hello.capacity) != conn->local.capacity)
 			return "HELLO with another ring capacity";
-		if (test_and_set_bit(RDMALOG_EP_HELLO, &ep->flags))
+		if (test_bit(RDMALOG_EP_HELLO, &ep->flags))
 			return "second HELLO";
+		set_bit(RDMALOG_EP_HELLO, &ep->flags);
 		rdmalog_note_peer_interval(ep, m->hello.interval_ms);
 		rdmalog_conn_note_remote(conn, epoch, m->hello.first_lsn,
 					 m->hello.commit_lsn,
 					 m->hello.next_lsn);
+		if (le32_to_cpu(m->hello.role) == RDMALOG_ROLE_PRIMARY)
+			set_bit(RDMALOG_EP_PEER_PRIMARY, &ep->flags);
+		why = rdmalog_ep_maybe_grant_ring(ep);
+		break;
+	case RDMALOG_MSG_RING:
+		why = rdmalog_ep_ring_received(ep, &m->ring);
 		break;
 	case RDMALOG_MSG_HEARTBEAT:
 		if (!test_bit(RDMALOG_EP_HELLO, &ep->flags))
@@ -872,6 +1149,8 @@ static const char *rdmalog_msg_process(struct rdmalog_ep *ep,
 					 m->heartbeat.next_lsn);
 		break;
 	}
+	if (why)
+		return why;
 	WRITE_ONCE(conn->last_rx, jiffies);
 	rdmalog_stats_inc(RDMALOG_STAT_MSGS_RECEIVED);
 	return NULL;
@@ -1100,6 +1379,7 @@ static int rdmalog_ep_setup(struct rdmalog_ep *ep)
 		return err;
 	}
 	ep->qp = ep->cm_id->qp;
+	rdmalog_ep_ring_setup(ep);
 
 	for (i = 0; i < RDMALOG_RECV_DEPTH; i++) {
 		err = ib_post_recv(ep->qp, &ep->rbufs[i].wr, NULL);
@@ -1142,6 +1422,7 @@ static void rdmalog_ep_release_resources(struct rdmalog_ep *ep)
 		ib_free_cq(ep->cq);
 		ep->cq = NULL;
 	}
+	rdmalog_ep_ring_release(ep);
 	rdmalog_ep_free_bufs(ep);
 	rdmalog_rdev_put(ep->rdev);
 	ep->rdev = NULL;
@@ -1254,6 +1535,7 @@ static void rdmalog_ep_established(struct rdmalog_ep *ep)
 {
 	struct rdmalog_conn *conn = ep->conn;
 	struct sockaddr_storage ss;
+	const char *why;
 	int err;
 
 	lockdep_assert_held(&conn->lock);
@@ -1280,6 +1562,12 @@ static void rdmalog_ep_established(struct rdmalog_ep *ep)
 				 "cannot send HELLO: error %d", err);
 		return;
 	}
+	set_bit(RDMALOG_EP_HELLO_TX, &ep->flags);
+	local_bh_disable();
+	why = rdmalog_ep_maybe_grant_ring(ep);
+	local_bh_enable();
+	if (why)
+		rdmalog_ep_error(ep, "%s", why);
 	rdmalog_conn_set_state(conn, RDMALOG_PEER_CONNECTED);
 	mod_delayed_work(rdmalog_conn_wq, &conn->hb_work,
 			 msecs_to_jiffies(READ_ONCE(rdmalog_conns.heartbeat_ms)));

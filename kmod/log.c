@@ -98,7 +98,8 @@
  * @lock: protects @head, @tail, @first_lsn, @commit_lsn, @next_lsn,
  *	@pos_of and @dead, and orders ring accesses (see the top of this
  *	file). Innermost lock; never held while sleeping or touching user
- *	memory
+ *	memory. Taken with _bh everywhere: replication reads positions and
+ *	commits from its completion handlers (softirq)
  * @head: stream position where the next record starts
  * @tail: stream position of record @first_lsn
  * @first_lsn: oldest retained record
@@ -377,9 +378,9 @@ static void rdmalog_log_wake(wait_queue_head_t *wq)
 
 void rdmalog_log_shutdown(struct rdmalog_log *log)
 {
-	spin_lock(&log->lock);
+	spin_lock_bh(&log->lock);
 	log->dead = true;
-	spin_unlock(&log->lock);
+	spin_unlock_bh(&log->lock);
 	rdmalog_log_wake(&log->commit_wq);
 	rdmalog_log_wake(&log->space_wq);
 }
@@ -388,9 +389,9 @@ bool rdmalog_log_is_dead(struct rdmalog_log *log)
 {
 	bool dead;
 
-	spin_lock(&log->lock);
+	spin_lock_bh(&log->lock);
 	dead = log->dead;
-	spin_unlock(&log->lock);
+	spin_unlock_bh(&log->lock);
 	return dead;
 }
 
@@ -405,9 +406,9 @@ static bool rdmalog_log_space_or_dead(struct rdmalog_log *log, u64 footprint)
 {
 	bool ret;
 
-	spin_lock(&log->lock);
+	spin_lock_bh(&log->lock);
 	ret = log->dead || rdmalog_log_fits_locked(log, footprint);
-	spin_unlock(&log->lock);
+	spin_unlock_bh(&log->lock);
 	return ret;
 }
 
@@ -416,9 +417,9 @@ static bool rdmalog_log_committed_or_dead(struct rdmalog_log *log, u64 lsn)
 {
 	bool ret;
 
-	spin_lock(&log->lock);
+	spin_lock_bh(&log->lock);
 	ret = log->dead || lsn < log->commit_lsn;
-	spin_unlock(&log->lock);
+	spin_unlock_bh(&log->lock);
 	return ret;
 }
 
@@ -426,13 +427,13 @@ void rdmalog_log_commit(struct rdmalog_log *log, u64 upto_lsn)
 {
 	bool advanced = false;
 
-	spin_lock(&log->lock);
+	spin_lock_bh(&log->lock);
 	upto_lsn = min(upto_lsn, log->next_lsn);
 	if (upto_lsn > log->commit_lsn) {
 		log->commit_lsn = upto_lsn;
 		advanced = true;
 	}
-	spin_unlock(&log->lock);
+	spin_unlock_bh(&log->lock);
 	if (advanced)
 		rdmalog_log_wake(&log->commit_wq);
 }
@@ -450,12 +451,12 @@ static int rdmalog_log_reserve(struct rdmalog_log *log, u64 footprint,
 	for (;;) {
 		if (mutex_lock_interruptible(&log->append_mutex))
 			return -ERESTARTSYS;
-		spin_lock(&log->lock);
+		spin_lock_bh(&log->lock);
 		dead = log->dead;
 		fits = rdmalog_log_fits_locked(log, footprint);
 		*pos = log->head;
 		*lsn = log->next_lsn;
-		spin_unlock(&log->lock);
+		spin_unlock_bh(&log->lock);
 		if (dead) {
 			mutex_unlock(&log->append_mutex);
 			return -ENETDOWN;
@@ -517,7 +518,7 @@ static int rdmalog_log_publish(struct rdmalog_log *log, u64 lsn,
 {
 	int ret = 0;
 
-	spin_lock(&log->lock);
+	spin_lock_bh(&log->lock);
 	if (log->dead) {
 		ret = -ENETDOWN;
 	} else {
@@ -526,7 +527,7 @@ static int rdmalog_log_publish(struct rdmalog_log *log, u64 lsn,
 		log->next_lsn = lsn + 1;
 		*rdmalog_log_slot(log, lsn + 1) = log->head;
 	}
-	spin_unlock(&log->lock);
+	spin_unlock_bh(&log->lock);
 	return ret;
 }
 
@@ -566,10 +567,10 @@ int rdmalog_log_append(struct rdmalog_log *log, struct iov_iter *from,
 	if (wait_event_killable(log->commit_wq,
 				rdmalog_log_committed_or_dead(log, lsn)))
 		return -EINTR;	/* fatal signal: nobody sees the result */
-	spin_lock(&log->lock);
+	spin_lock_bh(&log->lock);
 	if (lsn >= log->commit_lsn)
 		ret = -ENETDOWN;
-	spin_unlock(&log->lock);
+	spin_unlock_bh(&log->lock);
 	if (ret)
 		goto err;
 
@@ -594,9 +595,9 @@ static bool rdmalog_log_retained(struct rdmalog_log *log, u64 lsn)
 {
 	bool ret;
 
-	spin_lock(&log->lock);
+	spin_lock_bh(&log->lock);
 	ret = lsn >= log->first_lsn;
-	spin_unlock(&log->lock);
+	spin_unlock_bh(&log->lock);
 	return ret;
 }
 
@@ -697,7 +698,7 @@ ssize_t rdmalog_log_read(struct rdmalog_log *log, u64 lsn,
 	ssize_t ret;
 
 	for (;;) {
-		spin_lock(&log->lock);
+		spin_lock_bh(&log->lock);
 		if (log->dead) {
 			ret = -ENETDOWN;
 		} else if (lsn < log->first_lsn) {
@@ -709,7 +710,7 @@ ssize_t rdmalog_log_read(struct rdmalog_log *log, u64 lsn,
 			next = *rdmalog_log_slot(log, lsn + 1);
 			ret = 0;
 		}
-		spin_unlock(&log->lock);
+		spin_unlock_bh(&log->lock);
 		if (!ret)
 			break;
 
@@ -751,14 +752,14 @@ int rdmalog_log_trim(struct rdmalog_log *log, u64 lsn)
 	 * -ERANGE. Moving tail under lock orders their ring reads before the
 	 * writes of whichever appender reuses the space.
 	 */
-	spin_lock(&log->lock);
+	spin_lock_bh(&log->lock);
 	ret = rdmalog_log_trim_check_locked(log, lsn);
 	if (!ret) {
 		trimmed = lsn - log->first_lsn;
 		log->tail = *rdmalog_log_slot(log, lsn);
 		log->first_lsn = lsn;
 	}
-	spin_unlock(&log->lock);
+	spin_unlock_bh(&log->lock);
 	if (ret)
 		return ret < 0 ? ret : 0;
 
@@ -773,12 +774,12 @@ int rdmalog_log_trim(struct rdmalog_log *log, u64 lsn)
 void rdmalog_log_get_state(struct rdmalog_log *log,
 			   struct rdmalog_log_state *st)
 {
-	spin_lock(&log->lock);
+	spin_lock_bh(&log->lock);
 	st->first_lsn = log->first_lsn;
 	st->commit_lsn = log->commit_lsn;
 	st->next_lsn = log->next_lsn;
 	st->used = log->head - log->tail;
-	spin_unlock(&log->lock);
+	spin_unlock_bh(&log->lock);
 	st->capacity = log->capacity;
 	st->max_record = log->max_record;
 	st->epoch = log->epoch;
@@ -793,7 +794,7 @@ __poll_t rdmalog_log_poll(struct rdmalog_log *log, struct file *file,
 	poll_wait(file, &log->commit_wq, wait);
 	poll_wait(file, &log->space_wq, wait);
 
-	spin_lock(&log->lock);
+	spin_lock_bh(&log->lock);
 	if (log->dead) {
 		mask = EPOLLIN | EPOLLRDNORM | EPOLLOUT | EPOLLWRNORM |
 		       EPOLLERR | EPOLLHUP;
@@ -805,6 +806,20 @@ __poll_t rdmalog_log_poll(struct rdmalog_log *log, struct file *file,
 		if (rdmalog_log_fits_locked(log, max_footprint))
 			mask |= EPOLLOUT | EPOLLWRNORM;
 	}
-	spin_unlock(&log->lock);
+	spin_unlock_bh(&log->lock);
 	return mask;
+}
+
+void *rdmalog_log_ring(struct rdmalog_log *log, size_t *capacity)
+{
+	*capacity = log->capacity;
+	return log->ring;
+}
+
+void rdmalog_log_get_head(struct rdmalog_log *log, u64 *head, u64 *next_lsn)
+{
+	spin_lock_bh(&log->lock);
+	*head = log->head;
+	*next_lsn = log->next_lsn;
+	spin_unlock_bh(&log->lock);
 }

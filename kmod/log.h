@@ -151,13 +151,32 @@ int rdmalog_log_trim(struct rdmalog_log *log, u64 lsn);
  * @upto_lsn: the new commit_lsn; clamped to next_lsn, never moves back
  *
  * Wakes readers and appenders waiting for their commit. Takes only the
- * log's spinlock and does not sleep, so replication can call it from its
- * completion handlers; the lock is not BH-safe, so those must run in
- * process context (IB_POLL_WORKQUEUE) or the lock must become _bh first.
+ * log's spinlock (BH-safe) and does not sleep, so replication may call it
+ * from its completion handlers (softirq).
  * Today the append path calls it right after publishing (async
  * durability).
  */
 void rdmalog_log_commit(struct rdmalog_log *log, u64 upto_lsn);
+
+/**
+ * rdmalog_log_ring() - the ring's memory, for registration with RDMA
+ * @log: the log
+ * @capacity: out: its size in bytes (a multiple of PAGE_SIZE)
+ *
+ * Return: the vmalloc'd ring (page by page: vmalloc_to_page()), valid
+ * while the caller holds a reference to @log.
+ */
+void *rdmalog_log_ring(struct rdmalog_log *log, size_t *capacity);
+
+/**
+ * rdmalog_log_get_head() - stream position and LSN of the next record
+ * @log: the log
+ * @head: out: where the next record starts in the stream
+ * @next_lsn: out: its LSN
+ *
+ * Process or softirq context.
+ */
+void rdmalog_log_get_head(struct rdmalog_log *log, u64 *head, u64 *next_lsn);
 
 /** rdmalog_log_get_state() - snapshot the indices under the log's lock */
 void rdmalog_log_get_state(struct rdmalog_log *log,

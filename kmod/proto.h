@@ -159,12 +159,16 @@ static_assert(sizeof(struct rdmalog_cm_rej) == 16);
  *	established: &struct rdmalog_msg_hello
  * @RDMALOG_MSG_HEARTBEAT: every heartbeat interval: &struct
  *	rdmalog_msg_heartbeat
+ * @RDMALOG_MSG_RING: a backup grants the primary RDMA WRITE access to its
+ *	ring, once per connection, after the primary's HELLO: &struct
+ *	rdmalog_msg_ring
  * @__RDMALOG_MSG_MAX: first unknown type; a receiver drops the connection
  *	on a type it does not know
  */
 enum rdmalog_msg_type {
 	RDMALOG_MSG_HELLO		= 1,
 	RDMALOG_MSG_HEARTBEAT		= 2,
+	RDMALOG_MSG_RING		= 3,
 
 	__RDMALOG_MSG_MAX
 };
@@ -277,7 +281,37 @@ struct rdmalog_msg_heartbeat {
 
 static_assert(sizeof(struct rdmalog_msg_heartbeat) == 56);
 
+/**
+ * struct rdmalog_msg_ring - a backup's ring, writable by the primary
+ * @hdr: type %RDMALOG_MSG_RING
+ * @ring: the registration: @ring.length is the ring capacity (the whole
+ *	ring is one registration; stream position P is at @ring.addr +
+ *	P mod capacity), @ring.rkey grants REMOTE_WRITE only, to this
+ *	connection's queue pair only (FRWR on the sender's PD; no global
+ *	rkey), and is invalid once the connection ends
+ * @head: the sender's stream position where its next record starts
+ * @next_lsn: the sender's next LSN
+ * @commit_lsn: the sender's commit LSN
+ *
+ * Sent only by a backup, only to the primary, only after the primary's
+ * HELLO, at most once per connection. The primary drops the connection on
+ * a second one, a length other than its capacity, a zero rkey or an
+ * address range that wraps. It writes to the ring only while the backup is
+ * in sync: @head and @next_lsn equal to its own when it receives this
+ * (otherwise the backup is "behind": catch-up is not in this version).
+ */
+struct rdmalog_msg_ring {
+	struct rdmalog_msg_hdr hdr;
+	struct rdmalog_ring_desc ring;
+	__le64 head;
+	__le64 next_lsn;
+	__le64 commit_lsn;
+};
+
+static_assert(sizeof(struct rdmalog_msg_ring) == 72);
+
 static_assert(sizeof(struct rdmalog_msg_hello) <= RDMALOG_MSG_SIZE);
+static_assert(sizeof(struct rdmalog_msg_ring) <= RDMALOG_MSG_SIZE);
 static_assert(sizeof(struct rdmalog_msg_heartbeat) <= RDMALOG_MSG_SIZE);
 
 #endif /* _RDMALOG_PROTO_H */

@@ -1,0 +1,118 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Replication: a backup grants the primary RDMA WRITE on its ring.
+
+Three soft-RoCE nodes, node 1 primary. This first slice checks the ring
+registration: every backup registers its ring (FRWR, REMOTE_WRITE only) on
+its connection to the primary and sends a RING descriptor, which the
+primary validates and classifies as "in sync" or "behind". The data path
+(WRITEs, commit, apply) is not there yet; see Documentation/protocol.rst.
+Nothing here depends on timing: states are polled.
+"""
+
+import re
+
+import json
+
+from testlib import test, wait_for
+
+NODES = 3
+TIMEOUT = 600
+WAIT = 180
+
+
+def cluster_file(capacity="1M", durability="quorum"):
+    return ("cluster 43\n"
+            f"log capacity {capacity} max-record 64K "
+            f"durability {durability} commit-timeout 3000\n"
+            "timers heartbeat 250 peer-timeout 5000\n"
+            + "".join(f"node {i} address 198.18.0.{i}\n" for i in (1, 2, 3))
+            + "primary 1\n")
+
+
+CONF = "/etc/rdmalog.conf"
+
+
+def status(nd):
+    return json.loads(nd.run("rdmalogctl -j status", timeout=60,
+                             check=True).out)
+
+
+def stats(nd):
+    return json.loads(nd.run("rdmalogctl -j stats", timeout=60,
+                             check=True).out)
+
+
+def apply(nd, text):
+    nd.put(text, CONF)
+    nd.run(f"rdmalogctl apply {CONF}", timeout=120, check=True)
+
+
+def wait_connected(c, nodes=(1, 2, 3)):
+    def ok():
+        for n in nodes:
+            ps = {p["id"]: p["state"] for p in status(c[n])["peers"]}
+            if any(ps.get(p) != "connected" for p in nodes if p != n):
+                return False
+        return True
+    wait_for(ok, timeout=WAIT, interval=2, what=f"nodes {nodes} connected")
+
+
+def setup(c):
+    for nd in c:
+        nd.run("modprobe rdmalog", timeout=60, check=True)
+
+
+def up(c, text):
+    for nd in c:
+        nd.run("rdmalogctl node down 2>/dev/null; true", timeout=120)
+    for nd in c:
+        apply(nd, text)
+    wait_connected(c)
+
+
+def dmesg(nd):
+    return nd.run("dmesg", timeout=60, check=True).out
+
+
+@test
+def backups_grant_ring(c):
+    for nd in c:
+        nd.run("dmesg -c >/dev/null", timeout=60, check=True)
+    up(c, cluster_file())
+
+    def granted():
+        out = dmesg(c[1])
+        return all(re.search(rf"node 1: node {b} granted its ring "
+                             rf"\(1048576 bytes\): in sync", out)
+                   for b in (2, 3))
+    wait_for(granted, timeout=WAIT, interval=2,
+             what="node1 sees both backups' rings, in sync")
+    # no bad message, no completion error anywhere
+    for nd in c:
+        s = stats(nd)
+        assert s["bad_msgs"] == 0, (nd.name, s)
+        assert s["completion_errors"] == 0, (nd.name, s)
+    # backups do not grant each other anything
+    for b in (2, 3):
+        assert "granted its ring" not in dmesg(c[b]), dmesg(c[b])
+
+
+@test
+def behind_backup_is_not_in_sync(c):
+    for nd in c:
+        nd.run("dmesg -c >/dev/null", timeout=60, check=True)
+    up(c, cluster_file())
+    # a local write on backup 3 while the primary is down makes its log
+    # differ from the primary's fresh one
+    c[1].run("rdmalogctl node down", timeout=120, check=True)
+    c[3].run("rdmalogcat -a local >/dev/null", timeout=60, check=True)
+    c[1].run("dmesg -c >/dev/null", timeout=60, check=True)
+    apply(c[1], cluster_file())
+    wait_connected(c)
+    def judged():
+        out = dmesg(c[1])
+        return (re.search(r"node 1: node 3 granted its ring .*: behind", out)
+                and re.search(r"node 1: node 2 granted its ring .*: in sync",
+                              out))
+    wait_for(judged, timeout=WAIT, interval=2,
+             what="node3 behind, node2 in sync")
