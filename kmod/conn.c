@@ -78,10 +78,10 @@
 #include <linux/random.h>
 #include <linux/ratelimit.h>
 #include <linux/scatterlist.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
-#include <linux/vmalloc.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 #include <net/ipv6.h>
@@ -106,11 +106,13 @@
  * Queue sizes. Every control message is one signalled SEND (so the send
  * queue never fills with unsignalled work requests), and ib_drain_qp()
  * needs one more slot on each queue. A backup posts one signalled REG_MR
- * per connection (its ring, see "Ring registration"); no LOCAL_INV: the
- * MR is deregistered after the QP is drained and destroyed, which
- * invalidates it. The replication WRITEs (next) add their own part.
+ * per ring segment, at most %RDMALOG_RING_MAX_SEGS, once per connection
+ * (its ring, see "Ring registration"); no LOCAL_INV: the MRs are
+ * deregistered after the QP is drained and destroyed, which invalidates
+ * them. The replication WRITEs (next) add their own part.
  */
-#define RDMALOG_SQ_SIZE			(RDMALOG_SEND_DEPTH + 1 + 1)
+#define RDMALOG_SQ_SIZE			(RDMALOG_SEND_DEPTH + \
+					 RDMALOG_RING_MAX_SEGS + 1)
 #define RDMALOG_RQ_SIZE			(RDMALOG_RECV_DEPTH + 1)
 #define RDMALOG_CQ_SIZE			(RDMALOG_SQ_SIZE + RDMALOG_RQ_SIZE)
 
@@ -151,6 +153,24 @@ enum {
 };
 
 struct rdmalog_ep;
+
+/*
+ * Largest ring segment: its length travels in 32 bits. A multiple of every
+ * chunk size (at most 4 MiB).
+ */
+#define RDMALOG_RING_SEG_MAX		SZ_2G
+
+/**
+ * struct rdmalog_ring_reg - one FRWR registration of a part of our ring
+ * @sgt: its chunks, DMA-mapped (@nents entries) when @nents is non-zero
+ * @nents: mapped entries of @sgt
+ * @mr: FRWR MR over @sgt, or NULL
+ */
+struct rdmalog_ring_reg {
+	struct sg_table sgt;
+	int nents;
+	struct ib_mr *mr;
+};
 
 /**
  * struct rdmalog_rbuf - one receive buffer
@@ -224,15 +244,17 @@ struct rdmalog_sbuf {
  * @peer_hb_ms: the peer's heartbeat interval (READ_ONCE/WRITE_ONCE)
  * @flags: RDMALOG_EP_* bits
  * @err: what went wrong, written once by whoever set %RDMALOG_EP_ERROR
- * @ring_sgt: our ring's pages, DMA-mapped (@ring_nents entries) when
- *	@ring_mr is set (a backup's ring, for the primary to write)
- * @ring_nents: mapped entries of @ring_sgt
- * @ring_mr: FRWR MR over @ring_sgt, or NULL (no FRWR, ring too large);
- *	registered once, by the REG_MR posted when the primary's HELLO
- *	arrives; deregistered by the release, after the QP is destroyed
- * @ring_cqe: completion of that REG_MR
- * @ring_why: why @ring_mr is NULL (static text), for the log
- * @remote_ring: the peer's ring (primary side), valid once
+ * @ring_regs: @ring_nr_regs registrations covering our ring in order (a
+ *	backup's ring, for the primary to write), or NULL (no FRWR, ring
+ *	not registrable, out of memory); each registered once, by the
+ *	REG_MRs posted when the primary's HELLO arrives; deregistered by the
+ *	release, after the QP is destroyed
+ * @ring_nr_regs: entries of @ring_regs (set up or partly set up)
+ * @ring_page_size: the MR page size of every registration
+ * @ring_cqe: completion of those REG_MRs (shared: .done only checks the
+ *	status)
+ * @ring_why: why @ring_regs is NULL (static text), for the log
+ * @remote_ring: the peer's ring segments (primary side), valid once
  *	%RDMALOG_EP_RING_RX is set
  * @remote_in_sync: the peer's log position equalled ours when its RING
  *	arrived (else it is "behind")
@@ -278,15 +300,18 @@ struct rdmalog_ep {
 	unsigned long flags;
 	char err[96];
 
-	struct sg_table ring_sgt;
-	int ring_nents;
-	struct ib_mr *ring_mr;
+	struct rdmalog_ring_reg *ring_regs;
+	unsigned int ring_nr_regs;
+	unsigned int ring_page_size;
 	struct ib_cqe ring_cqe;
 	const char *ring_why;
 	struct {
-		u64 addr;
-		u64 length;
-		u32 rkey;
+		u32 nr_segs;
+		struct {
+			u64 addr;
+			u32 length;
+			u32 rkey;
+		} seg[RDMALOG_RING_MAX_SEGS];
 	} remote_ring;
 	bool remote_in_sync;
 
@@ -815,92 +840,147 @@ static int rdmalog_ep_send_heartbeat(struct rdmalog_ep *ep)
 /* Ring registration (backup side) */
 
 /*
- * A backup lets the primary RDMA WRITE into its ring: one FRWR MR per
- * connection, over the ring's vmalloc pages, REMOTE_WRITE only (plus the
- * LOCAL_WRITE the verbs require with it), on the connection's PD, so the
- * rkey is good on that QP only and dies with the connection (the MR is
- * deregistered after the QP is drained and destroyed). The primary's own
- * ring is not registered.
+ * A backup lets the primary RDMA WRITE into its ring: FRWR MRs on the
+ * connection's PD, REMOTE_WRITE only (plus the LOCAL_WRITE the verbs
+ * require with it), so the rkeys are good on that QP only and die with the
+ * connection (the MRs are deregistered after the QP is drained and
+ * destroyed). The primary's own ring is not registered.
  *
- * Why one MR of 4 KiB pages: the ring is vmalloc'd, so it is
- * PAGE_SIZE-contiguous only; rxe allows 512 pages per fast registration
- * (2 MiB of ring), other devices more. A ring with more pages than the
- * device's max_fast_reg_page_list_len is not registered in this version
- * (the backup then sends no RING and the primary does not replicate to
- * it; the kernel log says why). The next step is either several MRs (one
- * descriptor each) or a ring of high-order chunks vmap'd, registered with
- * an MR page size of the chunk size.
+ * The ring is a run of physically contiguous chunks of equal size (log.c:
+ * 4 MiB, fewer on fragmentation or for odd capacities). Every MR uses as
+ * page size the largest the device takes (page_size_cap) up to the chunk
+ * size, and covers as many whole chunks as max_fast_reg_page_list_len
+ * allows (and %RDMALOG_RING_SEG_MAX bytes at most): on rxe, 512 chunks of
+ * 4 MiB, so the default 64 MiB ring is one MR and a 16 GiB ring eight.
+ * Each MR is one segment of the RING message; a ring that would need more
+ * than %RDMALOG_RING_MAX_SEGS (only when the allocation had to fall back
+ * to small chunks: with 4 KiB pages, 24 MiB on rxe) is not registered: the
+ * backup sends no RING, the primary does not replicate to it, and the
+ * kernel log says why.
  *
- * Everything that sleeps (sg table, DMA mapping, ib_alloc_mr) is done in
- * rdmalog_ep_ring_setup(), from rdmalog_ep_setup(); the REG_MR and the
+ * Everything that sleeps (sg tables, DMA mapping, ib_alloc_mr) is done in
+ * rdmalog_ep_ring_setup(), from rdmalog_ep_setup(); the REG_MRs and the
  * RING message are posted from the receive handler once the primary's
  * HELLO arrives (softirq: ib_map_mr_sg() and ib_post_send() do not sleep).
  */
+
+/* After the QP is destroyed: nothing can use the rkeys any more. */
+static void rdmalog_ep_ring_release(struct rdmalog_ep *ep)
+{
+	unsigned int i;
+
+	for (i = 0; i < ep->ring_nr_regs; i++) {
+		struct rdmalog_ring_reg *r = &ep->ring_regs[i];
+
+		if (r->mr)
+			ib_dereg_mr(r->mr);
+		if (r->nents)
+			ib_dma_unmap_sg(ep->ibdev, r->sgt.sgl,
+					r->sgt.orig_nents, DMA_BIDIRECTIONAL);
+		sg_free_table(&r->sgt);
+	}
+	kfree(ep->ring_regs);
+	ep->ring_regs = NULL;
+	ep->ring_nr_regs = 0;
+}
+
+/* Chunks @first .. @first + @cnt - 1 of @mem into @r. Return: NULL or why not. */
+static const char *rdmalog_ep_ring_reg_setup(struct rdmalog_ep *ep,
+					     struct rdmalog_ring_reg *r,
+					     const struct rdmalog_ring_mem *mem,
+					     unsigned long first,
+					     unsigned int cnt)
+{
+	size_t chunk = PAGE_SIZE << mem->chunk_order;
+	struct scatterlist *sg;
+	unsigned int i;
+	int nents;
+
+	if (sg_alloc_table(&r->sgt, cnt, GFP_KERNEL))
+		return "out of memory";
+	for_each_sg(r->sgt.sgl, sg, cnt, i) {
+		unsigned long c = first + i;
+		size_t len = chunk;
+
+		if (c == mem->nr_chunks - 1)
+			len = mem->capacity - (u64)c * chunk;
+		sg_set_page(sg, mem->chunks[c], len, 0);
+	}
+	/* Bidirectional: the HCA writes it, and our readers read it. */
+	nents = ib_dma_map_sg(ep->ibdev, r->sgt.sgl, cnt, DMA_BIDIRECTIONAL);
+	if (!nents)
+		return "cannot DMA-map the ring";
+	r->nents = nents;
+	/* An IOMMU may hand out addresses that large MR pages cannot map. */
+	for_each_sg(r->sgt.sgl, sg, nents, i)
+		if (!IS_ALIGNED(sg_dma_address(sg), ep->ring_page_size) ||
+		    (i < nents - 1 &&
+		     !IS_ALIGNED(sg_dma_len(sg), ep->ring_page_size)))
+			return "the ring's DMA addresses do not fit its MR page size";
+	r->mr = ib_alloc_mr(ep->rdev->pd, IB_MR_TYPE_MEM_REG,
+			    cnt * (chunk / ep->ring_page_size));
+	if (IS_ERR(r->mr)) {
+		r->mr = NULL;
+		return "cannot allocate a memory region";
+	}
+	return NULL;
+}
+
 static void rdmalog_ep_ring_setup(struct rdmalog_ep *ep)
 {
 	struct rdmalog_log *log = rdmalog_conns.p.log;
 	struct rdmalog_rdev *rdev = ep->rdev;
-	struct scatterlist *sg;
-	unsigned int i, n;
-	size_t cap;
-	void *ring;
-	int nents;
+	const struct rdmalog_ring_mem *mem;
+	unsigned long per_mr, nr, i;
+	u64 sizes, chunk;
+	const char *why;
 
 	if (!log) {
 		ep->ring_why = "no log";
 		return;
 	}
-	ring = rdmalog_log_ring(log, &cap);
-	n = cap >> PAGE_SHIFT;
 	if (!rdev->frwr) {
 		ep->ring_why = "the RDMA device has no fast registration";
 		return;
 	}
-	if (n > rdev->max_fast_reg_pages) {
-		ep->ring_why = "the ring has more pages than one fast registration takes";
+	mem = rdmalog_log_ring_mem(log);
+	chunk = PAGE_SIZE << mem->chunk_order;
+	/* MR page sizes from PAGE_SIZE up to the chunk size. */
+	sizes = ep->ibdev->attrs.page_size_cap &
+		GENMASK_ULL(PAGE_SHIFT + mem->chunk_order, PAGE_SHIFT);
+	if (!sizes) {
+		ep->ring_why = "the RDMA device takes no MR page size of the ring's chunks";
 		return;
 	}
-	if (sg_alloc_table(&ep->ring_sgt, n, GFP_KERNEL)) {
+	ep->ring_page_size = 1U << (fls64(sizes) - 1);
+	per_mr = rdev->max_fast_reg_pages / (chunk / ep->ring_page_size);
+	per_mr = min_t(unsigned long, per_mr, RDMALOG_RING_SEG_MAX / chunk);
+	if (!per_mr) {
+		ep->ring_why = "one chunk of the ring is more than one fast registration takes";
+		return;
+	}
+	nr = DIV_ROUND_UP(mem->nr_chunks, per_mr);
+	if (nr > RDMALOG_RING_MAX_SEGS) {
+		ep->ring_why = "the ring needs more MRs than one RING describes (small chunks)";
+		return;
+	}
+	ep->ring_regs = kcalloc(nr, sizeof(*ep->ring_regs), GFP_KERNEL);
+	if (!ep->ring_regs) {
 		ep->ring_why = "out of memory";
 		return;
 	}
-	for_each_sg(ep->ring_sgt.sgl, sg, n, i)
-		sg_set_page(sg, vmalloc_to_page(ring + (size_t)i * PAGE_SIZE),
-			    PAGE_SIZE, 0);
-	/* Bidirectional: the HCA writes it, and our readers read it. */
-	nents = ib_dma_map_sg(ep->ibdev, ep->ring_sgt.sgl, n,
-			      DMA_BIDIRECTIONAL);
-	if (!nents) {
-		ep->ring_why = "cannot DMA-map the ring";
-		goto err_free;
+	for (i = 0; i < nr; i++) {
+		ep->ring_nr_regs = i + 1;
+		why = rdmalog_ep_ring_reg_setup(ep, &ep->ring_regs[i], mem,
+						i * per_mr,
+						min(per_mr,
+						    mem->nr_chunks - i * per_mr));
+		if (why) {
+			rdmalog_ep_ring_release(ep);
+			ep->ring_why = why;
+			return;
+		}
 	}
-	ep->ring_nents = nents;
-	ep->ring_mr = ib_alloc_mr(rdev->pd, IB_MR_TYPE_MEM_REG, n);
-	if (IS_ERR(ep->ring_mr)) {
-		ep->ring_mr = NULL;
-		ep->ring_why = "cannot allocate a memory region";
-		goto err_unmap;
-	}
-	return;
-
-err_unmap:
-	ib_dma_unmap_sg(ep->ibdev, ep->ring_sgt.sgl, n, DMA_BIDIRECTIONAL);
-	ep->ring_nents = 0;
-err_free:
-	sg_free_table(&ep->ring_sgt);
-}
-
-/* After the QP is destroyed: nothing can use the rkey any more. */
-static void rdmalog_ep_ring_release(struct rdmalog_ep *ep)
-{
-	if (!ep->ring_mr)
-		return;
-	ib_dereg_mr(ep->ring_mr);
-	ep->ring_mr = NULL;
-	ib_dma_unmap_sg(ep->ibdev, ep->ring_sgt.sgl, ep->ring_sgt.orig_nents,
-			DMA_BIDIRECTIONAL);
-	sg_free_table(&ep->ring_sgt);
-	ep->ring_nents = 0;
 }
 
 static void rdmalog_ring_reg_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -926,13 +1006,12 @@ static const char *rdmalog_ep_grant_ring(struct rdmalog_ep *ep)
 {
 	struct rdmalog_log *log = READ_ONCE(rdmalog_conns.p.log);
 	struct rdmalog_msg_ring m = {};
-	struct ib_reg_wr reg = {};
 	struct rdmalog_log_state st;
-	struct ib_mr *mr = ep->ring_mr;
+	unsigned int i;
 	u64 head, next;
-	int n, err;
+	int n, err = 0;
 
-	if (!mr) {
+	if (!ep->ring_regs) {
 		pr_warn_ratelimited("node %u: not replicating from node %u: %s\n",
 				    ep->conn->local.node_id, ep->conn->peer_id,
 				    ep->ring_why ?: "no ring registration");
@@ -941,25 +1020,41 @@ static const char *rdmalog_ep_grant_ring(struct rdmalog_ep *ep)
 	if (!log || test_and_set_bit(RDMALOG_EP_RING_REG, &ep->flags))
 		return NULL;
 
-	/* A new key for every registration of this MR. */
-	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
-	n = ib_map_mr_sg(mr, ep->ring_sgt.sgl, ep->ring_nents, NULL,
-			 PAGE_SIZE);
-	if (n != ep->ring_nents)
-		return "cannot map the ring for registration";
-	ep->ring_cqe.done = rdmalog_ring_reg_done;
-	reg.wr.opcode = IB_WR_REG_MR;
-	reg.wr.wr_cqe = &ep->ring_cqe;
-	reg.wr.send_flags = IB_SEND_SIGNALED;
-	reg.mr = mr;
-	reg.key = mr->rkey;
-	reg.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
+	for (i = 0; i < ep->ring_nr_regs; i++) {
+		struct rdmalog_ring_reg *r = &ep->ring_regs[i];
+		struct ib_mr *mr = r->mr;
+
+		/* A new key for every registration of this MR. */
+		ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+		n = ib_map_mr_sg(mr, r->sgt.sgl, r->nents, NULL,
+				 ep->ring_page_size);
+		if (n != r->nents || mr->length > RDMALOG_RING_SEG_MAX)
+			return "cannot map the ring for registration";
+		m.seg[i].addr = cpu_to_le64(mr->iova);
+		m.seg[i].length = cpu_to_le32(mr->length);
+		m.seg[i].rkey = cpu_to_le32(mr->rkey);
+	}
+
 	/*
 	 * Posted before the RING message on the same send queue: the primary
-	 * learns the rkey only after the registration executed.
+	 * learns the rkeys only after the registrations executed.
 	 */
+	ep->ring_cqe.done = rdmalog_ring_reg_done;
 	spin_lock(&ep->lock);
-	err = ep->live ? ib_post_send(ep->qp, &reg.wr, NULL) : -ENOTCONN;
+	if (!ep->live)
+		err = -ENOTCONN;
+	for (i = 0; !err && i < ep->ring_nr_regs; i++) {
+		struct ib_mr *mr = ep->ring_regs[i].mr;
+		struct ib_reg_wr reg = {};
+
+		reg.wr.opcode = IB_WR_REG_MR;
+		reg.wr.wr_cqe = &ep->ring_cqe;
+		reg.wr.send_flags = IB_SEND_SIGNALED;
+		reg.mr = mr;
+		reg.key = mr->rkey;
+		reg.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
+		err = ib_post_send(ep->qp, &reg.wr, NULL);
+	}
 	spin_unlock(&ep->lock);
 	if (err == -ENOTCONN)
 		return NULL;
@@ -968,13 +1063,12 @@ static const char *rdmalog_ep_grant_ring(struct rdmalog_ep *ep)
 
 	rdmalog_log_get_head(log, &head, &next);
 	rdmalog_log_get_state(log, &st);
-	m.ring.addr = cpu_to_le64(mr->iova);
-	m.ring.length = cpu_to_le64(mr->length);
-	m.ring.rkey = cpu_to_le32(mr->rkey);
 	m.head = cpu_to_le64(head);
 	m.next_lsn = cpu_to_le64(next);
 	m.commit_lsn = cpu_to_le64(st.commit_lsn);
-	err = rdmalog_ep_send(ep, &m, sizeof(m), RDMALOG_MSG_RING, 2);
+	m.nr_segs = cpu_to_le32(ep->ring_nr_regs);
+	err = rdmalog_ep_send(ep, &m, RDMALOG_MSG_RING_LEN(ep->ring_nr_regs),
+			      RDMALOG_MSG_RING, 2);
 	if (err && err != -ENOTCONN)
 		return "cannot send the ring descriptor";
 	return NULL;
@@ -1006,9 +1100,8 @@ static const char *rdmalog_ep_ring_received(struct rdmalog_ep *ep,
 					    const struct rdmalog_msg_ring *m)
 {
 	struct rdmalog_log *log = READ_ONCE(rdmalog_conns.p.log);
-	u64 addr = le64_to_cpu(m->ring.addr);
-	u64 len = le64_to_cpu(m->ring.length);
-	u32 rkey = le32_to_cpu(m->ring.rkey);
+	u32 i, nr = le32_to_cpu(m->nr_segs);
+	u64 len = 0;
 	u64 head, next;
 
 	if (READ_ONCE(rdmalog_conns.role) != RDMALOG_ROLE_PRIMARY)
@@ -1017,22 +1110,34 @@ static const char *rdmalog_ep_ring_received(struct rdmalog_ep *ep,
 		return "RING before HELLO";
 	if (test_and_set_bit(RDMALOG_EP_RING_RX, &ep->flags))
 		return "second RING";
+	/* rdmalog_msg_process() checked 1 <= nr <= RDMALOG_RING_MAX_SEGS. */
+	for (i = 0; i < nr; i++) {
+		u64 addr = le64_to_cpu(m->seg[i].addr);
+		u32 seg_len = le32_to_cpu(m->seg[i].length);
+		u32 rkey = le32_to_cpu(m->seg[i].rkey);
+
+		if (!seg_len || !IS_ALIGNED(seg_len, SZ_4K))
+			return "RING with a zero or unaligned segment length";
+		if (!rkey)
+			return "RING with a zero rkey";
+		if (addr + seg_len < addr)
+			return "RING whose address range wraps";
+		len += seg_len;
+		ep->remote_ring.seg[i].addr = addr;
+		ep->remote_ring.seg[i].length = seg_len;
+		ep->remote_ring.seg[i].rkey = rkey;
+	}
 	if (len != ep->conn->local.capacity)
-		return "RING with a length other than the ring capacity";
-	if (!rkey)
-		return "RING with a zero rkey";
-	if (addr + len < addr)
-		return "RING whose address range wraps";
-	ep->remote_ring.addr = addr;
-	ep->remote_ring.length = len;
-	ep->remote_ring.rkey = rkey;
+		return "RING whose segments do not add up to the ring capacity";
+	ep->remote_ring.nr_segs = nr;
 	if (!log)
 		return NULL;
 	rdmalog_log_get_head(log, &head, &next);
 	ep->remote_in_sync = le64_to_cpu(m->head) == head &&
 			     le64_to_cpu(m->next_lsn) == next;
-	pr_info_ratelimited("node %u: node %u granted its ring (%llu bytes): %s\n",
-			    ep->conn->local.node_id, ep->conn->peer_id, len,
+	pr_info_ratelimited("node %u: node %u granted its ring (%llu bytes, %u segment%s): %s\n",
+			    ep->conn->local.node_id, ep->conn->peer_id, len, nr,
+			    nr == 1 ? "" : "s",
 			    ep->remote_in_sync ? "in sync" :
 			    "behind (catch-up is not implemented)");
 	return NULL;
@@ -1099,7 +1204,13 @@ static const char *rdmalog_msg_process(struct rdmalog_ep *ep,
 		want = sizeof(m->heartbeat);
 		break;
 	case RDMALOG_MSG_RING:
-		want = sizeof(m->ring);
+		/* Variable length: the fixed part first, then the count. */
+		if (len < RDMALOG_MSG_RING_LEN(0))
+			return "message length wrong for its type";
+		want = le32_to_cpu(m->ring.nr_segs);
+		if (!want || want > RDMALOG_RING_MAX_SEGS)
+			return "RING with a bad segment count";
+		want = RDMALOG_MSG_RING_LEN(want);
 		break;
 	default:
 		return "unknown message type";

@@ -90,6 +90,7 @@
  *	descriptor one; the last rdmalog_log_put() frees everything
  * @ring: @capacity bytes of ring, allocated at creation, freed on release;
  *	written only by the appender holding @append_mutex, in the free part
+ * @mem: the chunks behind @ring (rdmalog_log_ring_alloc()); constant
  * @capacity: ring size in bytes, a multiple of PAGE_SIZE (not necessarily
  *	a power of two); constant
  * @max_record: largest payload; constant
@@ -120,6 +121,7 @@
 struct rdmalog_log {
 	struct kref ref;
 	void *ring;
+	struct rdmalog_ring_mem mem;
 	size_t capacity;
 	u32 max_record;
 	u64 epoch;
@@ -263,21 +265,97 @@ static u32 rdmalog_hdr_crc(const struct rdmalog_ring_record *rec)
 }
 
 /*
- * The ring's memory. Kept apart so that the RDMA milestone can register it
- * (FRWR over the vmalloc pages) right after allocating it and deregister
- * it right before freeing it. Zeroed, so that no stale kernel memory can
- * ever be sent to a peer.
+ * The ring's memory: rdmalog_log_ring_alloc() and rdmalog_log_ring_free()
+ * are its only owners. The ring is @nr_chunks physically contiguous chunks
+ * of 2^@chunk_order pages, all the same size, vmap()ed in order into one
+ * contiguous kernel address range, so that everything above sees a linear
+ * ring while RDMA registers a few large pages (conn.c: an FRWR MR page
+ * size of the chunk size, 4 MiB chunks: 512 of them per MR on rxe).
+ *
+ * The order starts at %RDMALOG_RING_MAX_ORDER (4 MiB on x86-64), lowered
+ * while rounding the capacity up to whole chunks would waste more than
+ * 1/16 of it (the last chunk is used only up to @capacity), and on
+ * fragmentation: a failed allocation frees everything and retries one
+ * order lower, down to single pages. The chunks are zeroed (__GFP_ZERO),
+ * so that no stale kernel memory can ever be sent to a peer; they are not
+ * compound pages and are freed with __free_pages() at their order.
  */
+#define RDMALOG_RING_MAX_ORDER	min(10, MAX_ORDER - 1)
+
+static int rdmalog_log_ring_alloc_order(struct rdmalog_ring_mem *m,
+					unsigned int order)
+{
+	size_t chunk = PAGE_SIZE << order;
+	unsigned long i, j, nr = DIV_ROUND_UP(m->capacity, chunk);
+	unsigned long nr_pages = nr << order;
+	gfp_t gfp = GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN;
+	struct page **pages;
+
+	if (order)
+		gfp |= __GFP_NORETRY;
+	if (nr_pages > UINT_MAX)
+		return -ENOMEM;
+	m->chunks = kvcalloc(nr, sizeof(*m->chunks), GFP_KERNEL);
+	if (!m->chunks)
+		return -ENOMEM;
+	pages = kvcalloc(nr_pages, sizeof(*pages), GFP_KERNEL);
+	if (!pages)
+		goto err_free_array;
+	for (i = 0; i < nr; i++) {
+		m->chunks[i] = alloc_pages(gfp, order);
+		if (!m->chunks[i])
+			goto err_free_chunks;
+		for (j = 0; j < (1UL << order); j++)
+			pages[(i << order) + j] = m->chunks[i] + j;
+		cond_resched();
+	}
+	m->ring = vmap(pages, nr_pages, VM_MAP, PAGE_KERNEL);
+	kvfree(pages);
+	pages = NULL;
+	if (!m->ring)
+		goto err_free_chunks;
+	m->nr_chunks = nr;
+	m->chunk_order = order;
+	return 0;
+
+err_free_chunks:
+	while (i--)
+		__free_pages(m->chunks[i], order);
+	kvfree(pages);
+err_free_array:
+	kvfree(m->chunks);
+	m->chunks = NULL;
+	return -ENOMEM;
+}
+
 static int rdmalog_log_ring_alloc(struct rdmalog_log *log)
 {
-	log->ring = __vmalloc(log->capacity,
-			      GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN);
-	return log->ring ? 0 : -ENOMEM;
+	struct rdmalog_ring_mem *m = &log->mem;
+	int order = RDMALOG_RING_MAX_ORDER;
+
+	m->capacity = log->capacity;
+	while (order > 0 &&
+	       round_up(m->capacity, PAGE_SIZE << order) - m->capacity >
+	       m->capacity / 16)
+		order--;
+	for (; order >= 0; order--)
+		if (!rdmalog_log_ring_alloc_order(m, order)) {
+			log->ring = m->ring;
+			return 0;
+		}
+	return -ENOMEM;
 }
 
 static void rdmalog_log_ring_free(struct rdmalog_log *log)
 {
-	vfree(log->ring);
+	struct rdmalog_ring_mem *m = &log->mem;
+	unsigned long i;
+
+	vunmap(m->ring);
+	for (i = 0; i < m->nr_chunks; i++)
+		__free_pages(m->chunks[i], m->chunk_order);
+	kvfree(m->chunks);
+	memset(m, 0, sizeof(*m));
 	log->ring = NULL;
 }
 
@@ -810,10 +888,9 @@ __poll_t rdmalog_log_poll(struct rdmalog_log *log, struct file *file,
 	return mask;
 }
 
-void *rdmalog_log_ring(struct rdmalog_log *log, size_t *capacity)
+const struct rdmalog_ring_mem *rdmalog_log_ring_mem(struct rdmalog_log *log)
 {
-	*capacity = log->capacity;
-	return log->ring;
+	return &log->mem;
 }
 
 void rdmalog_log_get_head(struct rdmalog_log *log, u64 *head, u64 *next_lsn)

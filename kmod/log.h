@@ -18,6 +18,8 @@
 #include <linux/uio.h>
 #include "../uapi/rdmalog.h"
 
+struct page;
+
 struct rdmalog_log;
 
 /**
@@ -159,14 +161,35 @@ int rdmalog_log_trim(struct rdmalog_log *log, u64 lsn);
 void rdmalog_log_commit(struct rdmalog_log *log, u64 upto_lsn);
 
 /**
- * rdmalog_log_ring() - the ring's memory, for registration with RDMA
- * @log: the log
- * @capacity: out: its size in bytes (a multiple of PAGE_SIZE)
+ * struct rdmalog_ring_mem - the ring's memory, as RDMA registers it
+ * @ring: the CPU's linear view: @chunks vmap()ed in order
+ * @chunks: @nr_chunks physically contiguous, naturally aligned chunks of
+ *	2^@chunk_order pages each (not compound pages), in ring order:
+ *	ring byte B lives in chunk B >> (PAGE_SHIFT + @chunk_order)
+ * @nr_chunks: DIV_ROUND_UP(@capacity, chunk size)
+ * @chunk_order: the same for every chunk, 0 .. 10
+ * @capacity: ring bytes (a multiple of PAGE_SIZE); the last chunk holds
+ *	@capacity - (@nr_chunks - 1) * chunk size of them, the rest of it is
+ *	never used (nor registered)
  *
- * Return: the vmalloc'd ring (page by page: vmalloc_to_page()), valid
- * while the caller holds a reference to @log.
+ * All zeroed at allocation; owned by log.c.
  */
-void *rdmalog_log_ring(struct rdmalog_log *log, size_t *capacity);
+struct rdmalog_ring_mem {
+	void *ring;
+	struct page **chunks;
+	unsigned long nr_chunks;
+	unsigned int chunk_order;
+	u64 capacity;
+};
+
+/**
+ * rdmalog_log_ring_mem() - the ring's memory, for registration with RDMA
+ * @log: the log
+ *
+ * Return: its description, constant and valid while the caller holds a
+ * reference to @log.
+ */
+const struct rdmalog_ring_mem *rdmalog_log_ring_mem(struct rdmalog_log *log);
 
 /**
  * rdmalog_log_get_head() - stream position and LSN of the next record

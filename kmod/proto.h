@@ -19,12 +19,14 @@
  *
  * 2. Control messages over Send/Recv on the RC queue pair: a
  *    &struct rdmalog_msg_hdr followed by a body whose size is fixed by the
- *    type (HELLO, HEARTBEAT). Receive buffers are %RDMALOG_MSG_SIZE bytes.
+ *    type (HELLO, HEARTBEAT) or, for RING, by its segment count. Receive
+ *    buffers are %RDMALOG_MSG_SIZE bytes.
  */
 #ifndef _RDMALOG_PROTO_H
 #define _RDMALOG_PROTO_H
 
 #include <linux/build_bug.h>
+#include <linux/stddef.h>
 #include <linux/types.h>
 
 /** RDMALOG_PROTO_VERSION - the protocol version this module speaks */
@@ -282,33 +284,69 @@ struct rdmalog_msg_heartbeat {
 static_assert(sizeof(struct rdmalog_msg_heartbeat) == 56);
 
 /**
+ * RDMALOG_RING_MAX_SEGS - most segments one RING message describes: the
+ * fixed part (56 bytes) and 12 segments of 16 bytes fit %RDMALOG_MSG_SIZE
+ */
+#define RDMALOG_RING_MAX_SEGS		12
+
+/**
+ * struct rdmalog_ring_seg - one registration of a backup's ring
+ * @addr: remote address of its first byte
+ * @length: bytes it covers, a non-zero multiple of 4096
+ * @rkey: remote key, REMOTE_WRITE only, non-zero
+ */
+struct rdmalog_ring_seg {
+	__le64 addr;
+	__le32 length;
+	__le32 rkey;
+};
+
+static_assert(sizeof(struct rdmalog_ring_seg) == 16);
+
+/**
  * struct rdmalog_msg_ring - a backup's ring, writable by the primary
- * @hdr: type %RDMALOG_MSG_RING
- * @ring: the registration: @ring.length is the ring capacity (the whole
- *	ring is one registration; stream position P is at @ring.addr +
- *	P mod capacity), @ring.rkey grants REMOTE_WRITE only, to this
- *	connection's queue pair only (FRWR on the sender's PD; no global
- *	rkey), and is invalid once the connection ends
+ * @hdr: type %RDMALOG_MSG_RING; @hdr.length is 56 + 16 * @nr_segs
  * @head: the sender's stream position where its next record starts
  * @next_lsn: the sender's next LSN
  * @commit_lsn: the sender's commit LSN
+ * @nr_segs: segments that follow, 1 .. %RDMALOG_RING_MAX_SEGS
+ * @reserved: zero
+ * @seg: the registrations, in ring order: @seg[i] covers ring offsets
+ *	[sum of the lengths of @seg[0 .. i - 1], that + @seg[i].length), so
+ *	ring byte B (stream position P at B = P mod capacity) is at remote
+ *	address @seg[i].addr + (B - that start). The lengths add up to the
+ *	ring capacity. Every rkey grants REMOTE_WRITE only, to this
+ *	connection's queue pair only (FRWR on the sender's PD; no global
+ *	rkey), and is invalid once the connection ends
  *
+ * Variable length: only the first @nr_segs entries of @seg are sent.
  * Sent only by a backup, only to the primary, only after the primary's
  * HELLO, at most once per connection. The primary drops the connection on
- * a second one, a length other than its capacity, a zero rkey or an
- * address range that wraps. It writes to the ring only while the backup is
- * in sync: @head and @next_lsn equal to its own when it receives this
- * (otherwise the backup is "behind": catch-up is not in this version).
+ * a second one, a segment count of 0 or above %RDMALOG_RING_MAX_SEGS, a
+ * length that does not match the count, a zero or unaligned segment
+ * length, lengths that do not add up to its capacity, a zero rkey or a
+ * segment whose address range wraps. It writes to the ring only while the
+ * backup is in sync: @head and @next_lsn equal to its own when it
+ * receives this (otherwise the backup is "behind": catch-up is not in
+ * this version).
  */
 struct rdmalog_msg_ring {
 	struct rdmalog_msg_hdr hdr;
-	struct rdmalog_ring_desc ring;
 	__le64 head;
 	__le64 next_lsn;
 	__le64 commit_lsn;
+	__le32 nr_segs;
+	__le32 reserved;
+	struct rdmalog_ring_seg seg[RDMALOG_RING_MAX_SEGS];
 };
 
-static_assert(sizeof(struct rdmalog_msg_ring) == 72);
+/** RDMALOG_MSG_RING_LEN - bytes of a RING message with @n segments */
+#define RDMALOG_MSG_RING_LEN(n) \
+	(offsetof(struct rdmalog_msg_ring, seg) + \
+	 (n) * sizeof(struct rdmalog_ring_seg))
+
+static_assert(offsetof(struct rdmalog_msg_ring, seg) == 56);
+static_assert(sizeof(struct rdmalog_msg_ring) == 248);
 
 static_assert(sizeof(struct rdmalog_msg_hello) <= RDMALOG_MSG_SIZE);
 static_assert(sizeof(struct rdmalog_msg_ring) <= RDMALOG_MSG_SIZE);

@@ -2,8 +2,9 @@
 """Replication: a backup grants the primary RDMA WRITE on its ring.
 
 Three soft-RoCE nodes, node 1 primary. This first slice checks the ring
-registration: every backup registers its ring (FRWR, REMOTE_WRITE only) on
-its connection to the primary and sends a RING descriptor, which the
+registration: every backup registers its ring (FRWR, REMOTE_WRITE only, in
+a few segments of large chunks) on its connection to the primary and sends
+a RING descriptor, which the
 primary validates and classifies as "in sync" or "behind". The data path
 (WRITEs, commit, apply) is not there yet; see Documentation/protocol.rst.
 Nothing here depends on timing: states are polled.
@@ -20,9 +21,9 @@ TIMEOUT = 600
 WAIT = 180
 
 
-def cluster_file(capacity="1M", durability="quorum"):
+def cluster_file(capacity="1M", durability="quorum", max_record="64K"):
     return ("cluster 43\n"
-            f"log capacity {capacity} max-record 64K "
+            f"log capacity {capacity} max-record {max_record} "
             f"durability {durability} commit-timeout 3000\n"
             "timers heartbeat 250 peer-timeout 5000\n"
             + "".join(f"node {i} address 198.18.0.{i}\n" for i in (1, 2, 3))
@@ -74,27 +75,48 @@ def dmesg(nd):
     return nd.run("dmesg", timeout=60, check=True).out
 
 
-@test
-def backups_grant_ring(c):
+def check_granted(c, capacity, nbytes, max_record="64K"):
     for nd in c:
         nd.run("dmesg -c >/dev/null", timeout=60, check=True)
-    up(c, cluster_file())
+    up(c, cluster_file(capacity, max_record=max_record))
 
     def granted():
         out = dmesg(c[1])
         return all(re.search(rf"node 1: node {b} granted its ring "
-                             rf"\(1048576 bytes\): in sync", out)
+                             rf"\({nbytes} bytes, \d+ segments?\): in sync",
+                             out)
                    for b in (2, 3))
     wait_for(granted, timeout=WAIT, interval=2,
-             what="node1 sees both backups' rings, in sync")
-    # no bad message, no completion error anywhere
+             what=f"node1 sees both backups' {capacity} rings, in sync")
+    # at most RDMALOG_RING_MAX_SEGS segments per ring
+    for n in re.findall(r"granted its ring \(\d+ bytes, (\d+) segments?\)",
+                        dmesg(c[1])):
+        assert 1 <= int(n) <= 12, n
+    # no bad message, no completion error, no refused registration anywhere
     for nd in c:
         s = stats(nd)
         assert s["bad_msgs"] == 0, (nd.name, s)
         assert s["completion_errors"] == 0, (nd.name, s)
+        assert "not replicating from" not in dmesg(nd), dmesg(nd)
     # backups do not grant each other anything
     for b in (2, 3):
         assert "granted its ring" not in dmesg(c[b]), dmesg(c[b])
+
+
+@test
+def backups_grant_ring(c):
+    check_granted(c, "1M", 1 << 20)
+
+
+@test
+def backups_grant_small_ring(c):
+    check_granted(c, "64K", 64 << 10, max_record="16K")
+
+
+@test
+def backups_grant_default_ring(c):
+    """64 MiB (the default) is more than one 4 KiB-page FRWR holds on rxe."""
+    check_granted(c, "64M", 64 << 20)
 
 
 @test
