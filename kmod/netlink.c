@@ -394,22 +394,36 @@ out_free:
 	return err;
 }
 
-static int rdmalog_nl_node_set(struct sk_buff *skb, struct genl_info *info)
+/*
+ * The start of NODE_SET and LOG_SET: only @allowed attributes and at least
+ * one of them, and the current configuration in @cfg for the caller to
+ * overlay them on. genl_mutex keeps other requests out until the caller's
+ * rdmalog_node_set_config() is done.
+ */
+static int rdmalog_nl_set_begin(struct genl_info *info, unsigned long allowed,
+				struct rdmalog_node_config *cfg)
 {
-	struct nlattr **a = info->attrs;
-	struct rdmalog_node_config cfg;
-	int n;
+	int n = rdmalog_nl_attrs(info, allowed);
 
-	n = rdmalog_nl_attrs(info, RDMALOG_NL_NODE_SET_ATTRS);
 	if (n < 0)
 		return n;
 	if (!n) {
 		NL_SET_ERR_MSG(info->extack, "nothing to set");
 		return -EINVAL;
 	}
+	rdmalog_node_get_config(cfg);
+	return 0;
+}
 
-	/* genl_mutex keeps other requests out until set_config is done. */
-	rdmalog_node_get_config(&cfg);
+static int rdmalog_nl_node_set(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr **a = info->attrs;
+	struct rdmalog_node_config cfg;
+	int err;
+
+	err = rdmalog_nl_set_begin(info, RDMALOG_NL_NODE_SET_ATTRS, &cfg);
+	if (err)
+		return err;
 	if (a[RDMALOG_A_NODE_ID])
 		cfg.node_id = nla_get_u32(a[RDMALOG_A_NODE_ID]);
 	if (a[RDMALOG_A_CLUSTER_ID])
@@ -631,18 +645,11 @@ static int rdmalog_nl_log_set(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr **a = info->attrs;
 	struct rdmalog_node_config cfg;
-	int n;
+	int err;
 
-	n = rdmalog_nl_attrs(info, RDMALOG_NL_LOG_SET_ATTRS);
-	if (n < 0)
-		return n;
-	if (!n) {
-		NL_SET_ERR_MSG(info->extack, "nothing to set");
-		return -EINVAL;
-	}
-
-	/* genl_mutex keeps other requests out until set_config is done. */
-	rdmalog_node_get_config(&cfg);
+	err = rdmalog_nl_set_begin(info, RDMALOG_NL_LOG_SET_ATTRS, &cfg);
+	if (err)
+		return err;
 	if (a[RDMALOG_A_CAPACITY])
 		cfg.capacity = nla_get_u64(a[RDMALOG_A_CAPACITY]);
 	if (a[RDMALOG_A_MAX_RECORD])
