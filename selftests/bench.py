@@ -291,7 +291,7 @@ def print_table(results, rows):
     print()
     m = results["meta"]
     print(f"{m['date']}  accel {m['accel']}  guest kernel "
-          f"{m['guest_kernel']}  host {m['host_cpus']} CPUs, guests 1 vCPU")
+          f"{m['guest_kernel']}  host {m['host_cpus']} CPUs, guests {m.get('smp', 1)} vCPU")
     print(f"rdmalog: {m['threads']} threads x {m['count']} appends "
           f"(+{m['warmup']} warmup) per size, every record read back and "
           f"verified; perftest: {m['perftest_iters']} iterations")
@@ -427,6 +427,9 @@ def main():
                                                for x in s.split(",")],
                     default=list(SIZES),
                     help="comma-separated record sizes (default 64,4K,64K)")
+    ap.add_argument("--smp", type=int, default=2,
+                    help="vCPUs per guest (default 2, so writer threads "
+                    "are not all queued on one emulated CPU)")
     ap.add_argument("--keep", action="store_true",
                     help="keep the VM workdir (consoles) for inspection")
     args = ap.parse_args()
@@ -464,12 +467,13 @@ def main():
     errors = []
     results = {"meta": {}, "configs": [], "perftest": []}
     say(f"booting 3 VMs ({mem} each)")
-    with Cluster(3, mem=mem, keep=args.keep) as c:
+    with Cluster(3, mem=mem, keep=args.keep, smp=args.smp) as c:
         meta = results["meta"]
         meta.update({
             "date": datetime.datetime.now(datetime.timezone.utc)
                     .isoformat(timespec="seconds"),
             "accel": c.accel,
+            "smp": c.smp,
             "guest_kernel": c[1].run("uname -r", timeout=30).out.strip(),
             "host_kernel": platform.release(),
             "host_cpus": os.cpu_count(),

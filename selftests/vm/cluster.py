@@ -35,7 +35,8 @@ Environment: RDMALOG_KVER (kernel release, default: the newest with both
 /boot/vmlinuz-KVER and /lib/modules/KVER), RDMALOG_VM_ACCEL (tcg|kvm,
 default tcg: nested KVM hangs on the CI machine), RDMALOG_VM_BOOT_TIMEOUT
 (s, default 120), RDMALOG_VM_LIFETIME (s, default 3600: watchdog that kills
-a QEMU running longer than that), RDMALOG_VM_MEM (default 512M).
+a QEMU running longer than that), RDMALOG_VM_MEM (default 512M),
+RDMALOG_VM_SMP (vCPUs per guest, default 1: the CI host has 2 cores).
 
 Workdir layout: sw/ (vde switch), nodeN.console (serial console, all boots
 appended, each started by a "=== rdmalog-harness: nodeN boot K ===" line),
@@ -435,7 +436,7 @@ class Node:
         return [
             "qemu-system-x86_64", "-name", self.name,
             "-nodefaults", "-no-reboot", "-display", "none",
-            "-machine", "pc", *accel, "-m", c.mem, "-smp", "1",
+            "-machine", "pc", *accel, "-m", c.mem, "-smp", str(c.smp),
             "-kernel", c.kernel, "-initrd", c.initrd, "-append", cmdline,
             "-chardev",
             f"file,id=con0,path={self.console_path},append=on",
@@ -749,7 +750,7 @@ class Cluster:
 
     Cluster(n, workdir=None, kernel=None, initrd=None, mem="512M",
             accel=None, boot_timeout=None, append="", keep=False,
-            start=True, ignore=())
+            start=True, ignore=(), smp=1)
 
     workdir: created if missing and kept; by default a fresh /tmp dir that
     is removed on close unless keep=True.  initrd: default
@@ -761,13 +762,14 @@ class Cluster:
 
     def __init__(self, n, workdir=None, kernel=None, initrd=None,
                  mem=None, accel=None, boot_timeout=None, append="",
-                 keep=False, start=True, ignore=(), kver=None):
+                 keep=False, start=True, ignore=(), kver=None, smp=None):
         if not 1 <= n <= MAX_NODES:
             raise ValueError(f"1..{MAX_NODES} nodes, not {n}")
         self.n = n
         self.kver = kver or default_kver()
         self.kernel = kernel or f"/boot/vmlinuz-{self.kver}"
         self.mem = mem or os.environ.get("RDMALOG_VM_MEM", "512M")
+        self.smp = int(smp or os.environ.get("RDMALOG_VM_SMP", 1))
         self.accel = accel or os.environ.get("RDMALOG_VM_ACCEL", "tcg")
         self.boot_timeout = float(boot_timeout or os.environ.get(
             "RDMALOG_VM_BOOT_TIMEOUT", 120))
