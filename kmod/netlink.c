@@ -15,6 +15,7 @@
  * respect to other requests). node.c's config_mutex still protects the
  * node against the character device.
  */
+#include <linux/err.h>
 #include <linux/errno.h>
 #include <linux/kernel.h>
 #include <linux/module.h>
@@ -364,6 +365,27 @@ static int rdmalog_nl_reply_send(struct sk_buff *skb, void *hdr,
 	return genlmsg_reply(skb, info);
 }
 
+/*
+ * For a GET that takes no attribute: a consistent snapshot of the node,
+ * allocated (several KiB with the peers: too much for the stack). The
+ * caller kfree()s it.
+ */
+static struct rdmalog_node_status *
+rdmalog_nl_status_snapshot(struct genl_info *info)
+{
+	struct rdmalog_node_status *st;
+	int err;
+
+	err = rdmalog_nl_attrs(info, 0);
+	if (err < 0)
+		return ERR_PTR(err);
+	st = kzalloc(sizeof(*st), GFP_KERNEL);
+	if (!st)
+		return ERR_PTR(-ENOMEM);
+	rdmalog_node_get_status(st);
+	return st;
+}
+
 static int rdmalog_nl_node_get(struct sk_buff *skb, struct genl_info *info)
 {
 	struct rdmalog_node_status *st;
@@ -371,14 +393,10 @@ static int rdmalog_nl_node_get(struct sk_buff *skb, struct genl_info *info)
 	void *hdr;
 	int err;
 
-	err = rdmalog_nl_attrs(info, 0);
-	if (err < 0)
-		return err;
-	/* For the config and epoch read together. */
-	st = kzalloc(sizeof(*st), GFP_KERNEL);
-	if (!st)
-		return -ENOMEM;
-	rdmalog_node_get_status(st);
+	/* The status, for the config and epoch read together. */
+	st = rdmalog_nl_status_snapshot(info);
+	if (IS_ERR(st))
+		return PTR_ERR(st);
 
 	err = -ENOMEM;
 	msg = rdmalog_nl_reply_new(info, &hdr);
@@ -736,14 +754,9 @@ static int rdmalog_nl_status_get(struct sk_buff *skb, struct genl_info *info)
 	void *hdr;
 	int err;
 
-	err = rdmalog_nl_attrs(info, 0);
-	if (err < 0)
-		return err;
-	/* Several KiB with the peers: too much for the stack. */
-	st = kzalloc(sizeof(*st), GFP_KERNEL);
-	if (!st)
-		return -ENOMEM;
-	rdmalog_node_get_status(st);
+	st = rdmalog_nl_status_snapshot(info);
+	if (IS_ERR(st))
+		return PTR_ERR(st);
 
 	err = -ENOMEM;
 	/* Every peer may carry a status message: more than a page. */
