@@ -144,7 +144,7 @@ static ssize_t rdmalog_chardev_write_iter(struct kiocb *iocb,
 	u64 lsn, last;
 	int ret;
 
-	ret = rdmalog_log_append(rf->log, from,
+	ret = rdmalog_node_append(rf->log, from,
 				 rdmalog_chardev_nonblock(iocb), &lsn);
 	if (ret)
 		return ret;

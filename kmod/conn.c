@@ -90,31 +90,13 @@
 #include <rdma/rdma_cm.h>
 
 #include "conn.h"
+#include "ep.h"
 #include "log.h"
 #include "netlink.h"
 #include "proto.h"
 #include "rdma_dev.h"
 #include "stats.h"
 
-/* Receive buffers per connection: the peer's send credits. */
-#define RDMALOG_RECV_DEPTH		32
-/* Send buffers per connection: control messages in flight. */
-#define RDMALOG_SEND_DEPTH		16
-/* Largest receive depth a peer may announce. */
-#define RDMALOG_MAX_RECV_DEPTH		1024
-/*
- * Queue sizes. Every control message is one signalled SEND (so the send
- * queue never fills with unsignalled work requests), and ib_drain_qp()
- * needs one more slot on each queue. A backup posts one signalled REG_MR
- * per ring segment, at most %RDMALOG_RING_MAX_SEGS, once per connection
- * (its ring, see "Ring registration"); no LOCAL_INV: the MRs are
- * deregistered after the QP is drained and destroyed, which invalidates
- * them. The replication WRITEs (next) add their own part.
- */
-#define RDMALOG_SQ_SIZE			(RDMALOG_SEND_DEPTH + \
-					 RDMALOG_RING_MAX_SEGS + 1)
-#define RDMALOG_RQ_SIZE			(RDMALOG_RECV_DEPTH + 1)
-#define RDMALOG_CQ_SIZE			(RDMALOG_SQ_SIZE + RDMALOG_RQ_SIZE)
 
 /* rdma_resolve_addr() and rdma_resolve_route() timeouts. */
 #define RDMALOG_RESOLVE_TIMEOUT_MS	2000
@@ -140,268 +122,6 @@
 
 /* ep_close() state argument: leave the displayed state alone. */
 #define RDMALOG_STATE_KEEP		(-1)
-
-/* &rdmalog_ep.flags bits, set from completion handlers. */
-enum {
-	RDMALOG_EP_ERROR,	/* an error was reported; error work queued */
-	RDMALOG_EP_DEAD,	/* resources being released: no re-posting */
-	RDMALOG_EP_HELLO,	/* the peer's HELLO arrived */
-	RDMALOG_EP_RING_REG,	/* we posted our ring's REG_MR */
-	RDMALOG_EP_RING_RX,	/* the peer's RING arrived */
-	RDMALOG_EP_HELLO_TX,	/* our HELLO was posted */
-	RDMALOG_EP_PEER_PRIMARY,	/* the peer's HELLO said primary */
-};
-
-struct rdmalog_ep;
-
-/*
- * Largest ring segment: its length travels in 32 bits. A multiple of every
- * chunk size (at most 4 MiB).
- */
-#define RDMALOG_RING_SEG_MAX		SZ_2G
-
-/**
- * struct rdmalog_ring_reg - one FRWR registration of a part of our ring
- * @sgt: its chunks, DMA-mapped (@nents entries) when @nents is non-zero
- * @nents: mapped entries of @sgt
- * @mr: FRWR MR over @sgt, or NULL
- */
-struct rdmalog_ring_reg {
-	struct sg_table sgt;
-	int nents;
-	struct ib_mr *mr;
-};
-
-/**
- * struct rdmalog_rbuf - one receive buffer
- * @cqe: completion entry; .done = rdmalog_recv_done
- * @ep: owner
- * @sge: the buffer, in &rdmalog_ep.recv_mem
- * @wr: the receive work request, re-posted as is
- */
-struct rdmalog_rbuf {
-	struct ib_cqe cqe;
-	struct rdmalog_ep *ep;
-	struct ib_sge sge;
-	struct ib_recv_wr wr;
-};
-
-/**
- * struct rdmalog_sbuf - one send buffer
- * @cqe: completion entry; .done = rdmalog_send_done
- * @ep: owner
- * @free: entry on &rdmalog_ep.send_free while not posted
- * @sge: the buffer, in &rdmalog_ep.send_mem
- * @buf: its kernel address
- */
-struct rdmalog_sbuf {
-	struct ib_cqe cqe;
-	struct rdmalog_ep *ep;
-	struct list_head free;
-	struct ib_sge sge;
-	void *buf;
-};
-
-/**
- * struct rdmalog_ep - one rdma_cm connection or connection attempt
- * @ref: memory lifetime: the close work's reference plus one per queued
- *	error work; the last put frees this and puts @conn
- * @conn: the peer's object; referenced
- * @cm_id: the rdma_cm id; its context is this endpoint (set in the
- *	handler for accepted ids); destroyed by the close work
- * @passive: accepted from the listener
- * @knock: an attempt flagged %RDMALOG_CM_F_KNOCK
- * @ibdev: the device once the address is resolved (or of an accepted id);
- *	conn lock
- * @rdev: the device object, from rdmalog_ep_setup() to the release
- * @cq: completion queue (send and receive), IB_POLL_SOFTIRQ
- * @qp: the QP of @cm_id once created
- * @connect_sent: rdma_connect_locked() or rdma_accept() was called: the
- *	close work calls rdma_disconnect(); conn lock
- * @established: ESTABLISHED was handled; conn lock
- * @closing: rdmalog_ep_close() was called; conn lock
- * @backoff_reset: the conn's backoff was reset for this endpoint; conn lock
- * @deadline: jiffies by which it must be established; conn lock
- * @recv_mem: the receive buffers, %RDMALOG_RECV_DEPTH * %RDMALOG_MSG_SIZE
- * @recv_dma: its DMA address (DMA_FROM_DEVICE) when @recv_mapped
- * @recv_mapped: @recv_mem is DMA-mapped
- * @rbufs: %RDMALOG_RECV_DEPTH receive buffers
- * @send_mem: the send buffers, %RDMALOG_SEND_DEPTH * %RDMALOG_MSG_SIZE
- * @send_dma: its DMA address (DMA_TO_DEVICE) when @send_mapped
- * @send_mapped: @send_mem is DMA-mapped
- * @sbufs: %RDMALOG_SEND_DEPTH send buffers
- * @lock: protects @live, @send_free, @credits, @grant and @tx_seq, and
- *	orders posting with @tx_seq; taken with _bh outside the CQ handler
- * @live: sending is allowed (established, not closing)
- * @send_free: &struct rdmalog_sbuf not posted
- * @credits: messages we may still send before the peer re-posts buffers
- * @grant: buffers we re-posted and have not told the peer about yet
- * @tx_seq: sequence number of the last message sent
- * @rx_seq: sequence number of the last message received; CQ handler only
- *	(completions of one CQ are handled one at a time)
- * @peer_recv_depth: the peer's receive depth from the handshake (credits
- *	can never exceed it); set before the QP can receive anything
- * @peer_hb_ms: the peer's heartbeat interval (READ_ONCE/WRITE_ONCE)
- * @flags: RDMALOG_EP_* bits
- * @err: what went wrong, written once by whoever set %RDMALOG_EP_ERROR
- * @ring_regs: @ring_nr_regs registrations covering our ring in order (a
- *	backup's ring, for the primary to write), or NULL (no FRWR, ring
- *	not registrable, out of memory); each registered once, by the
- *	REG_MRs posted when the primary's HELLO arrives; deregistered by the
- *	release, after the QP is destroyed
- * @ring_nr_regs: entries of @ring_regs (set up or partly set up)
- * @ring_page_size: the MR page size of every registration
- * @ring_cqe: completion of those REG_MRs (shared: .done only checks the
- *	status)
- * @ring_why: why @ring_regs is NULL (static text), for the log
- * @remote_ring: the peer's ring segments (primary side), valid once
- *	%RDMALOG_EP_RING_RX is set
- * @remote_in_sync: the peer's log position equalled ours when its RING
- *	arrived (else it is "behind")
- * @error_work: closes the endpoint after a completion or QP error
- * @close_work: releases everything; runs once, after rdmalog_ep_close()
- */
-struct rdmalog_ep {
-	struct kref ref;
-	struct rdmalog_conn *conn;
-	struct rdma_cm_id *cm_id;
-	bool passive;
-	bool knock;
-	struct ib_device *ibdev;
-	struct rdmalog_rdev *rdev;
-	struct ib_cq *cq;
-	struct ib_qp *qp;
-	bool connect_sent;
-	bool established;
-	bool closing;
-	bool backoff_reset;
-	unsigned long deadline;
-
-	void *recv_mem;
-	u64 recv_dma;
-	bool recv_mapped;
-	struct rdmalog_rbuf *rbufs;
-	void *send_mem;
-	u64 send_dma;
-	bool send_mapped;
-	struct rdmalog_sbuf *sbufs;
-
-	spinlock_t lock; /* send side, see above */
-	bool live;
-	struct list_head send_free;
-	u32 credits;
-	u32 grant;
-	u32 tx_seq;
-
-	u32 rx_seq;
-	u32 peer_recv_depth;
-	u32 peer_hb_ms;
-
-	unsigned long flags;
-	char err[96];
-
-	struct rdmalog_ring_reg *ring_regs;
-	unsigned int ring_nr_regs;
-	unsigned int ring_page_size;
-	struct ib_cqe ring_cqe;
-	const char *ring_why;
-	struct {
-		u32 nr_segs;
-		struct {
-			u64 addr;
-			u32 length;
-			u32 rkey;
-		} seg[RDMALOG_RING_MAX_SEGS];
-	} remote_ring;
-	bool remote_in_sync;
-
-	struct work_struct error_work;
-	struct work_struct close_work;
-};
-
-/**
- * struct rdmalog_conn_local - this node, as the connections present it
- * @node_id: our id
- * @cluster_id: our cluster id
- * @listen: our address (source of outgoing connections)
- * @capacity: ring capacity
- * @max_record: largest record
- * @epoch: epoch
- *
- * A copy of the up period's parameters in every conn: immutable while it
- * exists, read without locks.
- */
-struct rdmalog_conn_local {
-	u32 node_id;
-	u64 cluster_id;
-	struct rdmalog_addr listen;
-	u64 capacity;
-	u32 max_record;
-	u64 epoch;
-};
-
-/**
- * struct rdmalog_conn - the connection to one configured peer
- * @ref: see the top of this file
- * @list: entry on &rdmalog_conns.list while @listed; rdmalog_conns.mutex
- * @listed: on the list (holds a reference); rdmalog_conns.mutex
- * @peer_id: the peer's node id (immutable)
- * @addr: its address and port (immutable)
- * @active: we connect (our id is smaller); else we accept and knock
- * @local: this node (immutable)
- * @lock: the state machine: every field below up to @info_lock
- * @activated: rdmalog_conn_activate() ran
- * @stopping: being removed: nothing new starts, works are not re-armed
- * @state: &enum rdmalog_peer_state shown to the operator
- * @msg: why the state is what it is (empty when connected)
- * @ep: the current endpoint, or NULL
- * @backoff_ms: next reconnect (or knock) delay, before jitter
- * @ever_connected: connected at least once in this up period
- * @reconnects: connections established after the first one
- * @refusals: handshakes refused, by us or by the peer
- * @last_reason: last refusal reason seen or sent, to log changes only
- * @connect_work: starts an attempt (connect or knock), or times out the
- *	current one
- * @hb_work: sends heartbeats and checks the peer timeout while connected
- * @info_lock: protects @remote, written by the CQ handler
- * @remote: what the peer reported in its last HELLO or HEARTBEAT, and when
- * @last_rx: jiffies of the last message or of ESTABLISHED: the reference
- *	of the peer timeout (READ_ONCE/WRITE_ONCE)
- */
-struct rdmalog_conn {
-	struct kref ref;
-	struct list_head list;
-	bool listed;
-	u32 peer_id;
-	struct rdmalog_addr addr;
-	bool active;
-	struct rdmalog_conn_local local;
-
-	struct mutex lock; /* the state machine, see above */
-	bool activated;
-	bool stopping;
-	u32 state;
-	char msg[RDMALOG_PEER_MSG_LEN];
-	struct rdmalog_ep *ep;
-	unsigned int backoff_ms;
-	bool ever_connected;
-	u64 reconnects;
-	u64 refusals;
-	u8 last_reason;
-	struct delayed_work connect_work;
-	struct delayed_work hb_work;
-
-	spinlock_t info_lock; /* @remote */
-	struct {
-		bool valid;
-		unsigned long when;
-		u64 epoch;
-		u64 first_lsn;
-		u64 commit_lsn;
-		u64 next_lsn;
-	} remote;
-	unsigned long last_rx;
-};
 
 /**
  * struct rdmalog_conns_state - the connections of this node
@@ -526,6 +246,8 @@ static void rdmalog_conn_fill_info_locked(struct rdmalog_conn *conn,
 		info->remote_next_lsn = conn->remote.next_lsn;
 	}
 	spin_unlock_bh(&conn->info_lock);
+	if (conn->ep && conn->ep->established)
+		rdmalog_repl_ep_info(conn->ep, &info->repl);
 }
 
 /* Change the displayed state; a change is announced (PEER_STATE). */
@@ -650,7 +372,12 @@ static void rdmalog_ep_release(struct kref *ref)
 	kfree(ep);
 }
 
-static void rdmalog_ep_put(struct rdmalog_ep *ep)
+void rdmalog_ep_get(struct rdmalog_ep *ep)
+{
+	kref_get(&ep->ref);
+}
+
+void rdmalog_ep_put(struct rdmalog_ep *ep)
 {
 	kref_put(&ep->ref, rdmalog_ep_release);
 }
@@ -662,7 +389,6 @@ static void rdmalog_ep_put(struct rdmalog_ep *ep)
  * Report an error of @ep from any context: the first report queues the
  * error work, which closes the endpoint under the conn lock.
  */
-static __printf(2, 3)
 void rdmalog_ep_error(struct rdmalog_ep *ep, const char *fmt, ...)
 {
 	va_list ap;
@@ -719,19 +445,14 @@ static void rdmalog_ep_qp_event(struct ib_event *event, void *context)
 /* ------------------------------------------------------------------ */
 /* Sending */
 
-/*
- * Post one control message of @len bytes at @msg (header included; the
- * header is filled here). @min_credits: 1 for a message that hands credits
- * back (HEARTBEAT), so both sides can always send one; 2 for others.
- * Process or softirq context. Return: 0, -ENOTCONN (not live), -EAGAIN (no
- * credit or buffer; counted), or the error of ib_post_send().
- */
-static int rdmalog_ep_send(struct rdmalog_ep *ep, void *msg, u16 len,
-			   u8 type, u32 min_credits)
+int rdmalog_ep_send_chain(struct rdmalog_ep *ep, void *msg, u16 len, u8 type,
+			  u32 min_credits, struct ib_send_wr *pre, u32 nr_pre,
+			  void (*sbuf_init)(struct rdmalog_sbuf *sb, void *arg),
+			  void *arg)
 {
 	struct rdmalog_msg_hdr *hdr = msg;
+	struct ib_send_wr wr = {}, *last;
 	struct rdmalog_sbuf *sb;
-	struct ib_send_wr wr = {};
 	int err;
 
 	spin_lock_bh(&ep->lock);
@@ -759,14 +480,31 @@ static int rdmalog_ep_send(struct rdmalog_ep *ep, void *msg, u16 len,
 	ib_dma_sync_single_for_device(ep->ibdev, sb->sge.addr, len,
 				      DMA_TO_DEVICE);
 	sb->sge.length = len;
+	sb->type = type;
+	sb->nr_writes = nr_pre;
+	if (sbuf_init)
+		sbuf_init(sb, arg);
 
 	wr.wr_cqe = &sb->cqe;
 	wr.sg_list = &sb->sge;
 	wr.num_sge = 1;
 	wr.opcode = IB_WR_SEND;
 	wr.send_flags = IB_SEND_SIGNALED;
-	err = ib_post_send(ep->qp, &wr, NULL);
+	if (pre) {
+		for (last = pre; last->next; last = last->next)
+			;
+		last->next = &wr;
+		err = ib_post_send(ep->qp, pre, NULL);
+		last->next = NULL;
+	} else {
+		err = ib_post_send(ep->qp, &wr, NULL);
+	}
 	if (err) {
+		/*
+		 * Posting stops at the first bad work request; the ones
+		 * before it went out, but without their APPEND nobody counts
+		 * them, and the connection is closed by the caller.
+		 */
 		list_add(&sb->free, &ep->send_free);
 		goto out_unlock;
 	}
@@ -779,12 +517,23 @@ out_unlock:
 	return err;
 }
 
+int rdmalog_ep_send(struct rdmalog_ep *ep, void *msg, u16 len, u8 type,
+		    u32 min_credits)
+{
+	return rdmalog_ep_send_chain(ep, msg, len, type, min_credits, NULL, 0,
+				     NULL, NULL);
+}
+
 static void rdmalog_send_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct rdmalog_sbuf *sb = container_of(wc->wr_cqe, struct rdmalog_sbuf,
 					       cqe);
 	struct rdmalog_ep *ep = sb->ep;
+	bool ok = wc->status == IB_WC_SUCCESS;
 
+	/* Its bookkeeping before the buffer can be reused. */
+	if (sb->type == RDMALOG_MSG_APPEND)
+		rdmalog_repl_notice_done(ep, sb, ok);
 	spin_lock(&ep->lock);
 	list_add(&sb->free, &ep->send_free);
 	spin_unlock(&ep->lock);
@@ -1005,10 +754,12 @@ static void rdmalog_ring_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 static const char *rdmalog_ep_grant_ring(struct rdmalog_ep *ep)
 {
 	struct rdmalog_log *log = READ_ONCE(rdmalog_conns.p.log);
+	struct rdmalog_conn *conn = ep->conn;
 	struct rdmalog_msg_ring m = {};
 	struct rdmalog_log_state st;
+	struct rdmalog_log_pos pos;
 	unsigned int i;
-	u64 head, next;
+	u64 first;
 	int n, err = 0;
 
 	if (!ep->ring_regs) {
@@ -1061,11 +812,22 @@ static const char *rdmalog_ep_grant_ring(struct rdmalog_ep *ep)
 	if (err)
 		return "cannot post the ring registration";
 
-	rdmalog_log_get_head(log, &head, &next);
+	/*
+	 * Trims are the primary's: drop what it no longer retains (its
+	 * HELLO's first LSN), so that it can write all of our ring it needs.
+	 */
+	spin_lock_bh(&conn->info_lock);
+	first = conn->remote.first_lsn;
+	spin_unlock_bh(&conn->info_lock);
 	rdmalog_log_get_state(log, &st);
-	m.head = cpu_to_le64(head);
-	m.next_lsn = cpu_to_le64(next);
-	m.commit_lsn = cpu_to_le64(st.commit_lsn);
+	if (first > st.first_lsn)
+		rdmalog_log_trim(log, min(first, st.commit_lsn));
+	rdmalog_log_get_pos(log, &pos);
+	m.head = cpu_to_le64(pos.head);
+	m.next_lsn = cpu_to_le64(pos.next_lsn);
+	m.commit_lsn = cpu_to_le64(pos.commit_lsn);
+	m.tail = cpu_to_le64(pos.tail);
+	ep->repl.last_tail = pos.tail;
 	m.nr_segs = cpu_to_le32(ep->ring_nr_regs);
 	err = rdmalog_ep_send(ep, &m, RDMALOG_MSG_RING_LEN(ep->ring_nr_regs),
 			      RDMALOG_MSG_RING, 2);
@@ -1099,10 +861,10 @@ static const char *rdmalog_ep_maybe_grant_ring(struct rdmalog_ep *ep)
 static const char *rdmalog_ep_ring_received(struct rdmalog_ep *ep,
 					    const struct rdmalog_msg_ring *m)
 {
-	struct rdmalog_log *log = READ_ONCE(rdmalog_conns.p.log);
 	u32 i, nr = le32_to_cpu(m->nr_segs);
+	const char *why;
+	bool in_sync;
 	u64 len = 0;
-	u64 head, next;
 
 	if (READ_ONCE(rdmalog_conns.role) != RDMALOG_ROLE_PRIMARY)
 		return "RING sent to a node that is not the primary";
@@ -1130,15 +892,16 @@ static const char *rdmalog_ep_ring_received(struct rdmalog_ep *ep,
 	if (len != ep->conn->local.capacity)
 		return "RING whose segments do not add up to the ring capacity";
 	ep->remote_ring.nr_segs = nr;
-	if (!log)
-		return NULL;
-	rdmalog_log_get_head(log, &head, &next);
-	ep->remote_in_sync = le64_to_cpu(m->head) == head &&
-			     le64_to_cpu(m->next_lsn) == next;
+	why = rdmalog_repl_ep_join(ep, le64_to_cpu(m->head),
+				   le64_to_cpu(m->next_lsn),
+				   le64_to_cpu(m->tail), &in_sync);
+	if (why)
+		return why;
+	ep->remote_in_sync = in_sync;
 	pr_info_ratelimited("node %u: node %u granted its ring (%llu bytes, %u segment%s): %s\n",
 			    ep->conn->local.node_id, ep->conn->peer_id, len, nr,
 			    nr == 1 ? "" : "s",
-			    ep->remote_in_sync ? "in sync" :
+			    in_sync ? "in sync, replicating" :
 			    "behind (catch-up is not implemented)");
 	return NULL;
 }
@@ -1152,6 +915,11 @@ union rdmalog_msg_any {
 	struct rdmalog_msg_hello hello;
 	struct rdmalog_msg_heartbeat heartbeat;
 	struct rdmalog_msg_ring ring;
+	struct rdmalog_msg_append append;
+	struct rdmalog_msg_ack ack;
+	struct rdmalog_msg_fwd fwd;
+	struct rdmalog_msg_fwd_done fwd_done;
+	u8 raw[RDMALOG_MSG_SIZE];
 };
 
 static void rdmalog_conn_note_remote(struct rdmalog_conn *conn, u64 epoch,
@@ -1212,6 +980,26 @@ static const char *rdmalog_msg_process(struct rdmalog_ep *ep,
 			return "RING with a bad segment count";
 		want = RDMALOG_MSG_RING_LEN(want);
 		break;
+	case RDMALOG_MSG_APPEND:
+		want = sizeof(m->append);
+		break;
+	case RDMALOG_MSG_ACK:
+		want = sizeof(m->ack);
+		break;
+	case RDMALOG_MSG_FWD:
+		/* Variable length: the fixed part, then an inline payload. */
+		if (len < sizeof(m->fwd))
+			return "message length wrong for its type";
+		want = sizeof(m->fwd);
+		if (le32_to_cpu(m->fwd.flags) & RDMALOG_FWD_F_INLINE) {
+			if (le32_to_cpu(m->fwd.len) > RDMALOG_FWD_INLINE_MAX)
+				return "FWD with an inline payload too long";
+			want += le32_to_cpu(m->fwd.len);
+		}
+		break;
+	case RDMALOG_MSG_FWD_DONE:
+		want = sizeof(m->fwd_done);
+		break;
 	default:
 		return "unknown message type";
 	}
@@ -1258,6 +1046,26 @@ static const char *rdmalog_msg_process(struct rdmalog_ep *ep,
 		rdmalog_conn_note_remote(conn, epoch, m->heartbeat.first_lsn,
 					 m->heartbeat.commit_lsn,
 					 m->heartbeat.next_lsn);
+		break;
+	case RDMALOG_MSG_APPEND:
+		if (!test_bit(RDMALOG_EP_RING_REG, &ep->flags))
+			return "APPEND before our RING";
+		why = rdmalog_repl_append_received(ep, &m->append);
+		break;
+	case RDMALOG_MSG_ACK:
+		if (!test_bit(RDMALOG_EP_RING_RX, &ep->flags))
+			return "ACK before RING";
+		why = rdmalog_repl_ack_received(ep, &m->ack);
+		break;
+	case RDMALOG_MSG_FWD:
+		if (!test_bit(RDMALOG_EP_HELLO, &ep->flags))
+			return "FWD before HELLO";
+		why = rdmalog_fwd_received(ep, &m->fwd, len);
+		break;
+	case RDMALOG_MSG_FWD_DONE:
+		if (!test_bit(RDMALOG_EP_HELLO, &ep->flags))
+			return "FWD_DONE before HELLO";
+		why = rdmalog_fwd_done_received(ep, &m->fwd_done);
 		break;
 	}
 	if (why)
@@ -1311,6 +1119,8 @@ static void rdmalog_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	why = len > sizeof(m) ? "message longer than any known type" :
 				rdmalog_msg_process(ep, &m, len);
+	if (!why)
+		rdmalog_repl_after_rx(ep);
 	if (unlikely(why)) {
 		rdmalog_stats_inc(RDMALOG_STAT_BAD_MSGS);
 		pr_warn_ratelimited("node %u: dropping the connection to node %u: %s (type %u, %u bytes)\n",
@@ -1342,6 +1152,8 @@ static struct rdmalog_ep *rdmalog_ep_alloc(struct rdmalog_conn *conn,
 	INIT_WORK(&ep->error_work, rdmalog_ep_error_work);
 	INIT_WORK(&ep->close_work, rdmalog_ep_close_work);
 	ep->peer_hb_ms = RDMALOG_DEFAULT_HEARTBEAT_MS;
+	rdmalog_repl_ep_init(ep);
+	rdmalog_fwd_ep_init(ep);
 	atomic_inc(&rdmalog_conns.nr_eps);
 	return ep;
 }
@@ -1424,6 +1236,54 @@ err:
 }
 
 /*
+ * Our ring's chunks, mapped for the device to read (the source of the
+ * replication WRITEs when we are the primary). One mapping per chunk, so
+ * that each chunk is one DMA-contiguous range whatever the IOMMU does.
+ */
+static void rdmalog_ep_src_unmap(struct rdmalog_ep *ep)
+{
+	unsigned long i;
+
+	if (!ep->src_dma)
+		return;
+	for (i = 0; i < ep->src_nr; i++)
+		ib_dma_unmap_page(ep->ibdev, ep->src_dma[i], ep->src_chunk,
+				  DMA_TO_DEVICE);
+	kvfree(ep->src_dma);
+	ep->src_dma = NULL;
+	ep->src_nr = 0;
+}
+
+static int rdmalog_ep_src_map(struct rdmalog_ep *ep)
+{
+	struct rdmalog_log *log = rdmalog_conns.p.log;
+	const struct rdmalog_ring_mem *mem;
+	unsigned long i;
+	u64 dma;
+
+	if (!log)
+		return 0;
+	mem = rdmalog_log_ring_mem(log);
+	ep->src_dma = kvcalloc(mem->nr_chunks, sizeof(u64), GFP_KERNEL);
+	if (!ep->src_dma)
+		return -ENOMEM;
+	ep->src_chunk = PAGE_SIZE << mem->chunk_order;
+	ep->src_order = mem->chunk_order;
+	for (i = 0; i < mem->nr_chunks; i++) {
+		dma = ib_dma_map_page(ep->ibdev, mem->chunks[i], 0,
+				      PAGE_SIZE << mem->chunk_order,
+				      DMA_TO_DEVICE);
+		if (ib_dma_mapping_error(ep->ibdev, dma)) {
+			rdmalog_ep_src_unmap(ep);
+			return -ENOMEM;
+		}
+		ep->src_dma[i] = dma;
+		ep->src_nr = i + 1;
+	}
+	return 0;
+}
+
+/*
  * Everything but the cm_id: device object, buffers, CQ, QP, and the whole
  * receive ring posted. Called by the handler (under the conn lock) for a
  * resolved route or an accepted request. On error, what was set up stays
@@ -1491,6 +1351,18 @@ static int rdmalog_ep_setup(struct rdmalog_ep *ep)
 	}
 	ep->qp = ep->cm_id->qp;
 	rdmalog_ep_ring_setup(ep);
+	err = rdmalog_ep_src_map(ep);
+	if (err) {
+		rdmalog_conn_set_msg(conn, "cannot DMA-map the ring: error %d",
+				     err);
+		return err;
+	}
+	err = rdmalog_fwd_ep_setup(ep);
+	if (err) {
+		rdmalog_conn_set_msg(conn,
+				     "cannot set up forwarding: error %d", err);
+		return err;
+	}
 
 	for (i = 0; i < RDMALOG_RECV_DEPTH; i++) {
 		err = ib_post_recv(ep->qp, &ep->rbufs[i].wr, NULL);
@@ -1533,6 +1405,10 @@ static void rdmalog_ep_release_resources(struct rdmalog_ep *ep)
 		ib_free_cq(ep->cq);
 		ep->cq = NULL;
 	}
+	/* Nothing is in flight: replication forgets it, forwards fail. */
+	rdmalog_repl_ep_leave(ep);
+	rdmalog_fwd_ep_release(ep);
+	rdmalog_ep_src_unmap(ep);
 	rdmalog_ep_ring_release(ep);
 	rdmalog_ep_free_bufs(ep);
 	rdmalog_rdev_put(ep->rdev);
@@ -2563,6 +2439,28 @@ void rdmalog_conn_remove(struct rdmalog_conn *conn)
  * @conn: the peer's object
  * @info: state, msg, counters and what the peer reported are filled in
  */
+struct rdmalog_ep *rdmalog_conn_primary_ep(void)
+{
+	struct rdmalog_ep *ep, *found = NULL;
+	struct rdmalog_conn *conn;
+
+	mutex_lock(&rdmalog_conns.mutex);
+	list_for_each_entry(conn, &rdmalog_conns.list, list) {
+		mutex_lock(&conn->lock);
+		ep = conn->ep;
+		if (ep && ep->established && !ep->closing &&
+		    test_bit(RDMALOG_EP_PEER_PRIMARY, &ep->flags)) {
+			rdmalog_ep_get(ep);
+			found = ep;
+		}
+		mutex_unlock(&conn->lock);
+		if (found)
+			break;
+	}
+	mutex_unlock(&rdmalog_conns.mutex);
+	return found;
+}
+
 void rdmalog_conn_get_info(struct rdmalog_conn *conn,
 			   struct rdmalog_peer_info *info)
 {

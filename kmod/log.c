@@ -29,9 +29,17 @@
  * throw away what they read (see below). Only then does it publish the
  * record under lock (next_lsn, head and the index move together), so a
  * partly written record is never visible. Commit is a separate step
- * (rdmalog_log_commit) because replication will commit from its
- * completion handlers; today the appender commits its own record at once
- * (async durability).
+ * (rdmalog_log_commit): replication commits from its completion handlers
+ * once enough backups hold a record, unless appends commit themselves
+ * (async durability, or a cluster of one). An append waits for its commit
+ * up to the commit timeout; then every uncommitted record is removed
+ * (rdmalog_log_truncate(): head and next_lsn move back to the commit
+ * point, the only time they move back) and their appends fail.
+ *
+ * A backup's log is written by the primary's RDMA WRITEs into the free
+ * part of its ring; rdmalog_log_apply() verifies and publishes what the
+ * primary says is committed. Replication keeps the primary from reusing
+ * ring space that a backup still retains (the floor).
  *
  * Reading is optimistic, like a seqlock read side: a reader holds no lock
  * while it touches the ring or user memory, so a reader stalled in a page
@@ -76,6 +84,7 @@
 #include <linux/vmalloc.h>
 #include <linux/wait.h>
 
+#include "../uapi/rdmalog_genl.h"
 #include "log.h"
 #include "stats.h"
 
@@ -115,8 +124,17 @@
  * @commit_wq: readers waiting for a record to be committed, appenders
  *	waiting for their own commit, pollers; woken on commit, trim and
  *	shutdown
- * @space_wq: appenders waiting for ring space, pollers; woken on trim and
- *	shutdown
+ * @space_wq: appenders waiting for ring space, pollers; woken on trim,
+ *	floor rise, truncation and shutdown
+ * @floor: replication's floor (rdmalog_log_set_floor()), U64_MAX for
+ *	none; under @lock
+ * @self_commit: appends commit themselves (rdmalog_log_set_policy());
+ *	under @lock
+ * @commit_timeout: jiffies an append waits for its commit otherwise;
+ *	under @lock
+ * @waiters: &struct rdmalog_log_waiter of appends waiting for their commit;
+ *	under @lock
+ * @hooks: replication's callbacks, or NULL; set before use, then constant
  */
 struct rdmalog_log {
 	struct kref ref;
@@ -139,6 +157,28 @@ struct rdmalog_log {
 	struct mutex append_mutex;	/* before @lock */
 	wait_queue_head_t commit_wq;
 	wait_queue_head_t space_wq;
+
+	u64 floor;
+	bool self_commit;
+	unsigned long commit_timeout;
+	struct list_head waiters;
+	const struct rdmalog_log_hooks *hooks;
+};
+
+/**
+ * struct rdmalog_log_waiter - an append waiting for its commit
+ * @node: entry on &rdmalog_log.waiters, from publish to the end of the wait
+ * @lsn: its record
+ * @err: set under the log's lock by rdmalog_log_truncate() when the record
+ *	is removed (-ETIMEDOUT): checked before the commit LSN, because the
+ *	LSN is reused by the next append and may be committed then
+ *
+ * Lives on the appender's stack.
+ */
+struct rdmalog_log_waiter {
+	struct list_head node;
+	u64 lsn;
+	int err;
 };
 
 /* One contiguous piece of a range of the ring. */
@@ -402,6 +442,10 @@ struct rdmalog_log *rdmalog_log_create(const struct rdmalog_log_params *p)
 	mutex_init(&log->append_mutex);
 	init_waitqueue_head(&log->commit_wq);
 	init_waitqueue_head(&log->space_wq);
+	INIT_LIST_HEAD(&log->waiters);
+	log->floor = U64_MAX;
+	log->self_commit = true;
+	log->commit_timeout = msecs_to_jiffies(RDMALOG_DEFAULT_COMMIT_TIMEOUT_MS);
 
 	log->pos_of = rdmalog_log_index_alloc(log->nr_slots);
 	if (!log->pos_of) {
@@ -473,10 +517,14 @@ bool rdmalog_log_is_dead(struct rdmalog_log *log)
 	return dead;
 }
 
-/* Caller holds lock. */
+/*
+ * Caller holds lock. Below the floor, a backup may still hold the bytes
+ * that an append would overwrite (the floor never exceeds head).
+ */
 static bool rdmalog_log_fits_locked(struct rdmalog_log *log, u64 footprint)
 {
-	return log->head - log->tail + footprint <= log->capacity;
+	return log->head - min(log->tail, log->floor) + footprint <=
+	       log->capacity;
 }
 
 /* Wait condition of appenders blocked on a full ring. */
@@ -590,10 +638,14 @@ static int rdmalog_log_fill(struct rdmalog_log *log, u64 pos, u64 lsn,
 	return 0;
 }
 
-/* Make record @lsn visible. Caller holds append_mutex. */
+/*
+ * Make record @lsn visible and put @w on the waiters; commit it at once
+ * when appends commit themselves. Caller holds append_mutex.
+ */
 static int rdmalog_log_publish(struct rdmalog_log *log, u64 lsn,
-			       u64 footprint)
+			       u64 footprint, struct rdmalog_log_waiter *w)
 {
+	bool self = false;
 	int ret = 0;
 
 	spin_lock_bh(&log->lock);
@@ -604,7 +656,64 @@ static int rdmalog_log_publish(struct rdmalog_log *log, u64 lsn,
 		log->head += footprint;
 		log->next_lsn = lsn + 1;
 		*rdmalog_log_slot(log, lsn + 1) = log->head;
+		w->lsn = lsn;
+		w->err = 0;
+		list_add_tail(&w->node, &log->waiters);
+		self = log->self_commit;
 	}
+	spin_unlock_bh(&log->lock);
+	if (self)
+		rdmalog_log_commit(log, lsn + 1);
+	return ret;
+}
+
+/* Wait condition of an append waiting for its commit. */
+static bool rdmalog_log_decided(struct rdmalog_log *log,
+				struct rdmalog_log_waiter *w)
+{
+	bool ret;
+
+	spin_lock_bh(&log->lock);
+	ret = log->dead || w->err || w->lsn < log->commit_lsn;
+	spin_unlock_bh(&log->lock);
+	return ret;
+}
+
+/*
+ * Wait for the commit of @w's record: killable (the record is appended
+ * already, and a restarted write would append it twice), bounded by the
+ * commit timeout, after which every uncommitted record is removed.
+ */
+static int rdmalog_log_wait_commit(struct rdmalog_log *log,
+				   struct rdmalog_log_waiter *w)
+{
+	unsigned long timeout;
+	long left;
+	int ret;
+
+	spin_lock_bh(&log->lock);
+	timeout = log->commit_timeout;
+	spin_unlock_bh(&log->lock);
+	left = wait_event_killable_timeout(log->commit_wq,
+					   rdmalog_log_decided(log, w),
+					   timeout);
+	if (!left) {
+		rdmalog_stats_inc(RDMALOG_STAT_COMMIT_TIMEOUTS);
+		rdmalog_log_truncate(log);
+	}
+
+	spin_lock_bh(&log->lock);
+	list_del(&w->node);
+	if (w->err)
+		ret = w->err;		/* first: the LSN may be reused */
+	else if (w->lsn < log->commit_lsn)
+		ret = 0;
+	else if (log->dead)
+		ret = -ENETDOWN;
+	else if (left < 0)
+		ret = -EINTR;		/* fatal signal: nobody sees it */
+	else
+		ret = -ETIMEDOUT;	/* not reached: truncate removed it */
 	spin_unlock_bh(&log->lock);
 	return ret;
 }
@@ -612,6 +721,7 @@ static int rdmalog_log_publish(struct rdmalog_log *log, u64 lsn,
 int rdmalog_log_append(struct rdmalog_log *log, struct iov_iter *from,
 		       bool nonblock, u64 *lsnp)
 {
+	struct rdmalog_log_waiter w;
 	size_t len = iov_iter_count(from);
 	u64 footprint, pos, lsn;
 	int ret;
@@ -629,26 +739,18 @@ int rdmalog_log_append(struct rdmalog_log *log, struct iov_iter *from,
 		return ret;
 	ret = rdmalog_log_fill(log, pos, lsn, from, len);
 	if (!ret)
-		ret = rdmalog_log_publish(log, lsn, footprint);
+		ret = rdmalog_log_publish(log, lsn, footprint, &w);
 	mutex_unlock(&log->append_mutex);
 	if (ret)
 		goto err;
 
 	/*
-	 * Async durability: the record is in the local ring, so it commits
-	 * at once. Replication will instead commit from its completion
-	 * handlers, and this wait will honour the commit timeout. It is not
-	 * interruptible: the record is appended already, and a restarted
-	 * write would append it twice.
+	 * Replication writes it to the backups and commits it from its
+	 * completion handlers (or it committed itself in publish).
 	 */
-	rdmalog_log_commit(log, lsn + 1);
-	if (wait_event_killable(log->commit_wq,
-				rdmalog_log_committed_or_dead(log, lsn)))
-		return -EINTR;	/* fatal signal: nobody sees the result */
-	spin_lock_bh(&log->lock);
-	if (lsn >= log->commit_lsn)
-		ret = -ENETDOWN;
-	spin_unlock_bh(&log->lock);
+	if (log->hooks)
+		log->hooks->kick();
+	ret = rdmalog_log_wait_commit(log, &w);
 	if (ret)
 		goto err;
 
@@ -846,6 +948,9 @@ int rdmalog_log_trim(struct rdmalog_log *log, u64 lsn)
 	/* Writers may fit now; pollers whose cursor fell behind get EPOLLERR. */
 	rdmalog_log_wake(&log->space_wq);
 	rdmalog_log_wake(&log->commit_wq);
+	/* The backups trim when told (and then let us reuse the space). */
+	if (log->hooks)
+		log->hooks->kick();
 	return 0;
 }
 
@@ -899,4 +1004,221 @@ void rdmalog_log_get_head(struct rdmalog_log *log, u64 *head, u64 *next_lsn)
 	*head = log->head;
 	*next_lsn = log->next_lsn;
 	spin_unlock_bh(&log->lock);
+}
+
+void rdmalog_log_get_pos(struct rdmalog_log *log, struct rdmalog_log_pos *p)
+{
+	spin_lock_bh(&log->lock);
+	p->tail = log->tail;
+	p->head = log->head;
+	p->commit_pos = *rdmalog_log_slot(log, log->commit_lsn);
+	p->first_lsn = log->first_lsn;
+	p->commit_lsn = log->commit_lsn;
+	p->next_lsn = log->next_lsn;
+	spin_unlock_bh(&log->lock);
+}
+
+void rdmalog_log_set_hooks(struct rdmalog_log *log,
+			   const struct rdmalog_log_hooks *hooks)
+{
+	log->hooks = hooks;
+}
+
+void rdmalog_log_set_policy(struct rdmalog_log *log, bool self_commit,
+			    u32 timeout_ms)
+{
+	u64 next;
+
+	spin_lock_bh(&log->lock);
+	log->self_commit = self_commit;
+	log->commit_timeout = msecs_to_jiffies(timeout_ms);
+	next = log->next_lsn;
+	spin_unlock_bh(&log->lock);
+	/* Switched to committing locally: what waits is committed now. */
+	if (self_commit)
+		rdmalog_log_commit(log, next);
+}
+
+void rdmalog_log_set_floor(struct rdmalog_log *log, u64 floor)
+{
+	bool rose;
+
+	spin_lock_bh(&log->lock);
+	rose = floor > log->floor;
+	log->floor = floor;
+	spin_unlock_bh(&log->lock);
+	if (rose)
+		rdmalog_log_wake(&log->space_wq);
+}
+
+bool rdmalog_log_pin(struct rdmalog_log *log, u64 lsn, u64 pos, u64 floor)
+{
+	bool ok;
+
+	spin_lock_bh(&log->lock);
+	/*
+	 * The backup's head must be one of our record boundaries, and what
+	 * we will write from there (up to head, and later appends up to the
+	 * floor + capacity) must not reach the bytes it still retains.
+	 */
+	ok = !log->dead && lsn >= log->first_lsn && lsn <= log->next_lsn &&
+	     *rdmalog_log_slot(log, lsn) == pos && floor <= pos &&
+	     log->head - floor <= log->capacity;
+	if (ok)
+		log->floor = floor;
+	spin_unlock_bh(&log->lock);
+	return ok;
+}
+
+/*
+ * Verify the record that should start at stream position @pos with LSN
+ * @lsn, within [@pos, @limit). Return: its footprint, or 0 with *@why set.
+ */
+static u64 rdmalog_log_verify_at(struct rdmalog_log *log, u64 pos, u64 lsn,
+				 u64 limit, u64 epoch, const char **why)
+{
+	struct rdmalog_ring_record rec;
+	u64 footprint;
+	u32 len;
+
+	if (limit - pos < RDMALOG_LOG_HDR_SIZE) {
+		*why = "a record header runs past the commit point";
+		return 0;
+	}
+	rdmalog_ring_read(log, pos, &rec, sizeof(rec));
+	len = le32_to_cpu(rec.len);
+	if (le32_to_cpu(rec.magic) != RDMALOG_RECORD_MAGIC ||
+	    le16_to_cpu(rec.version) != RDMALOG_RECORD_VERSION || rec.flags) {
+		*why = "bad record magic, version or flags";
+		return 0;
+	}
+	if (le32_to_cpu(rec.hdr_crc) != rdmalog_hdr_crc(&rec)) {
+		*why = "record header CRC32C mismatch";
+		return 0;
+	}
+	if (le64_to_cpu(rec.lsn) != lsn) {
+		*why = "record LSNs are not contiguous";
+		return 0;
+	}
+	if (le64_to_cpu(rec.epoch) != epoch) {
+		*why = "record of another epoch";
+		return 0;
+	}
+	if (!len || len > log->max_record) {
+		*why = "record length out of range";
+		return 0;
+	}
+	footprint = rdmalog_log_footprint(len);
+	if (limit - pos < footprint) {
+		*why = "a record runs past the commit point";
+		return 0;
+	}
+	if (rdmalog_ring_crc(log, pos + RDMALOG_LOG_HDR_SIZE, len) !=
+	    le32_to_cpu(rec.data_crc)) {
+		*why = "record payload CRC32C mismatch";
+		return 0;
+	}
+	return footprint;
+}
+
+int rdmalog_log_apply(struct rdmalog_log *log, u64 upto_pos, u64 upto_lsn,
+		      u64 epoch, const char **why)
+{
+	u64 pos, lsn, tail, fp, n;
+	bool dead;
+	int ret = 0;
+
+	*why = NULL;
+	mutex_lock(&log->append_mutex);
+	spin_lock_bh(&log->lock);
+	dead = log->dead;
+	pos = log->head;
+	lsn = log->next_lsn;
+	tail = log->tail;
+	spin_unlock_bh(&log->lock);
+	if (dead) {
+		ret = -ENETDOWN;
+		goto out;
+	}
+	if (upto_lsn <= lsn)
+		goto out;
+	if (upto_pos < pos || upto_pos - tail > log->capacity) {
+		*why = "commit point outside the ring";
+		ret = -EBADMSG;
+		goto out;
+	}
+	n = upto_lsn - lsn;
+	/*
+	 * Nobody writes [pos, upto_pos) any more: the primary wrote it
+	 * before the notice, and rewrites only uncommitted bytes. The index
+	 * slots of LSNs above next_lsn are read by nobody (and alias no
+	 * retained LSN: upto_pos - tail <= capacity), so they are filled in
+	 * without the lock and become visible with next_lsn below.
+	 */
+	while (lsn < upto_lsn) {
+		fp = rdmalog_log_verify_at(log, pos, lsn, upto_pos, epoch, why);
+		if (!fp) {
+			rdmalog_stats_inc(RDMALOG_STAT_CRC_ERRORS);
+			ret = -EBADMSG;
+			goto out;
+		}
+		pos += fp;
+		lsn++;
+		*rdmalog_log_slot(log, lsn) = pos;
+		cond_resched();
+	}
+	if (pos != upto_pos) {
+		*why = "the commit point is not where the records end";
+		ret = -EBADMSG;
+		goto out;
+	}
+	spin_lock_bh(&log->lock);
+	if (log->dead) {
+		ret = -ENETDOWN;
+	} else {
+		log->head = pos;
+		log->next_lsn = lsn;
+		log->commit_lsn = lsn;
+	}
+	spin_unlock_bh(&log->lock);
+	if (!ret) {
+		rdmalog_stats_add(RDMALOG_STAT_APPLIED_RECORDS, n);
+		rdmalog_log_wake(&log->commit_wq);
+	}
+out:
+	mutex_unlock(&log->append_mutex);
+	return ret;
+}
+
+u64 rdmalog_log_truncate(struct rdmalog_log *log)
+{
+	struct rdmalog_log_waiter *w;
+	u64 n = 0, head, next;
+
+	mutex_lock(&log->append_mutex);
+	if (log->hooks)
+		log->hooks->quiesce();
+	spin_lock_bh(&log->lock);
+	if (!log->dead && log->next_lsn > log->commit_lsn) {
+		n = log->next_lsn - log->commit_lsn;
+		list_for_each_entry(w, &log->waiters, node)
+			if (w->lsn >= log->commit_lsn)
+				w->err = -ETIMEDOUT;
+		log->head = *rdmalog_log_slot(log, log->commit_lsn);
+		log->next_lsn = log->commit_lsn;
+	}
+	head = log->head;
+	next = log->next_lsn;
+	spin_unlock_bh(&log->lock);
+	if (log->hooks)
+		log->hooks->resume(head, next);
+	mutex_unlock(&log->append_mutex);
+	if (n) {
+		rdmalog_stats_add(RDMALOG_STAT_TRUNCATED_RECORDS, n);
+		pr_warn_ratelimited("commit timeout: removed %llu uncommitted record%s from LSN %llu on\n",
+				    n, n == 1 ? "" : "s", next);
+	}
+	rdmalog_log_wake(&log->commit_wq);
+	rdmalog_log_wake(&log->space_wq);
+	return n;
 }

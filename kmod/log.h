@@ -102,10 +102,14 @@ bool rdmalog_log_is_dead(struct rdmalog_log *log);
  * @nonblock: fail with -EAGAIN instead of waiting for ring space
  * @lsn: out: the record's LSN on success
  *
- * Returns once the record is committed. A failed call appended nothing.
+ * Returns once the record is committed. A failed call leaves nothing in
+ * the log that will ever be committed.
  *
  * Return: 0, -EINVAL (empty), -EMSGSIZE (above max_record), -EAGAIN,
- * -ERESTARTSYS (signal while waiting for space), -EFAULT, -ENETDOWN.
+ * -ERESTARTSYS (signal while waiting for space), -EFAULT, -ENETDOWN,
+ * -ETIMEDOUT (not committed within the commit timeout: removed), -EINTR
+ * (fatal signal while waiting for the commit: the outcome is unknown to
+ * the caller, who is dying).
  */
 int rdmalog_log_append(struct rdmalog_log *log, struct iov_iter *from,
 		       bool nonblock, u64 *lsn);
@@ -155,8 +159,6 @@ int rdmalog_log_trim(struct rdmalog_log *log, u64 lsn);
  * Wakes readers and appenders waiting for their commit. Takes only the
  * log's spinlock (BH-safe) and does not sleep, so replication may call it
  * from its completion handlers (softirq).
- * Today the append path calls it right after publishing (async
- * durability).
  */
 void rdmalog_log_commit(struct rdmalog_log *log, u64 upto_lsn);
 
@@ -200,6 +202,119 @@ const struct rdmalog_ring_mem *rdmalog_log_ring_mem(struct rdmalog_log *log);
  * Process or softirq context.
  */
 void rdmalog_log_get_head(struct rdmalog_log *log, u64 *head, u64 *next_lsn);
+
+/**
+ * struct rdmalog_log_pos - stream positions and LSNs, one snapshot
+ * @tail: stream position of record @first_lsn
+ * @head: stream position where record @next_lsn will start
+ * @commit_pos: stream position of record @commit_lsn
+ * @first_lsn: oldest retained record
+ * @commit_lsn: every record below it is committed
+ * @next_lsn: LSN of the next record
+ */
+struct rdmalog_log_pos {
+	u64 tail;
+	u64 head;
+	u64 commit_pos;
+	u64 first_lsn;
+	u64 commit_lsn;
+	u64 next_lsn;
+};
+
+/** rdmalog_log_get_pos() - snapshot positions; process or softirq context */
+void rdmalog_log_get_pos(struct rdmalog_log *log, struct rdmalog_log_pos *p);
+
+/**
+ * struct rdmalog_log_hooks - replication's part in appends (repl.c)
+ * @kick: records were published or trimmed: replicate them. Called
+ *	without any log lock, in process or softirq context
+ * @quiesce: before uncommitted records are removed: stop posting and wait
+ *	until nothing of the ring is in flight. Process context, may sleep;
+ *	called with the append mutex held
+ * @resume: after the removal: the log now ends at @head / @next_lsn
+ *
+ * Set once by rdmalog_log_set_hooks() before the log is used, constant
+ * afterwards.
+ */
+struct rdmalog_log_hooks {
+	void (*kick)(void);
+	void (*quiesce)(void);
+	void (*resume)(u64 head, u64 next_lsn);
+};
+
+void rdmalog_log_set_hooks(struct rdmalog_log *log,
+			   const struct rdmalog_log_hooks *hooks);
+
+/**
+ * rdmalog_log_set_policy() - how appends commit
+ * @log: the log
+ * @self_commit: an append commits itself as soon as it is in the ring
+ *	(async durability, or a cluster of one); otherwise it waits for
+ *	replication's rdmalog_log_commit()
+ * @timeout_ms: without @self_commit, how long an append waits for its
+ *	commit. When it runs out, every uncommitted record is removed from
+ *	the log (rdmalog_log_truncate()) and their appends fail with
+ *	-ETIMEDOUT; a record that failed is never reported committed
+ *
+ * Process or softirq context.
+ */
+void rdmalog_log_set_policy(struct rdmalog_log *log, bool self_commit,
+			    u32 timeout_ms);
+
+/**
+ * rdmalog_log_set_floor() - keep ring bytes from @floor on from reuse
+ * @log: the log
+ * @floor: appends write no stream position at or above @floor + capacity
+ *	(U64_MAX: no limit beyond the log's own tail). Replication sets it
+ *	to the lowest tail among the backups it writes to, so that it never
+ *	overwrites a record a backup still holds
+ *
+ * Wakes appenders waiting for space when it rises. Softirq-safe.
+ */
+void rdmalog_log_set_floor(struct rdmalog_log *log, u64 floor);
+
+/**
+ * rdmalog_log_pin() - check that a backup can be written from @pos on
+ * @log: the log
+ * @lsn: the backup's next LSN
+ * @pos: the backup's head
+ * @floor: the new floor (see rdmalog_log_set_floor()) if the check passes
+ *
+ * Atomically: true when record @lsn is retained here (first_lsn <= @lsn
+ * <= next_lsn) and starts at @pos, and then the floor is set to @floor.
+ * Softirq-safe.
+ */
+bool rdmalog_log_pin(struct rdmalog_log *log, u64 lsn, u64 pos, u64 floor);
+
+/**
+ * rdmalog_log_apply() - a backup exposes records the primary wrote
+ * @log: the log (of a backup: nothing appends to it locally)
+ * @upto_pos: stream position where record @upto_lsn starts
+ * @upto_lsn: every record below it is committed on the primary
+ * @epoch: the epoch every record must carry
+ * @why: out: on -EBADMSG, what was wrong (static text)
+ *
+ * Verifies each record from head up to @upto_lsn as it lies in the ring
+ * (magic, version, LSN continuity, epoch, header and payload CRC32C,
+ * length within max_record, ending exactly at @upto_pos), then publishes
+ * and commits them all. Process context.
+ *
+ * Return: 0 (also when @upto_lsn <= next_lsn: nothing to do), -EBADMSG
+ * (nothing published), -ENETDOWN.
+ */
+int rdmalog_log_apply(struct rdmalog_log *log, u64 upto_pos, u64 upto_lsn,
+		      u64 epoch, const char **why);
+
+/**
+ * rdmalog_log_truncate() - remove every uncommitted record
+ * @log: the log
+ *
+ * What a commit timeout does (see rdmalog_log_set_policy()); the appends
+ * of the removed records fail with -ETIMEDOUT. Process context.
+ *
+ * Return: the number of records removed.
+ */
+u64 rdmalog_log_truncate(struct rdmalog_log *log);
 
 /** rdmalog_log_get_state() - snapshot the indices under the log's lock */
 void rdmalog_log_get_state(struct rdmalog_log *log,

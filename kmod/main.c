@@ -21,9 +21,11 @@
 
 #include "chardev.h"
 #include "conn.h"
+#include "forward.h"
 #include "netlink.h"
 #include "node.h"
 #include "rdma_dev.h"
+#include "repl.h"
 #include "stats.h"
 
 #define RDMALOG_VERSION	"0.1.0"
@@ -32,6 +34,12 @@ static int __init rdmalog_init(void)
 {
 	int ret;
 
+	ret = rdmalog_repl_init();
+	if (ret)
+		goto err_repl;
+	ret = rdmalog_fwd_init();
+	if (ret)
+		goto err_fwd;
 	ret = rdmalog_conn_init();
 	if (ret)
 		goto err_conn;
@@ -60,6 +68,10 @@ err_node:
 err_rdma_dev:
 	rdmalog_conn_exit();
 err_conn:
+	rdmalog_fwd_exit();
+err_fwd:
+	rdmalog_repl_exit();
+err_repl:
 	return ret;
 }
 
@@ -70,6 +82,8 @@ static void __exit rdmalog_exit(void)
 	rdmalog_node_exit();
 	rdmalog_rdma_dev_exit();
 	rdmalog_conn_exit();
+	rdmalog_fwd_exit();
+	rdmalog_repl_exit();
 }
 
 module_init(rdmalog_init);

@@ -13,10 +13,10 @@
  * started by rdmalog_node_up() and rdmalog_node_peer_add(), and stopped,
  * waiting for everything to be released, by rdmalog_node_down(),
  * rdmalog_node_peer_del() and rdmalog_node_exit(). The peers' connection
- * states come from conn.c. Records are not replicated yet (the data path
- * is the next milestone): the durability modes quorum and all act as
- * async, and the state says so (RDMALOG_STATE_DURABILITY_DEGRADED, a
- * status message).
+ * states come from conn.c. repl.c replicates the log of an up period: it
+ * is started before the connections and stopped after them, and told of
+ * every change of durability, commit timeout and number of peers. The role
+ * cannot change while up (leader change is not supported yet).
  */
 #include <linux/errno.h>
 #include <linux/fs.h>
@@ -30,8 +30,10 @@
 
 #include "node.h"
 #include "conn.h"
+#include "forward.h"
 #include "log.h"
 #include "netlink.h"
+#include "repl.h"
 
 /**
  * struct rdmalog_peer - a configured peer
@@ -103,13 +105,30 @@ static bool rdmalog_addr_is_any(const struct rdmalog_addr *a)
 }
 
 /*
- * The durability in force. Nothing is replicated yet, so every mode acts as
- * async; the next milestone returns the requested mode when enough peers
- * are connected.
+ * The durability in force: the requested one while down or when enough
+ * backups are in sync, else the strongest they give (appends wait for the
+ * requested one meanwhile, up to the commit timeout). Caller holds
+ * config_mutex.
  */
-static u32 rdmalog_node_effective_durability(u32 requested)
+static u32 rdmalog_node_effective_durability(u32 requested, u32 *in_sync,
+					     u32 *needed)
 {
-	return RDMALOG_DURABLE_ASYNC;
+	*in_sync = 0;
+	*needed = 0;
+	if (!rdmalog_node.up || rdmalog_node.config.role == RDMALOG_ROLE_BACKUP)
+		return requested;
+	return rdmalog_repl_effective(requested, in_sync, needed);
+}
+
+/* Tell replication what changed. Caller holds config_mutex. */
+static void rdmalog_node_repl_policy(void)
+{
+	const struct rdmalog_node_config *cfg = &rdmalog_node.config;
+
+	if (rdmalog_node.up)
+		rdmalog_repl_set_policy(cfg->durability,
+					rdmalog_node.npeers + 1,
+					cfg->commit_timeout_ms);
 }
 
 static void rdmalog_peer_to_info(const struct rdmalog_peer *peer,
@@ -187,14 +206,16 @@ static void rdmalog_node_stop_log(void)
 	struct rdmalog_peer *peer;
 
 	lockdep_assert_held(&rdmalog_node.config_mutex);
+	/* Waiting appends fail at once; the connections go next. */
+	rdmalog_log_shutdown(log);
 	rdmalog_conn_stop();
+	rdmalog_repl_stop();
 	list_for_each_entry(peer, &rdmalog_node.peers, list) {
 		rdmalog_conn_put(peer->conn);
 		peer->conn = NULL;
 	}
 	rdmalog_node.log = NULL;
 	rdmalog_node.up = false;
-	rdmalog_log_shutdown(log);
 	rdmalog_log_put(log);
 }
 
@@ -360,6 +381,11 @@ static int rdmalog_node_check_busy(const struct rdmalog_node_config *cfg,
 			       "cannot change max record while the log is up; run 'rdmalogctl node down' first");
 		return -EBUSY;
 	}
+	if (cfg->role != cur->role) {
+		NL_SET_ERR_MSG(extack,
+			       "cannot change the role while the log is up; run 'rdmalogctl node down' first");
+		return -EBUSY;
+	}
 	return 0;
 }
 
@@ -439,6 +465,7 @@ int rdmalog_node_set_config(const struct rdmalog_node_config *cfg,
 	if (rdmalog_node.up) {
 		rdmalog_conn_set_timers(cur->heartbeat_ms, cur->peer_timeout_ms);
 		rdmalog_conn_set_role(cur->role);
+		rdmalog_node_repl_policy();
 	}
 
 	if (node_changed)
@@ -535,6 +562,7 @@ int rdmalog_node_peer_add(const struct rdmalog_peer_info *info,
 	}
 	list_add_tail(&peer->list, &rdmalog_node.peers);
 	rdmalog_node.npeers++;
+	rdmalog_node_repl_policy();
 	rdmalog_peer_to_info(peer, &added);
 	if (peer->conn)
 		added.state = RDMALOG_PEER_CONNECTING;
@@ -573,6 +601,7 @@ int rdmalog_node_peer_del(u32 node_id, struct netlink_ext_ack *extack)
 	}
 	list_del(&peer->list);
 	rdmalog_node.npeers--;
+	rdmalog_node_repl_policy();
 	if (peer->conn) {
 		/* Waits until the connection is gone. */
 		rdmalog_conn_remove(peer->conn);
@@ -701,6 +730,7 @@ err_put:
 int rdmalog_node_up(struct netlink_ext_ack *extack)
 {
 	struct rdmalog_log_params params = {};
+	struct rdmalog_repl_params rp = {};
 	struct rdmalog_peer *peer;
 	struct rdmalog_log *log;
 	int err = 0;
@@ -731,8 +761,15 @@ int rdmalog_node_up(struct netlink_ext_ack *extack)
 				       "cannot create the log with these settings");
 		goto out_unlock;
 	}
+	rp.log = log;
+	rp.role = rdmalog_node.config.role;
+	rp.durability = rdmalog_node.config.durability;
+	rp.nr_nodes = rdmalog_node.npeers + 1;
+	rp.commit_timeout_ms = rdmalog_node.config.commit_timeout_ms;
+	rdmalog_repl_start(&rp);
 	err = rdmalog_node_start_conns(log, extack);
 	if (err) {
+		rdmalog_repl_stop();
 		rdmalog_log_put(log);
 		goto out_unlock;
 	}
@@ -849,6 +886,7 @@ out_put:
 void rdmalog_node_get_status(struct rdmalog_node_status *st)
 {
 	const struct rdmalog_node_config *cfg = &rdmalog_node.config;
+	u32 in_sync, needed;
 
 	memset(st, 0, sizeof(*st));
 	mutex_lock(&rdmalog_node.config_mutex);
@@ -856,12 +894,14 @@ void rdmalog_node_get_status(struct rdmalog_node_status *st)
 	st->config = *cfg;
 	st->epoch = rdmalog_node.epoch;
 	st->durability_effective =
-		rdmalog_node_effective_durability(cfg->durability);
+		rdmalog_node_effective_durability(cfg->durability, &in_sync,
+						  &needed);
 	if (st->durability_effective != cfg->durability)
-		strscpy(st->msg, cfg->durability == RDMALOG_DURABLE_ALL ?
-			"durability all requested: acting as async until replication is available" :
-			"durability quorum requested: acting as async until replication is available",
-			sizeof(st->msg));
+		snprintf(st->msg, sizeof(st->msg),
+			 "durability %s needs %u backup%s in sync, %u %s: appends wait up to %u ms for it, then fail",
+			 cfg->durability == RDMALOG_DURABLE_ALL ? "all" :
+			 "quorum", needed, needed == 1 ? "" : "s", in_sync,
+			 in_sync == 1 ? "is" : "are", cfg->commit_timeout_ms);
 	else if (!cfg->node_id)
 		strscpy(st->msg, "node id not set", sizeof(st->msg));
 	else if (!rdmalog_node.up)
@@ -914,6 +954,7 @@ void rdmalog_node_fill_state(struct rdmalog_state *st)
 {
 	const struct rdmalog_node_config *cfg = &rdmalog_node.config;
 	struct rdmalog_log_state ls;
+	u32 in_sync, needed;
 
 	memset(st, 0, sizeof(*st));
 	st->version = RDMALOG_IOC_VERSION;
@@ -931,12 +972,35 @@ void rdmalog_node_fill_state(struct rdmalog_state *st)
 		st->capacity = cfg->capacity;
 		st->max_record = cfg->max_record;
 	}
-	if (rdmalog_node_effective_durability(cfg->durability) !=
-	    cfg->durability)
+	if (rdmalog_node_effective_durability(cfg->durability, &in_sync,
+					      &needed) != cfg->durability)
 		st->flags |= RDMALOG_STATE_DURABILITY_DEGRADED;
 	st->epoch = rdmalog_node.epoch;
 	st->node_id = cfg->node_id;
 	st->role = cfg->role;
 	st->durability = cfg->durability;
 	mutex_unlock(&rdmalog_node.config_mutex);
+}
+
+/**
+ * rdmalog_node_append() - append through this node
+ * @log: the log the caller's descriptor holds (referenced)
+ * @from: the payload
+ * @nonblock: do not wait for ring space (or a send slot)
+ * @lsn: out: the record's LSN
+ *
+ * A backup forwards the record to the primary (forward.c); every other
+ * role appends to @log. Return: see rdmalog_log_append() and
+ * rdmalog_fwd_append().
+ */
+int rdmalog_node_append(struct rdmalog_log *log, struct iov_iter *from,
+			bool nonblock, u64 *lsn)
+{
+	/* The role does not change while up; a racing down fails later. */
+	if (READ_ONCE(rdmalog_node.config.role) == RDMALOG_ROLE_BACKUP) {
+		if (rdmalog_log_is_dead(log))
+			return -ENETDOWN;
+		return rdmalog_fwd_append(from, nonblock, lsn);
+	}
+	return rdmalog_log_append(log, from, nonblock, lsn);
 }

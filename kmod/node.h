@@ -11,6 +11,7 @@
 #include "../uapi/rdmalog.h"
 #include "../uapi/rdmalog_genl.h"
 #include "log.h"
+#include "repl.h"
 
 struct rdmalog_log;
 struct netlink_ext_ack;
@@ -74,6 +75,7 @@ struct rdmalog_node_config {
  * @remote_first_lsn: the peer's first LSN per its last message
  * @remote_commit_lsn: the peer's commit LSN per its last message
  * @remote_next_lsn: the peer's next LSN per its last message
+ * @repl: replication to the peer (primary side), while connected
  */
 struct rdmalog_peer_info {
 	u32 node_id;
@@ -88,6 +90,7 @@ struct rdmalog_peer_info {
 	u64 remote_first_lsn;
 	u64 remote_commit_lsn;
 	u64 remote_next_lsn;
+	struct rdmalog_repl_peer_info repl;
 };
 
 /**
@@ -132,6 +135,8 @@ int rdmalog_node_trim(u64 lsn, struct netlink_ext_ack *extack);
 void rdmalog_node_get_status(struct rdmalog_node_status *st);
 
 /* For the character device. */
+int rdmalog_node_append(struct rdmalog_log *log, struct iov_iter *from,
+			bool nonblock, u64 *lsn);
 struct rdmalog_log *rdmalog_node_get_log(void);
 void rdmalog_node_fill_state(struct rdmalog_state *st);
 

@@ -19,8 +19,13 @@
  *
  * 2. Control messages over Send/Recv on the RC queue pair: a
  *    &struct rdmalog_msg_hdr followed by a body whose size is fixed by the
- *    type (HELLO, HEARTBEAT) or, for RING, by its segment count. Receive
- *    buffers are %RDMALOG_MSG_SIZE bytes.
+ *    type (HELLO, HEARTBEAT, APPEND, ACK, FWD_DONE), by its segment count
+ *    (RING) or by its inline payload (FWD). Receive buffers are
+ *    %RDMALOG_MSG_SIZE bytes.
+ *
+ * 3. The data path: the primary RDMA-WRITEs its ring's bytes into the
+ *    backups' rings at the same offsets (RING grants the access) and
+ *    follows them with an APPEND on the same queue pair.
  */
 #ifndef _RDMALOG_PROTO_H
 #define _RDMALOG_PROTO_H
@@ -164,6 +169,15 @@ static_assert(sizeof(struct rdmalog_cm_rej) == 16);
  * @RDMALOG_MSG_RING: a backup grants the primary RDMA WRITE access to its
  *	ring, once per connection, after the primary's HELLO: &struct
  *	rdmalog_msg_ring
+ * @RDMALOG_MSG_APPEND: primary to backup, after the RDMA WRITEs it covers:
+ *	how far the ring was written, the commit point and the trim point:
+ *	&struct rdmalog_msg_append
+ * @RDMALOG_MSG_ACK: backup to primary: what the backup holds and where its
+ *	tail is; also hands credits back: &struct rdmalog_msg_ack
+ * @RDMALOG_MSG_FWD: backup to primary: append this record for me (a
+ *	write() on the backup): &struct rdmalog_msg_fwd
+ * @RDMALOG_MSG_FWD_DONE: primary to backup: the result of a FWD:
+ *	&struct rdmalog_msg_fwd_done
  * @__RDMALOG_MSG_MAX: first unknown type; a receiver drops the connection
  *	on a type it does not know
  */
@@ -171,6 +185,10 @@ enum rdmalog_msg_type {
 	RDMALOG_MSG_HELLO		= 1,
 	RDMALOG_MSG_HEARTBEAT		= 2,
 	RDMALOG_MSG_RING		= 3,
+	RDMALOG_MSG_APPEND		= 4,
+	RDMALOG_MSG_ACK			= 5,
+	RDMALOG_MSG_FWD			= 6,
+	RDMALOG_MSG_FWD_DONE		= 7,
 
 	__RDMALOG_MSG_MAX
 };
@@ -285,7 +303,7 @@ static_assert(sizeof(struct rdmalog_msg_heartbeat) == 56);
 
 /**
  * RDMALOG_RING_MAX_SEGS - most segments one RING message describes: the
- * fixed part (56 bytes) and 12 segments of 16 bytes fit %RDMALOG_MSG_SIZE
+ * fixed part (64 bytes) and 12 segments of 16 bytes fill %RDMALOG_MSG_SIZE
  */
 #define RDMALOG_RING_MAX_SEGS		12
 
@@ -305,10 +323,13 @@ static_assert(sizeof(struct rdmalog_ring_seg) == 16);
 
 /**
  * struct rdmalog_msg_ring - a backup's ring, writable by the primary
- * @hdr: type %RDMALOG_MSG_RING; @hdr.length is 56 + 16 * @nr_segs
+ * @hdr: type %RDMALOG_MSG_RING; @hdr.length is 64 + 16 * @nr_segs
  * @head: the sender's stream position where its next record starts
  * @next_lsn: the sender's next LSN
  * @commit_lsn: the sender's commit LSN
+ * @tail: the sender's stream position of its first retained record: the
+ *	primary writes no stream position at or above @tail + capacity
+ *	(that would overwrite a record the backup still holds)
  * @nr_segs: segments that follow, 1 .. %RDMALOG_RING_MAX_SEGS
  * @reserved: zero
  * @seg: the registrations, in ring order: @seg[i] covers ring offsets
@@ -326,15 +347,17 @@ static_assert(sizeof(struct rdmalog_ring_seg) == 16);
  * length that does not match the count, a zero or unaligned segment
  * length, lengths that do not add up to its capacity, a zero rkey or a
  * segment whose address range wraps. It writes to the ring only while the
- * backup is in sync: @head and @next_lsn equal to its own when it
- * receives this (otherwise the backup is "behind": catch-up is not in
- * this version).
+ * backup is in sync: @next_lsn is one of the primary's retained LSNs (from
+ * its first LSN to its next LSN) and @head is where that record starts in
+ * the primary's stream; the primary then writes everything from @head on
+ * (otherwise the backup is "behind": catch-up is the next version).
  */
 struct rdmalog_msg_ring {
 	struct rdmalog_msg_hdr hdr;
 	__le64 head;
 	__le64 next_lsn;
 	__le64 commit_lsn;
+	__le64 tail;
 	__le32 nr_segs;
 	__le32 reserved;
 	struct rdmalog_ring_seg seg[RDMALOG_RING_MAX_SEGS];
@@ -345,11 +368,150 @@ struct rdmalog_msg_ring {
 	(offsetof(struct rdmalog_msg_ring, seg) + \
 	 (n) * sizeof(struct rdmalog_ring_seg))
 
-static_assert(offsetof(struct rdmalog_msg_ring, seg) == 56);
-static_assert(sizeof(struct rdmalog_msg_ring) == 248);
+static_assert(offsetof(struct rdmalog_msg_ring, seg) == 64);
+static_assert(sizeof(struct rdmalog_msg_ring) == 256);
+
+/**
+ * enum rdmalog_append_flags - &rdmalog_msg_append.flags
+ * @RDMALOG_APPEND_F_ACK: answer with an ACK once this is received: the
+ *	primary counts the WRITEs before it as held only then (iWARP, where
+ *	a WRITE's completion does not prove remote placement)
+ */
+enum rdmalog_append_flags {
+	RDMALOG_APPEND_F_ACK		= 1 << 0,
+};
+
+/**
+ * struct rdmalog_msg_append - the primary's notice to a backup
+ * @hdr: type %RDMALOG_MSG_APPEND
+ * @head: every stream byte below @head that the primary appended after the
+ *	backup's RING was RDMA-written into the backup's ring before this
+ *	message (same queue pair, so placed before it is received)
+ * @next_lsn: the LSN of the record that starts at @head
+ * @commit_pos: stream position where record @commit_lsn starts
+ * @commit_lsn: the primary's commit LSN: every record below it is held by
+ *	enough nodes. The backup verifies each record from its own head up
+ *	to @commit_pos (header, LSN continuity, epoch, both CRC32C) and then
+ *	exposes them as committed; a record that fails drops the connection
+ * @first_lsn: the primary's first retained LSN: the backup trims to it
+ *	(but never above its own commit LSN)
+ * @flags: &enum rdmalog_append_flags
+ * @gen: the primary's truncation generation: it grows whenever the
+ *	primary removes uncommitted records (a commit timeout); an ACK
+ *	echoes it, and the primary ignores ACKs of older generations
+ *
+ * @commit_pos <= @head, @commit_lsn <= @next_lsn, @first_lsn <=
+ * @commit_lsn, and none of them ever moves back; @head and @next_lsn move
+ * back only together with a new @gen, never below @commit_pos.
+ */
+struct rdmalog_msg_append {
+	struct rdmalog_msg_hdr hdr;
+	__le64 head;
+	__le64 next_lsn;
+	__le64 commit_pos;
+	__le64 commit_lsn;
+	__le64 first_lsn;
+	__le32 flags;
+	__le32 gen;
+};
+
+static_assert(sizeof(struct rdmalog_msg_append) == 72);
+
+/**
+ * struct rdmalog_msg_ack - a backup's answer to the primary
+ * @hdr: type %RDMALOG_MSG_ACK
+ * @held_pos: @head of the last APPEND received
+ * @held_lsn: @next_lsn of the last APPEND received
+ * @commit_lsn: the backup's commit LSN (what its readers see)
+ * @tail: the backup's tail (stream position of its first retained record)
+ * @first_lsn: the backup's first retained LSN
+ * @gen: @gen of the last APPEND received
+ * @reserved: zero
+ *
+ * Sent when an APPEND asks for it, when the backup's tail moved, and
+ * whenever the backup has re-posted a quarter of its receive buffers
+ * since its last message (credits).
+ */
+struct rdmalog_msg_ack {
+	struct rdmalog_msg_hdr hdr;
+	__le64 held_pos;
+	__le64 held_lsn;
+	__le64 commit_lsn;
+	__le64 tail;
+	__le64 first_lsn;
+	__le32 gen;
+	__le32 reserved;
+};
+
+static_assert(sizeof(struct rdmalog_msg_ack) == 72);
+
+/**
+ * enum rdmalog_fwd_flags - &rdmalog_msg_fwd.flags
+ * @RDMALOG_FWD_F_INLINE: the payload follows the fixed part (@len bytes,
+ *	at most %RDMALOG_FWD_INLINE_MAX); otherwise the primary pulls it with
+ *	one RDMA READ from @addr/@rkey
+ */
+enum rdmalog_fwd_flags {
+	RDMALOG_FWD_F_INLINE		= 1 << 0,
+};
+
+/**
+ * struct rdmalog_msg_fwd - a backup asks the primary to append a record
+ * @hdr: type %RDMALOG_MSG_FWD; @hdr.length is 56, plus @len when inline
+ * @req_id: the backup's id of the request, echoed in FWD_DONE
+ * @len: payload bytes, 1 .. the primary's max_record
+ * @flags: &enum rdmalog_fwd_flags
+ * @addr: where the payload is on the backup (not inline)
+ * @rkey: REMOTE_READ key covering [@addr, @addr + @len) (not inline),
+ *	valid on this connection until the FWD_DONE for @req_id is received
+ * @reserved: zero
+ * @data: the payload (inline)
+ *
+ * The primary answers every FWD with exactly one FWD_DONE, in any order.
+ */
+struct rdmalog_msg_fwd {
+	struct rdmalog_msg_hdr hdr;
+	__le64 req_id;
+	__le32 len;
+	__le32 flags;
+	__le64 addr;
+	__le32 rkey;
+	__le32 reserved;
+	__u8 data[];
+};
+
+static_assert(sizeof(struct rdmalog_msg_fwd) == 56);
+
+/** RDMALOG_FWD_INLINE_MAX - largest payload sent inline in a FWD */
+#define RDMALOG_FWD_INLINE_MAX \
+	(RDMALOG_MSG_SIZE - sizeof(struct rdmalog_msg_fwd))
+
+/**
+ * struct rdmalog_msg_fwd_done - the primary's answer to a FWD
+ * @hdr: type %RDMALOG_MSG_FWD_DONE
+ * @req_id: the FWD's @req_id
+ * @lsn: the record's LSN when @status is 0, else 0
+ * @status: 0 (appended and committed), or a positive errno: EMSGSIZE
+ *	(above max_record), EINVAL (empty, malformed), ETIMEDOUT (not
+ *	committed in time: not in the log), ENETDOWN (log going down), EIO
+ *	(the payload could not be read), ENOSPC/EAGAIN (no room), EROFS (not
+ *	the primary)
+ * @reserved: zero
+ */
+struct rdmalog_msg_fwd_done {
+	struct rdmalog_msg_hdr hdr;
+	__le64 req_id;
+	__le64 lsn;
+	__le32 status;
+	__le32 reserved;
+};
+
+static_assert(sizeof(struct rdmalog_msg_fwd_done) == 48);
 
 static_assert(sizeof(struct rdmalog_msg_hello) <= RDMALOG_MSG_SIZE);
 static_assert(sizeof(struct rdmalog_msg_ring) <= RDMALOG_MSG_SIZE);
 static_assert(sizeof(struct rdmalog_msg_heartbeat) <= RDMALOG_MSG_SIZE);
+static_assert(sizeof(struct rdmalog_msg_append) <= RDMALOG_MSG_SIZE);
+static_assert(sizeof(struct rdmalog_msg_ack) <= RDMALOG_MSG_SIZE);
 
 #endif /* _RDMALOG_PROTO_H */

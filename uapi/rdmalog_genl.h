@@ -277,6 +277,17 @@ enum rdmalog_peer_state {
  *	queue pair events (connection dropped)
  * @RDMALOG_STAT_SEND_STALLS: control messages not sent for lack of send
  *	credits or buffers
+ * @RDMALOG_STAT_COMMIT_TIMEOUTS: appends whose commit timeout ran out
+ * @RDMALOG_STAT_TRUNCATED_RECORDS: uncommitted records removed after a
+ *	commit timeout (their appends failed with ETIMEDOUT)
+ * @RDMALOG_STAT_REPL_WRITES: RDMA WRITEs posted to backups
+ * @RDMALOG_STAT_REPL_BYTES: bytes RDMA-written to backups
+ * @RDMALOG_STAT_REPL_BATCHES: APPEND notices posted to backups (each
+ *	closes a batch of WRITEs: group commit)
+ * @RDMALOG_STAT_APPLIED_RECORDS: records a backup verified and exposed
+ * @RDMALOG_STAT_FWD_SENT: appends a backup forwarded to the primary
+ * @RDMALOG_STAT_FWD_SERVED: forwarded appends the primary answered
+ * @RDMALOG_STAT_FWD_ERRORS: forwarded appends that failed (either side)
  * @__RDMALOG_STAT_MAX: number of counters
  */
 enum rdmalog_stat {
@@ -303,6 +314,15 @@ enum rdmalog_stat {
 	RDMALOG_STAT_BAD_MSGS,
 	RDMALOG_STAT_COMPLETION_ERRORS,
 	RDMALOG_STAT_SEND_STALLS,
+	RDMALOG_STAT_COMMIT_TIMEOUTS,
+	RDMALOG_STAT_TRUNCATED_RECORDS,
+	RDMALOG_STAT_REPL_WRITES,
+	RDMALOG_STAT_REPL_BYTES,
+	RDMALOG_STAT_REPL_BATCHES,
+	RDMALOG_STAT_APPLIED_RECORDS,
+	RDMALOG_STAT_FWD_SENT,
+	RDMALOG_STAT_FWD_SERVED,
+	RDMALOG_STAT_FWD_ERRORS,
 
 	__RDMALOG_STAT_MAX
 };

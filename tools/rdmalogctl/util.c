@@ -230,6 +230,15 @@ const char *stat_name(unsigned int stat, char *buf, size_t len)
 		[RDMALOG_STAT_BAD_MSGS] = "bad_msgs",
 		[RDMALOG_STAT_COMPLETION_ERRORS] = "completion_errors",
 		[RDMALOG_STAT_SEND_STALLS] = "send_stalls",
+		[RDMALOG_STAT_COMMIT_TIMEOUTS] = "commit_timeouts",
+		[RDMALOG_STAT_TRUNCATED_RECORDS] = "truncated_records",
+		[RDMALOG_STAT_REPL_WRITES] = "repl_writes",
+		[RDMALOG_STAT_REPL_BYTES] = "repl_bytes",
+		[RDMALOG_STAT_REPL_BATCHES] = "repl_batches",
+		[RDMALOG_STAT_APPLIED_RECORDS] = "applied_records",
+		[RDMALOG_STAT_FWD_SENT] = "fwd_sent",
+		[RDMALOG_STAT_FWD_SERVED] = "fwd_served",
+		[RDMALOG_STAT_FWD_ERRORS] = "fwd_errors",
 	};
 
 	if (stat <= RDMALOG_STAT_MAX && names[stat])

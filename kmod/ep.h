@@ -1,0 +1,375 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rdmalog - the objects of one connection, shared by the files that use
+ * it: conn.c (lifecycle, handshake, control messages: it owns them),
+ * repl.c (the replication data path) and forward.c (forwarded appends).
+ *
+ * The lifetime and lock rules are at the top of conn.c and at each
+ * structure below; repl.c and forward.c touch an endpoint only from its
+ * completion handlers, from conn.c's calls into them, and through
+ * references they take (kref on &rdmalog_ep.ref) while it is live.
+ */
+#ifndef _RDMALOG_EP_H
+#define _RDMALOG_EP_H
+
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/scatterlist.h>
+#include <linux/sizes.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
+
+#include "node.h"
+#include "proto.h"
+#include "repl.h"
+#include "forward.h"
+
+/* Receive buffers per connection: the peer's send credits. */
+#define RDMALOG_RECV_DEPTH		64
+/* Send buffers per connection: control messages in flight. */
+#define RDMALOG_SEND_DEPTH		32
+/* Largest receive depth a peer may announce. */
+#define RDMALOG_MAX_RECV_DEPTH		1024
+/*
+ * Replication WRITEs (unsignalled) in flight on one connection, at most:
+ * each batch is up to %RDMALOG_REPL_BATCH_WRITES of them followed by one
+ * signalled APPEND, whose completion retires them all (repl.c).
+ */
+#define RDMALOG_REPL_MAX_WRITES		128
+#define RDMALOG_REPL_BATCH_WRITES	16
+/* RDMA READs of forwarded payloads in flight on one connection (forward.c). */
+#define RDMALOG_FWD_MAX_READS		8
+/* FRWR registrations of forwarded payloads and their LOCAL_INVs (forward.c). */
+#define RDMALOG_FWD_MAX_REGS		8
+/*
+ * Queue sizes. Every control message is one signalled SEND (%SEND_DEPTH
+ * buffers), replication adds its unsignalled WRITEs, a backup posts one
+ * signalled REG_MR per ring segment once per connection (no LOCAL_INV: the
+ * MRs are deregistered after the QP is drained and destroyed, which
+ * invalidates them), forwarding its READs (primary) or REG_MR + LOCAL_INV
+ * pairs (backup), and ib_drain_qp() needs one more slot on each queue.
+ */
+#define RDMALOG_SQ_SIZE			(RDMALOG_SEND_DEPTH + \
+					 RDMALOG_REPL_MAX_WRITES + \
+					 RDMALOG_RING_MAX_SEGS + \
+					 RDMALOG_FWD_MAX_READS + \
+					 2 * RDMALOG_FWD_MAX_REGS + 1)
+#define RDMALOG_RQ_SIZE			(RDMALOG_RECV_DEPTH + 1)
+#define RDMALOG_CQ_SIZE			(RDMALOG_SQ_SIZE + RDMALOG_RQ_SIZE)
+
+/* &rdmalog_ep.flags bits, set from completion handlers. */
+enum {
+	RDMALOG_EP_ERROR,	/* an error was reported; error work queued */
+	RDMALOG_EP_DEAD,	/* resources being released: no re-posting */
+	RDMALOG_EP_HELLO,	/* the peer's HELLO arrived */
+	RDMALOG_EP_RING_REG,	/* we posted our ring's REG_MR */
+	RDMALOG_EP_RING_RX,	/* the peer's RING arrived */
+	RDMALOG_EP_HELLO_TX,	/* our HELLO was posted */
+	RDMALOG_EP_PEER_PRIMARY,	/* the peer's HELLO said primary */
+};
+
+struct rdmalog_ep;
+
+/*
+ * Largest ring segment: its length travels in 32 bits. A multiple of every
+ * chunk size (at most 4 MiB).
+ */
+#define RDMALOG_RING_SEG_MAX		SZ_2G
+
+/**
+ * struct rdmalog_ring_reg - one FRWR registration of a part of our ring
+ * @sgt: its chunks, DMA-mapped (@nents entries) when @nents is non-zero
+ * @nents: mapped entries of @sgt
+ * @mr: FRWR MR over @sgt, or NULL
+ */
+struct rdmalog_ring_reg {
+	struct sg_table sgt;
+	int nents;
+	struct ib_mr *mr;
+};
+
+/**
+ * struct rdmalog_rbuf - one receive buffer
+ * @cqe: completion entry; .done = rdmalog_recv_done
+ * @ep: owner
+ * @sge: the buffer, in &rdmalog_ep.recv_mem
+ * @wr: the receive work request, re-posted as is
+ */
+struct rdmalog_rbuf {
+	struct ib_cqe cqe;
+	struct rdmalog_ep *ep;
+	struct ib_sge sge;
+	struct ib_recv_wr wr;
+};
+
+/**
+ * struct rdmalog_sbuf - one send buffer
+ * @cqe: completion entry; .done = rdmalog_send_done
+ * @ep: owner
+ * @free: entry on &rdmalog_ep.send_free while not posted
+ * @sge: the buffer, in &rdmalog_ep.send_mem
+ * @buf: its kernel address
+ * @type: the message type it carries while posted
+ * @nr_writes: unsignalled WRITEs posted right before it (an APPEND's)
+ * @end_pos: for an APPEND: its @head
+ * @end_lsn: for an APPEND: its @next_lsn
+ * @gen: for an APPEND: its @gen
+ */
+struct rdmalog_sbuf {
+	struct ib_cqe cqe;
+	struct rdmalog_ep *ep;
+	struct list_head free;
+	struct ib_sge sge;
+	void *buf;
+	u8 type;
+	u32 nr_writes;
+	u64 end_pos;
+	u64 end_lsn;
+	u32 gen;
+};
+
+/**
+ * struct rdmalog_ep - one rdma_cm connection or connection attempt
+ * @ref: memory lifetime: the close work's reference plus one per queued
+ *	error work; the last put frees this and puts @conn
+ * @conn: the peer's object; referenced
+ * @cm_id: the rdma_cm id; its context is this endpoint (set in the
+ *	handler for accepted ids); destroyed by the close work
+ * @passive: accepted from the listener
+ * @knock: an attempt flagged %RDMALOG_CM_F_KNOCK
+ * @ibdev: the device once the address is resolved (or of an accepted id);
+ *	conn lock
+ * @rdev: the device object, from rdmalog_ep_setup() to the release
+ * @cq: completion queue (send and receive), IB_POLL_SOFTIRQ
+ * @qp: the QP of @cm_id once created
+ * @connect_sent: rdma_connect_locked() or rdma_accept() was called: the
+ *	close work calls rdma_disconnect(); conn lock
+ * @established: ESTABLISHED was handled; conn lock
+ * @closing: rdmalog_ep_close() was called; conn lock
+ * @backoff_reset: the conn's backoff was reset for this endpoint; conn lock
+ * @deadline: jiffies by which it must be established; conn lock
+ * @recv_mem: the receive buffers, %RDMALOG_RECV_DEPTH * %RDMALOG_MSG_SIZE
+ * @recv_dma: its DMA address (DMA_FROM_DEVICE) when @recv_mapped
+ * @recv_mapped: @recv_mem is DMA-mapped
+ * @rbufs: %RDMALOG_RECV_DEPTH receive buffers
+ * @send_mem: the send buffers, %RDMALOG_SEND_DEPTH * %RDMALOG_MSG_SIZE
+ * @send_dma: its DMA address (DMA_TO_DEVICE) when @send_mapped
+ * @send_mapped: @send_mem is DMA-mapped
+ * @sbufs: %RDMALOG_SEND_DEPTH send buffers
+ * @lock: protects @live, @send_free, @credits, @grant and @tx_seq, and
+ *	orders posting with @tx_seq; taken with _bh outside the CQ handler
+ * @live: sending is allowed (established, not closing)
+ * @send_free: &struct rdmalog_sbuf not posted
+ * @credits: messages we may still send before the peer re-posts buffers
+ * @grant: buffers we re-posted and have not told the peer about yet
+ * @tx_seq: sequence number of the last message sent
+ * @rx_seq: sequence number of the last message received; CQ handler only
+ *	(completions of one CQ are handled one at a time)
+ * @peer_recv_depth: the peer's receive depth from the handshake (credits
+ *	can never exceed it); set before the QP can receive anything
+ * @peer_hb_ms: the peer's heartbeat interval (READ_ONCE/WRITE_ONCE)
+ * @flags: RDMALOG_EP_* bits
+ * @err: what went wrong, written once by whoever set %RDMALOG_EP_ERROR
+ * @ring_regs: @ring_nr_regs registrations covering our ring in order (a
+ *	backup's ring, for the primary to write), or NULL (no FRWR, ring
+ *	not registrable, out of memory); each registered once, by the
+ *	REG_MRs posted when the primary's HELLO arrives; deregistered by the
+ *	release, after the QP is destroyed
+ * @ring_nr_regs: entries of @ring_regs (set up or partly set up)
+ * @ring_page_size: the MR page size of every registration
+ * @ring_cqe: completion of those REG_MRs (shared: .done only checks the
+ *	status)
+ * @ring_why: why @ring_regs is NULL (static text), for the log
+ * @remote_ring: the peer's ring segments (primary side), valid once
+ *	%RDMALOG_EP_RING_RX is set
+ * @remote_in_sync: the peer's log position equalled ours when its RING
+ *	arrived (else it is "behind")
+ * @src_dma: DMA addresses of our ring's chunks, mapped DMA_TO_DEVICE for
+ *	the replication WRITEs (primary side), or NULL; unmapped by the
+ *	release after the QP is drained
+ * @src_nr: entries of @src_dma
+ * @src_chunk: bytes of each chunk (2^@src_order pages)
+ * @src_order: the ring's chunk order
+ * @repl: replication state of this connection (repl.c; its locking there)
+ * @fwd: forwarded appends on this connection (forward.c; its locking there)
+ * @error_work: closes the endpoint after a completion or QP error
+ * @close_work: releases everything; runs once, after rdmalog_ep_close()
+ */
+struct rdmalog_ep {
+	struct kref ref;
+	struct rdmalog_conn *conn;
+	struct rdma_cm_id *cm_id;
+	bool passive;
+	bool knock;
+	struct ib_device *ibdev;
+	struct rdmalog_rdev *rdev;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	bool connect_sent;
+	bool established;
+	bool closing;
+	bool backoff_reset;
+	unsigned long deadline;
+
+	void *recv_mem;
+	u64 recv_dma;
+	bool recv_mapped;
+	struct rdmalog_rbuf *rbufs;
+	void *send_mem;
+	u64 send_dma;
+	bool send_mapped;
+	struct rdmalog_sbuf *sbufs;
+
+	spinlock_t lock; /* send side, see above */
+	bool live;
+	struct list_head send_free;
+	u32 credits;
+	u32 grant;
+	u32 tx_seq;
+
+	u32 rx_seq;
+	u32 peer_recv_depth;
+	u32 peer_hb_ms;
+
+	unsigned long flags;
+	char err[96];
+
+	struct rdmalog_ring_reg *ring_regs;
+	unsigned int ring_nr_regs;
+	unsigned int ring_page_size;
+	struct ib_cqe ring_cqe;
+	const char *ring_why;
+	struct {
+		u32 nr_segs;
+		struct {
+			u64 addr;
+			u32 length;
+			u32 rkey;
+		} seg[RDMALOG_RING_MAX_SEGS];
+	} remote_ring;
+	bool remote_in_sync;
+
+	u64 *src_dma;
+	unsigned long src_nr;
+	size_t src_chunk;
+	unsigned int src_order;
+	struct rdmalog_repl_ep repl;
+	struct rdmalog_fwd_ep fwd;
+
+	struct work_struct error_work;
+	struct work_struct close_work;
+};
+
+/**
+ * struct rdmalog_conn_local - this node, as the connections present it
+ * @node_id: our id
+ * @cluster_id: our cluster id
+ * @listen: our address (source of outgoing connections)
+ * @capacity: ring capacity
+ * @max_record: largest record
+ * @epoch: epoch
+ *
+ * A copy of the up period's parameters in every conn: immutable while it
+ * exists, read without locks.
+ */
+struct rdmalog_conn_local {
+	u32 node_id;
+	u64 cluster_id;
+	struct rdmalog_addr listen;
+	u64 capacity;
+	u32 max_record;
+	u64 epoch;
+};
+
+/**
+ * struct rdmalog_conn - the connection to one configured peer
+ * @ref: see the top of this file
+ * @list: entry on &rdmalog_conns.list while @listed; rdmalog_conns.mutex
+ * @listed: on the list (holds a reference); rdmalog_conns.mutex
+ * @peer_id: the peer's node id (immutable)
+ * @addr: its address and port (immutable)
+ * @active: we connect (our id is smaller); else we accept and knock
+ * @local: this node (immutable)
+ * @lock: the state machine: every field below up to @info_lock
+ * @activated: rdmalog_conn_activate() ran
+ * @stopping: being removed: nothing new starts, works are not re-armed
+ * @state: &enum rdmalog_peer_state shown to the operator
+ * @msg: why the state is what it is (empty when connected)
+ * @ep: the current endpoint, or NULL
+ * @backoff_ms: next reconnect (or knock) delay, before jitter
+ * @ever_connected: connected at least once in this up period
+ * @reconnects: connections established after the first one
+ * @refusals: handshakes refused, by us or by the peer
+ * @last_reason: last refusal reason seen or sent, to log changes only
+ * @connect_work: starts an attempt (connect or knock), or times out the
+ *	current one
+ * @hb_work: sends heartbeats and checks the peer timeout while connected
+ * @info_lock: protects @remote, written by the CQ handler
+ * @remote: what the peer reported in its last HELLO or HEARTBEAT, and when
+ * @last_rx: jiffies of the last message or of ESTABLISHED: the reference
+ *	of the peer timeout (READ_ONCE/WRITE_ONCE)
+ */
+struct rdmalog_conn {
+	struct kref ref;
+	struct list_head list;
+	bool listed;
+	u32 peer_id;
+	struct rdmalog_addr addr;
+	bool active;
+	struct rdmalog_conn_local local;
+
+	struct mutex lock; /* the state machine, see above */
+	bool activated;
+	bool stopping;
+	u32 state;
+	char msg[RDMALOG_PEER_MSG_LEN];
+	struct rdmalog_ep *ep;
+	unsigned int backoff_ms;
+	bool ever_connected;
+	u64 reconnects;
+	u64 refusals;
+	u8 last_reason;
+	struct delayed_work connect_work;
+	struct delayed_work hb_work;
+
+	spinlock_t info_lock; /* @remote */
+	struct {
+		bool valid;
+		unsigned long when;
+		u64 epoch;
+		u64 first_lsn;
+		u64 commit_lsn;
+		u64 next_lsn;
+	} remote;
+	unsigned long last_rx;
+};
+
+/*
+ * Post one control message of @len bytes at @msg (header included; the
+ * header is filled in). @min_credits: 1 for messages that hand credits
+ * back (HEARTBEAT, ACK), 2 for the others, so either side can always send
+ * one. @pre: NULL, or a chain of work requests (@nr_pre of them,
+ * unsignalled, the last one's next NULL) posted right before the message
+ * in the same ib_post_send(); @sbuf_init: called on the send buffer before
+ * posting (for an APPEND's bookkeeping), may be NULL. Process or softirq
+ * context. Return: 0, -ENOTCONN (not live), -EAGAIN (no credit or buffer;
+ * counted), or the error of ib_post_send().
+ */
+int rdmalog_ep_send_chain(struct rdmalog_ep *ep, void *msg, u16 len, u8 type,
+			  u32 min_credits, struct ib_send_wr *pre, u32 nr_pre,
+			  void (*sbuf_init)(struct rdmalog_sbuf *sb, void *arg),
+			  void *arg);
+int rdmalog_ep_send(struct rdmalog_ep *ep, void *msg, u16 len, u8 type,
+		    u32 min_credits);
+/* Report a fatal error of @ep from any context; the connection is closed. */
+__printf(2, 3)
+void rdmalog_ep_error(struct rdmalog_ep *ep, const char *fmt, ...);
+void rdmalog_ep_get(struct rdmalog_ep *ep);
+void rdmalog_ep_put(struct rdmalog_ep *ep);
+/* The primary's live endpoint with a reference, or NULL (forward.c). */
+struct rdmalog_ep *rdmalog_conn_primary_ep(void);
+
+#endif /* _RDMALOG_EP_H */

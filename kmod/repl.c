@@ -1,0 +1,801 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rdmalog - replication: the primary writes its ring into the backups'
+ * rings with one-sided RDMA WRITEs, commits from its completion queue, and
+ * tells the backups what is committed; a backup verifies and exposes it.
+ *
+ * Primary side
+ *
+ * A backup "joins" when its RING arrives and its head is one of our record
+ * boundaries (rdmalog_repl_ep_join()): from then on every stream byte we
+ * hold from its head on goes to the same ring offset of its ring. Each
+ * kick (after an append is published, after a trim, after a completion or
+ * credits came back) posts, per joined backup, everything between what was
+ * already posted and our head: up to %RDMALOG_REPL_BATCH_WRITES unsignalled
+ * RDMA WRITEs (split at our chunk boundaries, which include the ring's
+ * end, at the backup's segment boundaries and at %RDMALOG_REPL_MAX_WRITE
+ * bytes), followed in the same ib_post_send() by one signalled APPEND
+ * Send. Whatever was published while a batch was being posted goes out in
+ * the next one: group commit falls out of it. Many batches may be in
+ * flight, bounded by send buffers, the backup's receive credits and
+ * %RDMALOG_REPL_MAX_WRITES.
+ *
+ * On an RC queue pair over InfiniBand or RoCE, the APPEND's successful
+ * completion means the responder acknowledged it and every WRITE before it
+ * (they complete in order), so the backup holds those bytes: the held LSN
+ * of the backup moves to the APPEND's LSN, and the commit rule runs. On
+ * iWARP a completion only says the data left, so there (and with the
+ * force_ack parameter) APPENDs ask for an ACK and only ACKs move the held
+ * LSN (Documentation/protocol.rst).
+ *
+ * The commit rule: durability async commits locally (the append commits
+ * itself); quorum needs floor(N / 2) backups holding a record (with the
+ * primary that is a majority of the N configured nodes), all needs every
+ * one of the N - 1. The commit LSN is the needed-th largest held LSN among
+ * the joined backups. An APPEND carries our commit and first LSN; a
+ * commit that moved after the last APPEND to a backup goes out in a
+ * commit-only APPEND once that backup has none in flight.
+ *
+ * The floor: we never overwrite ring space a joined backup still retains
+ * (its tail, from RING and ACKs, plus the capacity): rdmalog_log_set_floor()
+ * with the lowest such tail makes appenders wait. Backups trim only what
+ * we trimmed (APPEND's first LSN), and report their tail in ACKs.
+ *
+ * A commit timeout removes every uncommitted record (log.c); before that,
+ * rdmalog_repl_quiesce() stops posting and waits until nothing of the ring
+ * is in flight, and rdmalog_repl_resume() rewinds every backup's posted
+ * position and starts a new generation (ACKs of older ones are ignored).
+ *
+ * Backup side
+ *
+ * An APPEND is noted under the endpoint's lock and the apply work queued:
+ * it verifies every record up to the APPEND's commit point and publishes
+ * them committed (rdmalog_log_apply()), trims to the primary's first LSN,
+ * and ACKs when asked, when its tail moved, or (rdmalog_repl_after_rx())
+ * when a quarter of the receive buffers wait to be handed back. A record
+ * that fails verification drops the connection.
+ *
+ * Locking: rdmalog_repl.lock (spinlock, _bh outside softirq) protects the
+ * state below and the primary-side fields of every joined endpoint's
+ * &struct rdmalog_repl_ep; it is taken before an endpoint's lock (sending)
+ * and before the log's lock (positions, commit, floor). The backup-side
+ * fields are under the endpoint's lock. Joined endpoints are referenced by
+ * the list; apply work holds a reference while queued.
+ */
+#include <linux/kernel.h>
+#include <linux/list.h>
+#include <linux/minmax.h>
+#include <linux/module.h>
+#include <linux/sizes.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
+#include <linux/spinlock.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
+
+#include "ep.h"
+#include "log.h"
+#include "rdma_dev.h"
+#include "repl.h"
+#include "stats.h"
+
+/* Largest single RDMA WRITE. */
+#define RDMALOG_REPL_MAX_WRITE		SZ_1M
+/* How long a quiesce waits before it drops connections that stall it. */
+#define RDMALOG_REPL_QUIESCE_MS		10000
+
+static bool force_ack;
+module_param(force_ack, bool, 0444);
+MODULE_PARM_DESC(force_ack,
+		 "count a backup's copy only once it ACKs (as on iWARP), on every device");
+
+/**
+ * struct rdmalog_repl_state - replication of this node
+ * @lock: see the top of this file
+ * @running: between rdmalog_repl_start() and rdmalog_repl_stop()
+ * @paused: a quiesce is in progress: nothing is posted
+ * @log: the log of the up period, referenced while running
+ * @capacity: its ring capacity
+ * @role: &enum rdmalog_role
+ * @durability: &enum rdmalog_durability requested
+ * @nr_nodes: nodes of the cluster, this one included
+ * @gen: truncation generation (see &struct rdmalog_msg_append)
+ * @eps: joined endpoints (&rdmalog_repl_ep.node)
+ * @quiesce_wq: a quiesce waiting for in-flight work to drain
+ */
+struct rdmalog_repl_state {
+	spinlock_t lock; /* see above */
+	bool running;
+	bool paused;
+	struct rdmalog_log *log;
+	u64 capacity;
+	u32 role;
+	u32 durability;
+	u32 nr_nodes;
+	u32 gen;
+	struct list_head eps;
+	wait_queue_head_t quiesce_wq;
+};
+
+static struct rdmalog_repl_state rdmalog_repl = {
+	.lock = __SPIN_LOCK_UNLOCKED(rdmalog_repl.lock),
+	.eps = LIST_HEAD_INIT(rdmalog_repl.eps),
+	.quiesce_wq = __WAIT_QUEUE_HEAD_INITIALIZER(rdmalog_repl.quiesce_wq),
+};
+
+/* The backups' apply work. Not WQ_MEM_RECLAIM: nothing reclaims through it. */
+static struct workqueue_struct *rdmalog_repl_wq;
+
+/* Backups that must hold a record before it commits. */
+static u32 rdmalog_repl_needed(u32 durability, u32 nr_nodes)
+{
+	switch (durability) {
+	case RDMALOG_DURABLE_QUORUM:
+		return nr_nodes / 2;
+	case RDMALOG_DURABLE_ALL:
+		return nr_nodes ? nr_nodes - 1 : 0;
+	default:
+		return 0;
+	}
+}
+
+static bool rdmalog_repl_is_primary(void)
+{
+	/* A node with no role set appends locally, like a primary. */
+	return rdmalog_repl.role != RDMALOG_ROLE_BACKUP;
+}
+
+/* ------------------------------------------------------------------ */
+/* Primary side */
+
+static int rdmalog_repl_cmp_desc(const void *a, const void *b)
+{
+	u64 x = *(const u64 *)a, y = *(const u64 *)b;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* The commit rule. Caller holds the lock. */
+static void rdmalog_repl_commit_locked(void)
+{
+	u32 needed = rdmalog_repl_needed(rdmalog_repl.durability,
+					 rdmalog_repl.nr_nodes);
+	u64 held[RDMALOG_MAX_PEERS];
+	struct rdmalog_repl_ep *r;
+	u32 n = 0;
+
+	if (!needed || !rdmalog_repl.running || !rdmalog_repl_is_primary())
+		return;
+	list_for_each_entry(r, &rdmalog_repl.eps, node)
+		if (n < ARRAY_SIZE(held))
+			held[n++] = r->held_lsn;
+	if (n < needed)
+		return;
+	sort(held, n, sizeof(held[0]), rdmalog_repl_cmp_desc, NULL);
+	rdmalog_log_commit(rdmalog_repl.log, held[needed - 1]);
+}
+
+/* The lowest tail of the joined backups, U64_MAX for none. Lock held. */
+static u64 rdmalog_repl_floor_locked(const struct rdmalog_repl_ep *except)
+{
+	struct rdmalog_repl_ep *r;
+	u64 floor = U64_MAX;
+
+	list_for_each_entry(r, &rdmalog_repl.eps, node)
+		if (r != except)
+			floor = min(floor, r->r_tail);
+	return floor;
+}
+
+struct rdmalog_repl_batch {
+	u64 end_bpos;
+	u64 end_lsn;
+	u32 gen;
+};
+
+static void rdmalog_repl_sbuf_init(struct rdmalog_sbuf *sb, void *arg)
+{
+	const struct rdmalog_repl_batch *b = arg;
+
+	sb->end_pos = b->end_bpos;
+	sb->end_lsn = b->end_lsn;
+	sb->gen = b->gen;
+}
+
+/* The backup's remote address and key for ring offset @off, and room. */
+static bool rdmalog_repl_remote(const struct rdmalog_ep *ep, u64 off,
+				u64 *addr, u32 *rkey, u64 *room)
+{
+	u64 start = 0;
+	u32 i;
+
+	for (i = 0; i < ep->remote_ring.nr_segs; i++) {
+		u64 len = ep->remote_ring.seg[i].length;
+
+		if (off < start + len) {
+			*addr = ep->remote_ring.seg[i].addr + (off - start);
+			*rkey = ep->remote_ring.seg[i].rkey;
+			*room = start + len - off;
+			return true;
+		}
+		start += len;
+	}
+	return false;
+}
+
+/*
+ * Post to one joined backup what it lacks of @pos: batches of WRITEs, each
+ * closed by an APPEND, or a commit-only APPEND. Lock held.
+ */
+static void rdmalog_repl_push_locked(struct rdmalog_ep *ep,
+				     const struct rdmalog_log_pos *pos)
+{
+	struct ib_rdma_wr wrs[RDMALOG_REPL_BATCH_WRITES];
+	struct ib_sge sges[RDMALOG_REPL_BATCH_WRITES];
+	struct rdmalog_repl_ep *r = &ep->repl;
+	u64 cap = rdmalog_repl.capacity;
+	struct rdmalog_msg_append m;
+	struct rdmalog_repl_batch b;
+	u64 cur, first;
+	u32 n, i;
+	int err;
+
+	first = min(pos->first_lsn, pos->commit_lsn);
+	for (;;) {
+		bool data = r->sent_pos < pos->head;
+
+		if (!data && r->sent_commit >= pos->commit_lsn &&
+		    r->sent_first >= first)
+			return;
+		/* A commit-only APPEND waits for the ones in flight. */
+		if (!data && r->notices)
+			return;
+		if (data && r->writes >= RDMALOG_REPL_MAX_WRITES)
+			return;
+
+		cur = r->sent_pos;
+		for (n = 0; cur < pos->head && n < RDMALOG_REPL_BATCH_WRITES &&
+		     r->writes + n < RDMALOG_REPL_MAX_WRITES; n++) {
+			u64 off, in_chunk, len, raddr, room;
+			unsigned long chunk;
+			u32 rkey;
+
+			div64_u64_rem(cur, cap, &off);
+			chunk = off >> (PAGE_SHIFT + ep->src_order);
+			in_chunk = off - ((u64)chunk << (PAGE_SHIFT + ep->src_order));
+			if (chunk >= ep->src_nr ||
+			    !rdmalog_repl_remote(ep, off, &raddr, &rkey, &room)) {
+				rdmalog_ep_error(ep, "ring offset %llu outside the rings",
+						 off);
+				return;
+			}
+			len = min3(pos->head - cur, ep->src_chunk - in_chunk,
+				   cap - off);
+			len = min3(len, room, (u64)RDMALOG_REPL_MAX_WRITE);
+
+			ib_dma_sync_single_for_device(ep->ibdev,
+						      ep->src_dma[chunk] + in_chunk,
+						      len, DMA_TO_DEVICE);
+			sges[n].addr = ep->src_dma[chunk] + in_chunk;
+			sges[n].length = len;
+			sges[n].lkey = ep->rdev->pd->local_dma_lkey;
+			memset(&wrs[n], 0, sizeof(wrs[n]));
+			wrs[n].wr.opcode = IB_WR_RDMA_WRITE;
+			wrs[n].wr.sg_list = &sges[n];
+			wrs[n].wr.num_sge = 1;
+			wrs[n].remote_addr = raddr;
+			wrs[n].rkey = rkey;
+			if (n)
+				wrs[n - 1].wr.next = &wrs[n].wr;
+			cur += len;
+		}
+
+		/* Only a batch that reaches head ends on a known boundary. */
+		b.gen = rdmalog_repl.gen;
+		if (cur == pos->head) {
+			b.end_bpos = pos->head;
+			b.end_lsn = pos->next_lsn;
+		} else {
+			b.end_bpos = r->sent_bpos;
+			b.end_lsn = r->sent_lsn;
+		}
+		memset(&m, 0, sizeof(m));
+		m.head = cpu_to_le64(b.end_bpos);
+		m.next_lsn = cpu_to_le64(b.end_lsn);
+		m.commit_pos = cpu_to_le64(pos->commit_pos);
+		m.commit_lsn = cpu_to_le64(pos->commit_lsn);
+		m.first_lsn = cpu_to_le64(first);
+		m.flags = cpu_to_le32(r->ack_mode ? RDMALOG_APPEND_F_ACK : 0);
+		m.gen = cpu_to_le32(b.gen);
+
+		err = rdmalog_ep_send_chain(ep, &m, sizeof(m),
+					    RDMALOG_MSG_APPEND, 2,
+					    n ? &wrs[0].wr : NULL, n,
+					    rdmalog_repl_sbuf_init, &b);
+		if (err == -EAGAIN || err == -ENOTCONN)
+			return;	/* credits or buffers: retried on completion */
+		if (err) {
+			r->errors++;
+			rdmalog_ep_error(ep, "cannot post replication: %d", err);
+			return;
+		}
+		for (i = 0; i < n; i++)
+			r->bytes += sges[i].length;
+		rdmalog_stats_inc(RDMALOG_STAT_REPL_BATCHES);
+		if (n) {
+			rdmalog_stats_add(RDMALOG_STAT_REPL_WRITES, n);
+			rdmalog_stats_add(RDMALOG_STAT_REPL_BYTES,
+					  cur - r->sent_pos);
+		}
+		r->records += b.end_lsn - r->sent_lsn;
+		r->sent_pos = cur;
+		r->sent_bpos = b.end_bpos;
+		r->sent_lsn = b.end_lsn;
+		r->sent_commit = pos->commit_lsn;
+		r->sent_first = first;
+		r->writes += n;
+		r->notices++;
+		r->batches++;
+	}
+}
+
+/* Push to every joined backup. Lock held. */
+static void rdmalog_repl_kick_locked(void)
+{
+	struct rdmalog_log_pos pos;
+	struct rdmalog_repl_ep *r;
+
+	if (!rdmalog_repl.running || rdmalog_repl.paused ||
+	    !rdmalog_repl_is_primary() || list_empty(&rdmalog_repl.eps))
+		return;
+	rdmalog_log_get_pos(rdmalog_repl.log, &pos);
+	list_for_each_entry(r, &rdmalog_repl.eps, node)
+		rdmalog_repl_push_locked(container_of(r, struct rdmalog_ep,
+						      repl), &pos);
+}
+
+static void rdmalog_repl_kick(void)
+{
+	spin_lock_bh(&rdmalog_repl.lock);
+	rdmalog_repl_kick_locked();
+	spin_unlock_bh(&rdmalog_repl.lock);
+}
+
+static bool rdmalog_repl_idle(void)
+{
+	struct rdmalog_repl_ep *r;
+	bool idle = true;
+
+	spin_lock_bh(&rdmalog_repl.lock);
+	list_for_each_entry(r, &rdmalog_repl.eps, node)
+		if (r->writes || r->notices)
+			idle = false;
+	spin_unlock_bh(&rdmalog_repl.lock);
+	return idle;
+}
+
+static void rdmalog_repl_quiesce(void)
+{
+	struct rdmalog_repl_ep *r;
+
+	spin_lock_bh(&rdmalog_repl.lock);
+	rdmalog_repl.paused = true;
+	spin_unlock_bh(&rdmalog_repl.lock);
+	if (wait_event_timeout(rdmalog_repl.quiesce_wq, rdmalog_repl_idle(),
+			       msecs_to_jiffies(RDMALOG_REPL_QUIESCE_MS)))
+		return;
+	/* A backup that does not complete in that long is dropped. */
+	spin_lock_bh(&rdmalog_repl.lock);
+	list_for_each_entry(r, &rdmalog_repl.eps, node)
+		if (r->writes || r->notices)
+			rdmalog_ep_error(container_of(r, struct rdmalog_ep,
+						      repl),
+					 "replication stalled for %u ms",
+					 RDMALOG_REPL_QUIESCE_MS);
+	spin_unlock_bh(&rdmalog_repl.lock);
+	/* Their drain completes (flushes) everything, then they leave. */
+	wait_event(rdmalog_repl.quiesce_wq, rdmalog_repl_idle());
+}
+
+static void rdmalog_repl_resume(u64 head, u64 next_lsn)
+{
+	struct rdmalog_repl_ep *r;
+
+	spin_lock_bh(&rdmalog_repl.lock);
+	rdmalog_repl.gen++;
+	list_for_each_entry(r, &rdmalog_repl.eps, node) {
+		if (r->sent_pos > head) {
+			r->sent_pos = head;
+			r->sent_bpos = head;
+			r->sent_lsn = next_lsn;
+		}
+		r->done_pos = min(r->done_pos, head);
+		r->held_lsn = min(r->held_lsn, next_lsn);
+		r->acked_lsn = min(r->acked_lsn, next_lsn);
+	}
+	rdmalog_repl.paused = false;
+	rdmalog_repl_kick_locked();
+	spin_unlock_bh(&rdmalog_repl.lock);
+}
+
+static const struct rdmalog_log_hooks rdmalog_repl_hooks = {
+	.kick = rdmalog_repl_kick,
+	.quiesce = rdmalog_repl_quiesce,
+	.resume = rdmalog_repl_resume,
+};
+
+const char *rdmalog_repl_ep_join(struct rdmalog_ep *ep, u64 head, u64 next_lsn,
+				 u64 tail, bool *in_sync)
+{
+	struct rdmalog_repl_ep *r = &ep->repl;
+	u64 floor;
+
+	*in_sync = false;
+	if (tail > head)
+		return "RING with a tail above its head";
+	spin_lock_bh(&rdmalog_repl.lock);
+	if (!rdmalog_repl.running || !rdmalog_repl_is_primary() || r->joined ||
+	    !ep->src_dma)
+		goto out;
+	floor = min(rdmalog_repl_floor_locked(NULL), tail);
+	if (!rdmalog_log_pin(rdmalog_repl.log, next_lsn, head, floor))
+		goto out;
+	r->ack_mode = force_ack ||
+		      rdma_protocol_iwarp(ep->ibdev, ep->cm_id->port_num);
+	r->sent_pos = head;
+	r->sent_bpos = head;
+	r->sent_lsn = next_lsn;
+	r->done_pos = head;
+	r->held_lsn = next_lsn;
+	r->acked_lsn = next_lsn;
+	r->joined_lsn = next_lsn;
+	r->r_tail = tail;
+	r->sent_commit = 0;
+	r->sent_first = 0;
+	r->joined = true;
+	rdmalog_ep_get(ep);		/* the list's */
+	list_add_tail(&r->node, &rdmalog_repl.eps);
+	*in_sync = true;
+	rdmalog_repl_kick_locked();
+out:
+	spin_unlock_bh(&rdmalog_repl.lock);
+	return NULL;
+}
+
+void rdmalog_repl_ep_leave(struct rdmalog_ep *ep)
+{
+	struct rdmalog_repl_ep *r = &ep->repl;
+	bool joined;
+
+	spin_lock_bh(&rdmalog_repl.lock);
+	joined = r->joined;
+	if (joined) {
+		list_del_init(&r->node);
+		r->joined = false;
+		if (rdmalog_repl.log)
+			rdmalog_log_set_floor(rdmalog_repl.log,
+					      rdmalog_repl_floor_locked(NULL));
+	}
+	spin_unlock_bh(&rdmalog_repl.lock);
+	wake_up_all(&rdmalog_repl.quiesce_wq);
+	if (joined)
+		rdmalog_ep_put(ep);
+}
+
+void rdmalog_repl_notice_done(struct rdmalog_ep *ep, struct rdmalog_sbuf *sb,
+			      bool ok)
+{
+	struct rdmalog_repl_ep *r = &ep->repl;
+
+	spin_lock(&rdmalog_repl.lock);
+	r->writes -= min(r->writes, sb->nr_writes);
+	if (r->notices)
+		r->notices--;
+	if (!ok)
+		r->errors++;
+	if (ok && r->joined && sb->gen == rdmalog_repl.gen) {
+		r->done_pos = max(r->done_pos, sb->end_pos);
+		if (!r->ack_mode)
+			r->held_lsn = max(r->held_lsn, sb->end_lsn);
+		rdmalog_repl_commit_locked();
+	}
+	if (rdmalog_repl.paused)
+		wake_up_all(&rdmalog_repl.quiesce_wq);
+	else if (ok)
+		rdmalog_repl_kick_locked();
+	spin_unlock(&rdmalog_repl.lock);
+}
+
+const char *rdmalog_repl_ack_received(struct rdmalog_ep *ep,
+				      const struct rdmalog_msg_ack *m)
+{
+	struct rdmalog_repl_ep *r = &ep->repl;
+	u64 tail = le64_to_cpu(m->tail);
+	u64 held = le64_to_cpu(m->held_lsn);
+	const char *why = NULL;
+
+	spin_lock(&rdmalog_repl.lock);
+	if (!r->joined)
+		goto out;
+	if (tail < r->r_tail) {
+		why = "ACK moved the tail back";
+		goto out;
+	}
+	if (tail > r->sent_pos) {
+		why = "ACK with a tail beyond what was written";
+		goto out;
+	}
+	if (tail != r->r_tail) {
+		r->r_tail = tail;
+		rdmalog_log_set_floor(rdmalog_repl.log,
+				      rdmalog_repl_floor_locked(NULL));
+	}
+	if (le32_to_cpu(m->gen) == rdmalog_repl.gen && r->ack_mode) {
+		if (held > r->sent_lsn) {
+			why = "ACK of records never written";
+			goto out;
+		}
+		r->acked_lsn = max(r->acked_lsn, held);
+		r->held_lsn = max(r->held_lsn, min(held, r->sent_lsn));
+		rdmalog_repl_commit_locked();
+	}
+	rdmalog_repl_kick_locked();
+out:
+	spin_unlock(&rdmalog_repl.lock);
+	return why;
+}
+
+void rdmalog_repl_ep_info(struct rdmalog_ep *ep,
+			  struct rdmalog_repl_peer_info *info)
+{
+	struct rdmalog_repl_ep *r = &ep->repl;
+	struct rdmalog_log_state st;
+
+	spin_lock_bh(&rdmalog_repl.lock);
+	info->joined = r->joined;
+	info->bytes = r->bytes;
+	info->records = r->records;
+	info->held_lsn = r->held_lsn;
+	if (r->joined && rdmalog_repl.log) {
+		rdmalog_log_get_state(rdmalog_repl.log, &st);
+		info->lag = st.next_lsn > r->held_lsn ?
+			    st.next_lsn - r->held_lsn : 0;
+	}
+	spin_unlock_bh(&rdmalog_repl.lock);
+}
+
+u32 rdmalog_repl_effective(u32 requested, u32 *in_sync, u32 *needed)
+{
+	struct rdmalog_repl_ep *r;
+	u32 n = 0, nodes;
+
+	spin_lock_bh(&rdmalog_repl.lock);
+	list_for_each_entry(r, &rdmalog_repl.eps, node)
+		n++;
+	nodes = rdmalog_repl.nr_nodes;
+	spin_unlock_bh(&rdmalog_repl.lock);
+	*in_sync = n;
+	*needed = rdmalog_repl_needed(requested, nodes);
+	if (n >= *needed)
+		return requested;
+	if (requested == RDMALOG_DURABLE_ALL &&
+	    n >= rdmalog_repl_needed(RDMALOG_DURABLE_QUORUM, nodes))
+		return RDMALOG_DURABLE_QUORUM;
+	return RDMALOG_DURABLE_ASYNC;
+}
+
+/* ------------------------------------------------------------------ */
+/* Backup side */
+
+/* Send an ACK with what we hold. Any context; false when not sent. */
+static bool rdmalog_repl_send_ack(struct rdmalog_ep *ep)
+{
+	struct rdmalog_repl_ep *r = &ep->repl;
+	struct rdmalog_log *log = READ_ONCE(rdmalog_repl.log);
+	struct rdmalog_log_pos pos;
+	struct rdmalog_msg_ack m = {};
+
+	if (!log)
+		return false;
+	rdmalog_log_get_pos(log, &pos);
+	spin_lock_bh(&ep->lock);
+	m.held_pos = cpu_to_le64(r->nt.head);
+	m.held_lsn = cpu_to_le64(r->nt.next_lsn);
+	m.gen = cpu_to_le32(r->nt.gen);
+	spin_unlock_bh(&ep->lock);
+	m.commit_lsn = cpu_to_le64(pos.commit_lsn);
+	m.tail = cpu_to_le64(pos.tail);
+	m.first_lsn = cpu_to_le64(pos.first_lsn);
+	if (rdmalog_ep_send(ep, &m, sizeof(m), RDMALOG_MSG_ACK, 1))
+		return false;
+	WRITE_ONCE(r->last_tail, pos.tail);
+	return true;
+}
+
+static void rdmalog_repl_apply_work(struct work_struct *work)
+{
+	struct rdmalog_ep *ep = container_of(work, struct rdmalog_ep,
+					     repl.apply_work);
+	struct rdmalog_repl_ep *r = &ep->repl;
+	struct rdmalog_log *log = rdmalog_repl.log;
+	struct rdmalog_log_state st;
+	struct rdmalog_log_pos pos;
+	bool valid, ack;
+	const char *why;
+	u64 trim, cpos, clsn, first, epoch;
+	int err;
+
+	if (!log || test_bit(RDMALOG_EP_DEAD, &ep->flags))
+		goto out;
+	spin_lock_bh(&ep->lock);
+	valid = r->nt_valid;
+	r->nt_valid = false;
+	ack = r->ack_due;
+	r->ack_due = false;
+	cpos = r->nt.commit_pos;
+	clsn = r->nt.commit_lsn;
+	first = r->nt.first_lsn;
+	epoch = r->nt.epoch;
+	spin_unlock_bh(&ep->lock);
+
+	if (valid) {
+		err = rdmalog_log_apply(log, cpos, clsn, epoch, &why);
+		if (err == -EBADMSG) {
+			pr_err_ratelimited("node %u: a record from primary %u failed verification: %s\n",
+					   ep->conn->local.node_id,
+					   ep->conn->peer_id, why);
+			rdmalog_ep_error(ep, "record failed verification: %s",
+					 why);
+			goto out;
+		}
+		if (err)
+			goto out;
+		rdmalog_log_get_state(log, &st);
+		trim = min(first, st.commit_lsn);
+		if (trim > st.first_lsn)
+			rdmalog_log_trim(log, trim);
+	}
+	rdmalog_log_get_pos(log, &pos);
+	if (ack || READ_ONCE(r->last_tail) != pos.tail)
+		rdmalog_repl_send_ack(ep);
+out:
+	rdmalog_ep_put(ep);
+}
+
+const char *rdmalog_repl_append_received(struct rdmalog_ep *ep,
+					 const struct rdmalog_msg_append *m)
+{
+	struct rdmalog_repl_ep *r = &ep->repl;
+	u64 head = le64_to_cpu(m->head), next = le64_to_cpu(m->next_lsn);
+	u64 cpos = le64_to_cpu(m->commit_pos);
+	u64 clsn = le64_to_cpu(m->commit_lsn);
+	u64 first = le64_to_cpu(m->first_lsn);
+
+	if (cpos > head || clsn > next || first > clsn)
+		return "APPEND with inconsistent positions";
+	spin_lock(&ep->lock);
+	if (clsn < r->nt.commit_lsn || cpos < r->nt.commit_pos ||
+	    first < r->nt.first_lsn) {
+		spin_unlock(&ep->lock);
+		return "APPEND moved the commit or first LSN back";
+	}
+	r->nt.head = head;
+	r->nt.next_lsn = next;
+	r->nt.commit_pos = cpos;
+	r->nt.commit_lsn = clsn;
+	r->nt.first_lsn = first;
+	r->nt.epoch = le64_to_cpu(m->hdr.epoch);
+	r->nt.flags = le32_to_cpu(m->flags);
+	r->nt.gen = le32_to_cpu(m->gen);
+	r->nt_valid = true;
+	if (r->nt.flags & RDMALOG_APPEND_F_ACK)
+		r->ack_due = true;
+	spin_unlock(&ep->lock);
+
+	rdmalog_ep_get(ep);		/* the work's */
+	if (!queue_work(rdmalog_repl_wq, &r->apply_work))
+		rdmalog_ep_put(ep);
+	return NULL;
+}
+
+void rdmalog_repl_after_rx(struct rdmalog_ep *ep)
+{
+	bool credits;
+
+	if (ep->repl.joined) {
+		spin_lock(&rdmalog_repl.lock);
+		rdmalog_repl_kick_locked();
+		spin_unlock(&rdmalog_repl.lock);
+		return;
+	}
+	if (!test_bit(RDMALOG_EP_RING_REG, &ep->flags))
+		return;
+	spin_lock(&ep->lock);
+	credits = ep->grant >= RDMALOG_RECV_DEPTH / 4;
+	spin_unlock(&ep->lock);
+	if (credits)
+		rdmalog_repl_send_ack(ep);
+}
+
+/* ------------------------------------------------------------------ */
+/* Set-up */
+
+void rdmalog_repl_ep_init(struct rdmalog_ep *ep)
+{
+	INIT_LIST_HEAD(&ep->repl.node);
+	INIT_WORK(&ep->repl.apply_work, rdmalog_repl_apply_work);
+}
+
+/* Apply the policy to the log. Lock held. */
+static void rdmalog_repl_policy_locked(u32 timeout_ms)
+{
+	bool self = !rdmalog_repl_is_primary() ||
+		    !rdmalog_repl_needed(rdmalog_repl.durability,
+					 rdmalog_repl.nr_nodes);
+
+	rdmalog_log_set_policy(rdmalog_repl.log, self, timeout_ms);
+	if (!self)
+		rdmalog_repl_commit_locked();
+}
+
+void rdmalog_repl_start(const struct rdmalog_repl_params *p)
+{
+	struct rdmalog_log_state st;
+
+	rdmalog_log_get(p->log);
+	rdmalog_log_get_state(p->log, &st);
+	rdmalog_log_set_hooks(p->log, &rdmalog_repl_hooks);
+	spin_lock_bh(&rdmalog_repl.lock);
+	rdmalog_repl.log = p->log;
+	rdmalog_repl.capacity = st.capacity;
+	rdmalog_repl.role = p->role;
+	rdmalog_repl.durability = p->durability;
+	rdmalog_repl.nr_nodes = p->nr_nodes;
+	rdmalog_repl.gen = 1;
+	rdmalog_repl.paused = false;
+	rdmalog_repl.running = true;
+	rdmalog_repl_policy_locked(p->commit_timeout_ms);
+	spin_unlock_bh(&rdmalog_repl.lock);
+}
+
+void rdmalog_repl_stop(void)
+{
+	struct rdmalog_log *log;
+
+	spin_lock_bh(&rdmalog_repl.lock);
+	rdmalog_repl.running = false;
+	/* conn.c released every endpoint: none is joined any more. */
+	WARN_ON_ONCE(!list_empty(&rdmalog_repl.eps));
+	spin_unlock_bh(&rdmalog_repl.lock);
+	/* Queued apply work holds endpoint references, not the log's. */
+	flush_workqueue(rdmalog_repl_wq);
+	spin_lock_bh(&rdmalog_repl.lock);
+	log = rdmalog_repl.log;
+	rdmalog_repl.log = NULL;
+	spin_unlock_bh(&rdmalog_repl.lock);
+	rdmalog_log_put(log);
+}
+
+void rdmalog_repl_set_policy(u32 durability, u32 nr_nodes,
+			     u32 commit_timeout_ms)
+{
+	spin_lock_bh(&rdmalog_repl.lock);
+	rdmalog_repl.durability = durability;
+	rdmalog_repl.nr_nodes = nr_nodes;
+	if (rdmalog_repl.running)
+		rdmalog_repl_policy_locked(commit_timeout_ms);
+	spin_unlock_bh(&rdmalog_repl.lock);
+}
+
+int rdmalog_repl_init(void)
+{
+	rdmalog_repl_wq = alloc_workqueue("rdmalog_repl", WQ_UNBOUND, 0);
+	return rdmalog_repl_wq ? 0 : -ENOMEM;
+}
+
+void rdmalog_repl_exit(void)
+{
+	destroy_workqueue(rdmalog_repl_wq);
+}

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rdmalog - replication: the primary's RDMA WRITE data path into the
+ * backups' rings, the commit rule, and the backups' side of it (verify and
+ * expose what the primary committed).
+ *
+ * node.c starts it for an up period (rdmalog_repl_start()) before the
+ * connections and stops it after them; conn.c hands it the endpoints that
+ * join (a backup's RING was accepted) and leave (after their QP is
+ * drained), the completions of APPENDs and the APPEND and ACK messages it
+ * receives; log.c calls it back through &struct rdmalog_log_hooks.
+ */
+#ifndef _RDMALOG_REPL_H
+#define _RDMALOG_REPL_H
+
+#include <linux/list.h>
+#include <linux/types.h>
+#include <linux/workqueue.h>
+
+struct rdmalog_ep;
+struct rdmalog_log;
+struct rdmalog_sbuf;
+struct rdmalog_msg_append;
+struct rdmalog_msg_ack;
+
+/**
+ * struct rdmalog_repl_ep - replication state of one connection
+ *
+ * Primary side (a backup that joined), under rdmalog_repl.lock:
+ * @node: entry on rdmalog_repl.eps while @joined (holds an ep reference)
+ * @joined: the backup's RING was accepted and it is in sync
+ * @ack_mode: held positions count only once the backup ACKs them (iWARP,
+ *	or the force_ack module parameter)
+ * @sent_pos: stream position up to which WRITEs are posted
+ * @sent_bpos: the last record boundary at or below @sent_pos
+ * @sent_lsn: LSN of the record that starts at @sent_bpos
+ * @sent_commit: commit LSN carried by the last APPEND posted
+ * @sent_first: first LSN carried by the last APPEND posted
+ * @done_pos: @sent_pos of the last APPEND completed
+ * @held_lsn: every record below it is held by the backup (WRITE
+ *	completions, or ACKs in @ack_mode)
+ * @acked_lsn: @held_lsn of the last ACK of the current generation
+ * @r_tail: the backup's tail: we write no stream position at or above
+ *	@r_tail + capacity
+ * @writes: unsignalled WRITEs posted and not yet retired
+ * @notices: APPENDs posted and not yet completed
+ * @bytes: bytes written to the backup
+ * @records: records written to the backup
+ * @batches: APPENDs posted
+ * @errors: posts that failed and completions in error
+ * @joined_lsn: @sent_lsn when it joined
+ *
+ * Backup side (the primary's connection), under &rdmalog_ep.lock:
+ * @nt_valid: @nt holds an APPEND not applied yet
+ * @nt: the latest APPEND received (host order)
+ * @ack_due: an ACK is owed (asked for, or the tail moved)
+ * @apply_work: verifies and exposes what @nt says is committed
+ * @last_tail: the tail sent in the last ACK or RING; apply work only
+ */
+struct rdmalog_repl_ep {
+	struct list_head node;
+	bool joined;
+	bool ack_mode;
+	u64 sent_pos;
+	u64 sent_bpos;
+	u64 sent_lsn;
+	u64 sent_commit;
+	u64 sent_first;
+	u64 done_pos;
+	u64 held_lsn;
+	u64 acked_lsn;
+	u64 r_tail;
+	u32 writes;
+	u32 notices;
+	u64 bytes;
+	u64 records;
+	u64 batches;
+	u64 errors;
+	u64 joined_lsn;
+
+	bool nt_valid;
+	struct {
+		u64 head;
+		u64 next_lsn;
+		u64 commit_pos;
+		u64 commit_lsn;
+		u64 first_lsn;
+		u64 epoch;
+		u32 flags;
+		u32 gen;
+	} nt;
+	bool ack_due;
+	struct work_struct apply_work;
+	u64 last_tail;
+};
+
+/**
+ * struct rdmalog_repl_params - what an up period replicates with
+ * @log: the log (referenced by repl until rdmalog_repl_stop())
+ * @role: &enum rdmalog_role of this node
+ * @durability: &enum rdmalog_durability requested
+ * @nr_nodes: nodes in the cluster, this one included (1 + peers)
+ * @commit_timeout_ms: how long an append waits for its commit
+ */
+struct rdmalog_repl_params {
+	struct rdmalog_log *log;
+	u32 role;
+	u32 durability;
+	u32 nr_nodes;
+	u32 commit_timeout_ms;
+};
+
+int rdmalog_repl_init(void);
+void rdmalog_repl_exit(void);
+void rdmalog_repl_start(const struct rdmalog_repl_params *p);
+void rdmalog_repl_stop(void);
+/* Durability, cluster size or timeout changed while up. */
+void rdmalog_repl_set_policy(u32 durability, u32 nr_nodes,
+			     u32 commit_timeout_ms);
+
+/**
+ * rdmalog_repl_effective() - the durability the joined backups give now
+ * @requested: &enum rdmalog_durability asked for
+ * @in_sync: out: backups joined and in sync
+ * @needed: out: backups the requested mode needs
+ *
+ * Return: @requested when enough backups are in sync, else the strongest
+ * mode they do give (async with none).
+ */
+u32 rdmalog_repl_effective(u32 requested, u32 *in_sync, u32 *needed);
+
+/* From conn.c. */
+void rdmalog_repl_ep_init(struct rdmalog_ep *ep);
+const char *rdmalog_repl_ep_join(struct rdmalog_ep *ep, u64 head, u64 next_lsn,
+				 u64 tail, bool *in_sync);
+void rdmalog_repl_ep_leave(struct rdmalog_ep *ep);
+void rdmalog_repl_notice_done(struct rdmalog_ep *ep, struct rdmalog_sbuf *sb,
+			      bool ok);
+const char *rdmalog_repl_append_received(struct rdmalog_ep *ep,
+					 const struct rdmalog_msg_append *m);
+const char *rdmalog_repl_ack_received(struct rdmalog_ep *ep,
+				      const struct rdmalog_msg_ack *m);
+/*
+ * After every valid message received on @ep (CQ handler context): a backup
+ * hands credits back with an ACK when they pile up; a primary resumes
+ * WRITEs that waited for credits.
+ */
+void rdmalog_repl_after_rx(struct rdmalog_ep *ep);
+
+/**
+ * struct rdmalog_repl_peer_info - per-peer replication counters
+ * @joined: replicating to this peer now
+ * @bytes: bytes written
+ * @records: records written
+ * @held_lsn: every record below it is held by the peer
+ * @lag: records appended that the peer does not hold yet
+ */
+struct rdmalog_repl_peer_info {
+	bool joined;
+	u64 bytes;
+	u64 records;
+	u64 held_lsn;
+	u64 lag;
+};
+
+void rdmalog_repl_ep_info(struct rdmalog_ep *ep,
+			  struct rdmalog_repl_peer_info *info);
+
+#endif /* _RDMALOG_REPL_H */
