@@ -145,7 +145,7 @@ static ssize_t rdmalog_chardev_write_iter(struct kiocb *iocb,
 	int ret;
 
 	ret = rdmalog_node_append(rf->log, from,
-				 rdmalog_chardev_nonblock(iocb), &lsn);
+				  rdmalog_chardev_nonblock(iocb), &lsn);
 	if (ret)
 		return ret;
 

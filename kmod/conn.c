@@ -97,7 +97,6 @@
 #include "rdma_dev.h"
 #include "stats.h"
 
-
 /* rdma_resolve_addr() and rdma_resolve_route() timeouts. */
 #define RDMALOG_RESOLVE_TIMEOUT_MS	2000
 /* From the start of an attempt (or an accept) to ESTABLISHED. */
@@ -2435,9 +2434,10 @@ void rdmalog_conn_remove(struct rdmalog_conn *conn)
 }
 
 /**
- * rdmalog_conn_get_info() - the connection fields of a peer's snapshot
- * @conn: the peer's object
- * @info: state, msg, counters and what the peer reported are filled in
+ * rdmalog_conn_primary_ep() - the live connection to the primary
+ *
+ * Return: its endpoint with a reference (rdmalog_ep_put()), or NULL when
+ * no connection to a peer that announced itself primary is established.
  */
 struct rdmalog_ep *rdmalog_conn_primary_ep(void)
 {
@@ -2461,6 +2461,11 @@ struct rdmalog_ep *rdmalog_conn_primary_ep(void)
 	return found;
 }
 
+/**
+ * rdmalog_conn_get_info() - the connection fields of a peer's snapshot
+ * @conn: the peer's object
+ * @info: state, msg, counters and what the peer reported are filled in
+ */
 void rdmalog_conn_get_info(struct rdmalog_conn *conn,
 			   struct rdmalog_peer_info *info)
 {
