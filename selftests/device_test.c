@@ -624,12 +624,13 @@ TEST_F_TIMEOUT(dev, durability_degraded_flag, RL_TIMEOUT)
 		{ "all", RDMALOG_DURABLE_ALL },
 		{ "async", RDMALOG_DURABLE_ASYNC },
 	};
-	struct rdmalog_state st;
+	struct rdmalog_state st, before;
 	char out[1024];
 	unsigned int i;
 
 	ASSERT_EQ(0, rl_get_state(self->fd, &st));
 	ASSERT_EQ(0, st.flags & RDMALOG_STATE_DURABILITY_DEGRADED);
+	/* alone, the node is every mode's whole cluster */
 	for (i = 0; i < 3; i++) {
 		ASSERT_EQ(0, rl_ctl(out, sizeof(out), "log set durability %s",
 				    modes[i].name)) {
@@ -638,16 +639,43 @@ TEST_F_TIMEOUT(dev, durability_degraded_flag, RL_TIMEOUT)
 		}
 		ASSERT_EQ(0, rl_get_state(self->fd, &st));
 		EXPECT_EQ(modes[i].val, st.durability);
-		if (modes[i].val == RDMALOG_DURABLE_ASYNC) {
-			EXPECT_EQ(RDMALOG_STATE_UP, st.flags);
-		} else {
-			EXPECT_EQ(RDMALOG_STATE_UP |
-				  RDMALOG_STATE_DURABILITY_DEGRADED, st.flags);
-		}
-		/* an append still commits (acts as async) */
+		EXPECT_EQ(RDMALOG_STATE_UP, st.flags);
 		ASSERT_EQ(i + 1, append(self->fd, 64, i));
 		ASSERT_EQ(0, rl_get_state(self->fd, &st));
 		EXPECT_EQ(i + 2, st.commit_lsn);
+	}
+
+	/* one peer that never answers: quorum and all need it */
+	ASSERT_EQ(0, rl_ctl(out, sizeof(out),
+			    "log set durability quorum commit-timeout 300")) {
+		TH_LOG("%s", out);
+	}
+	ASSERT_EQ(0, rl_ctl(out, sizeof(out),
+			    "peer add id 2 address 198.18.0.222")) {
+		TH_LOG("%s", out);
+	}
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, rl_ctl(out, sizeof(out), "log set durability %s",
+				    modes[i].name));
+		ASSERT_EQ(0, rl_get_state(self->fd, &before));
+		EXPECT_EQ(RDMALOG_STATE_UP | RDMALOG_STATE_DURABILITY_DEGRADED,
+			  before.flags);
+		/* the append waits for the commit timeout, then is removed */
+		rl_pattern(wbuf, 64, 100 + i);
+		errno = 0;
+		EXPECT_EQ(-1, write(self->fd, wbuf, 64));
+		EXPECT_EQ(ETIMEDOUT, errno);
+		ASSERT_EQ(0, rl_get_state(self->fd, &st));
+		EXPECT_EQ(before.next_lsn, st.next_lsn);
+		EXPECT_EQ(before.commit_lsn, st.commit_lsn);
+	}
+	/* async commits locally again, at the LSN the failed ones had */
+	ASSERT_EQ(0, rl_ctl(out, sizeof(out), "log set durability async"));
+	ASSERT_EQ(0, rl_get_state(self->fd, &st));
+	EXPECT_EQ(RDMALOG_STATE_UP, st.flags);
+	ASSERT_EQ(before.next_lsn, append(self->fd, 64, 7));
+	ASSERT_EQ(0, rl_ctl(out, sizeof(out), "peer del id 2")) {
+		TH_LOG("%s", out);
 	}
 }
 

@@ -4,9 +4,8 @@
 Three soft-RoCE nodes, node 1 primary. This first slice checks the ring
 registration: every backup registers its ring (FRWR, REMOTE_WRITE only, in
 a few segments of large chunks) on its connection to the primary and sends
-a RING descriptor, which the
-primary validates and classifies as "in sync" or "behind". The data path
-(WRITEs, commit, apply) is not there yet; see Documentation/protocol.rst.
+a RING descriptor, which the primary validates and classifies as "in
+sync" or "behind". The data path itself is tested in datapath.py.
 Nothing here depends on timing: states are polled.
 """
 
@@ -124,13 +123,20 @@ def behind_backup_is_not_in_sync(c):
     for nd in c:
         nd.run("dmesg -c >/dev/null", timeout=60, check=True)
     up(c, cluster_file())
-    # a local write on backup 3 while the primary is down makes its log
-    # differ from the primary's fresh one
+    # three records on every node; then node 1 (primary) and node 2 come
+    # back with fresh, empty logs: node 2 is in sync with the new primary
+    # (both at LSN 1), node 3 is not (it holds LSNs 1..3)
+    c[1].run("rdmalogcat -a a b c >/dev/null", timeout=60, check=True)
+    wait_for(lambda: all(status(c[n])["log"]["commit_lsn"] == 4
+                         for n in (2, 3)),
+             timeout=WAIT, interval=2, what="backups committed 3 records")
     c[1].run("rdmalogctl node down", timeout=120, check=True)
-    c[3].run("rdmalogcat -a local >/dev/null", timeout=60, check=True)
+    c[2].run("rdmalogctl node down", timeout=120, check=True)
     c[1].run("dmesg -c >/dev/null", timeout=60, check=True)
+    apply(c[2], cluster_file())
     apply(c[1], cluster_file())
     wait_connected(c)
+
     def judged():
         out = dmesg(c[1])
         return (re.search(r"node 1: node 3 granted its ring .*: behind", out)
@@ -138,3 +144,8 @@ def behind_backup_is_not_in_sync(c):
                               out))
     wait_for(judged, timeout=WAIT, interval=2,
              what="node3 behind, node2 in sync")
+    # quorum holds with node 2: appends commit, node 3 is left alone
+    c[1].run("rdmalogcat -a d >/dev/null", timeout=60, check=True)
+    wait_for(lambda: status(c[2])["log"]["commit_lsn"] == 2,
+             timeout=WAIT, interval=2, what="node 2 holds the new record")
+    assert status(c[3])["log"]["next_lsn"] == 4, status(c[3])["log"]
