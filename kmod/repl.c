@@ -238,7 +238,7 @@ static void rdmalog_repl_push_locked(struct rdmalog_ep *ep,
 	u64 cap = rdmalog_repl.capacity;
 	struct rdmalog_msg_append m;
 	struct rdmalog_repl_batch b;
-	u64 cur, first;
+	u64 cur, first, cpos, clsn;
 	u32 n, i;
 	int err;
 
@@ -246,8 +246,8 @@ static void rdmalog_repl_push_locked(struct rdmalog_ep *ep,
 	for (;;) {
 		bool data = r->sent_pos < pos->head;
 
-		if (!data && r->sent_commit >= pos->commit_lsn &&
-		    r->sent_first >= first)
+		if (!data && r->sent_commit >= min(pos->commit_lsn, r->sent_lsn) &&
+		    r->sent_first >= min(first, r->sent_lsn))
 			return;
 		/* A commit-only APPEND waits for the ones in flight. */
 		if (!data && r->notices)
@@ -301,12 +301,23 @@ static void rdmalog_repl_push_locked(struct rdmalog_ep *ep,
 			b.end_bpos = r->sent_bpos;
 			b.end_lsn = r->sent_lsn;
 		}
+		/*
+		 * The backup may expose only what it was sent: a backlog
+		 * (a backup that joined behind) goes out in several batches,
+		 * and the commit point it is told never passes them.
+		 */
+		cpos = pos->commit_pos;
+		clsn = pos->commit_lsn;
+		if (clsn > b.end_lsn) {
+			cpos = b.end_bpos;
+			clsn = b.end_lsn;
+		}
 		memset(&m, 0, sizeof(m));
 		m.head = cpu_to_le64(b.end_bpos);
 		m.next_lsn = cpu_to_le64(b.end_lsn);
-		m.commit_pos = cpu_to_le64(pos->commit_pos);
-		m.commit_lsn = cpu_to_le64(pos->commit_lsn);
-		m.first_lsn = cpu_to_le64(first);
+		m.commit_pos = cpu_to_le64(cpos);
+		m.commit_lsn = cpu_to_le64(clsn);
+		m.first_lsn = cpu_to_le64(min(first, clsn));
 		m.flags = cpu_to_le32(r->ack_mode ? RDMALOG_APPEND_F_ACK : 0);
 		m.gen = cpu_to_le32(b.gen);
 
@@ -333,8 +344,8 @@ static void rdmalog_repl_push_locked(struct rdmalog_ep *ep,
 		r->sent_pos = cur;
 		r->sent_bpos = b.end_bpos;
 		r->sent_lsn = b.end_lsn;
-		r->sent_commit = pos->commit_lsn;
-		r->sent_first = first;
+		r->sent_commit = clsn;
+		r->sent_first = min(first, clsn);
 		r->writes += n;
 		r->notices++;
 		r->batches++;

@@ -149,3 +149,30 @@ def behind_backup_is_not_in_sync(c):
     wait_for(lambda: status(c[2])["log"]["commit_lsn"] == 2,
              timeout=WAIT, interval=2, what="node 2 holds the new record")
     assert status(c[3])["log"]["next_lsn"] == 4, status(c[3])["log"]
+
+
+@test
+def ack_mode_commits_on_backup_acks(c):
+    """force_ack=1: the iWARP rule (a backup's copy counts once it ACKs)."""
+    c[1].run("rdmalogctl node down 2>/dev/null; rmmod rdmalog && "
+             "modprobe rdmalog force_ack=1", timeout=120, check=True)
+    try:
+        assert c[1].run("cat /sys/module/rdmalog/parameters/force_ack",
+                        timeout=60, check=True).out.strip() == "Y"
+        up(c, cluster_file(durability="all"))
+        wait_for(lambda: status(c[1])["durability"]["effective"] == "all",
+                 timeout=WAIT, interval=2, what="durability all in force")
+        before = stats(c[2])["msgs_sent"]
+        r = c[1].run("rdmalogcat -a one two three", timeout=60, check=True)
+        assert r.out.split() == ["1", "2", "3"], r.out
+        # every backup holds and exposes them, and ACKed (messages sent)
+        wait_for(lambda: all(status(c[n])["log"]["commit_lsn"] == 4
+                             for n in (2, 3)),
+                 timeout=WAIT, interval=2, what="backups committed 3")
+        assert stats(c[2])["msgs_sent"] > before
+        for n in (2, 3):
+            out = c[n].run("rdmalogcat", timeout=60, check=True).out
+            assert out.split() == ["1", "one", "2", "two", "3", "three"], out
+    finally:
+        c[1].run("rdmalogctl node down 2>/dev/null; rmmod rdmalog; "
+                 "modprobe rdmalog", timeout=120)
