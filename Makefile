@@ -35,7 +35,7 @@ TEST_SRC := $(wildcard selftests/*.c)
 TEST_HDR := $(wildcard selftests/*.h) $(wildcard uapi/*.h)
 TEST_BIN := $(patsubst selftests/%.c,$(BUILD)/selftests/%,$(TEST_SRC))
 
-.PHONY: all module tools selftests deps lint checkpatch sparse wbuild \
+.PHONY: all module tools selftests siw deps lint checkpatch sparse wbuild \
 	check demo install uninstall clean ksft dkms-build bench
 
 all: module tools selftests
@@ -75,7 +75,20 @@ $(KSFT)/kselftest_harness.h:
 		linux-source-6.1/tools/testing/selftests/kselftest_harness.h
 	@touch $@
 
-selftests: $(TEST_BIN)
+selftests: $(TEST_BIN) siw
+
+# Soft-iWARP for the iwarp suite: Debian's kernel does not build siw, so it
+# is built out of tree from linux-source-6.1 (never copied into the repo);
+# mkinitramfs.sh ships it when it exists.
+siw: $(BUILD)/siw/siw.ko
+
+$(BUILD)/siw/siw.ko:
+	@test -n "$(LINUX_SOURCE)" || { echo "linux-source-6.1 missing: run 'make deps'" >&2; exit 1; }
+	@test -n "$(KDIR)" || { echo "no kernel headers: run 'make deps' or set KDIR" >&2; exit 1; }
+	@mkdir -p $(BUILD)/siw
+	tar -xJf $(LINUX_SOURCE) --strip-components=5 -C $(BUILD)/siw \
+		--wildcards 'linux-source-6.1/drivers/infiniband/sw/siw/*'
+	$(MAKE) -C $(KDIR) M=$(BUILD)/siw CONFIG_RDMA_SIW=m modules >/dev/null
 
 $(BUILD)/selftests/%: selftests/%.c $(TEST_HDR) $(KSFT)/kselftest_harness.h
 	@mkdir -p $(BUILD)/selftests

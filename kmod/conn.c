@@ -597,9 +597,12 @@ static int rdmalog_ep_send_heartbeat(struct rdmalog_ep *ep)
  * The ring is a run of physically contiguous chunks of equal size (log.c:
  * 4 MiB, fewer on fragmentation or for odd capacities). Every MR uses as
  * page size the largest the device takes (page_size_cap) up to the chunk
- * size, and covers as many whole chunks as max_fast_reg_page_list_len
- * allows (and %RDMALOG_RING_SEG_MAX bytes at most): on rxe, 512 chunks of
- * 4 MiB, so the default 64 MiB ring is one MR and a 16 GiB ring eight.
+ * size, and covers as many whole pieces as max_fast_reg_page_list_len
+ * allows (and %RDMALOG_RING_SEG_MAX bytes at most), a piece being a chunk
+ * or, on devices with short page lists, the largest power-of-two part of
+ * one they take: on rxe, 512 chunks of 4 MiB, so the default 64 MiB ring
+ * is one MR and a 16 GiB ring eight; on siw (256 pages of 4 KiB), 1 MiB
+ * per MR, so rings up to 12 MiB.
  * Each MR is one segment of the RING message; a ring that would need more
  * than %RDMALOG_RING_MAX_SEGS (only when the allocation had to fall back
  * to small chunks: with 4 KiB pages, 24 MiB on rxe) is not registered: the
@@ -632,14 +635,18 @@ static void rdmalog_ep_ring_release(struct rdmalog_ep *ep)
 	ep->ring_nr_regs = 0;
 }
 
-/* Chunks @first .. @first + @cnt - 1 of @mem into @r. Return: NULL or why not. */
+/*
+ * Pieces @first .. @first + @cnt - 1 of @mem into @r, a piece being
+ * @piece bytes of the ring (a power of two, at most one chunk, so that no
+ * piece straddles two chunks). Return: NULL or why not.
+ */
 static const char *rdmalog_ep_ring_reg_setup(struct rdmalog_ep *ep,
 					     struct rdmalog_ring_reg *r,
 					     const struct rdmalog_ring_mem *mem,
 					     unsigned long first,
-					     unsigned int cnt)
+					     unsigned int cnt, size_t piece)
 {
-	size_t chunk = PAGE_SIZE << mem->chunk_order;
+	unsigned int shift = PAGE_SHIFT + mem->chunk_order;
 	struct scatterlist *sg;
 	unsigned int i;
 	int nents;
@@ -647,12 +654,12 @@ static const char *rdmalog_ep_ring_reg_setup(struct rdmalog_ep *ep,
 	if (sg_alloc_table(&r->sgt, cnt, GFP_KERNEL))
 		return "out of memory";
 	for_each_sg(r->sgt.sgl, sg, cnt, i) {
-		unsigned long c = first + i;
-		size_t len = chunk;
+		u64 off = (u64)(first + i) * piece;
+		size_t len = min_t(u64, piece, mem->capacity - off);
+		unsigned long c = off >> shift;
 
-		if (c == mem->nr_chunks - 1)
-			len = mem->capacity - (u64)c * chunk;
-		sg_set_page(sg, mem->chunks[c], len, 0);
+		sg_set_page(sg, mem->chunks[c] +
+			    ((off - ((u64)c << shift)) >> PAGE_SHIFT), len, 0);
 	}
 	/* Bidirectional: the HCA writes it, and our readers read it. */
 	nents = ib_dma_map_sg(ep->ibdev, r->sgt.sgl, cnt, DMA_BIDIRECTIONAL);
@@ -666,7 +673,7 @@ static const char *rdmalog_ep_ring_reg_setup(struct rdmalog_ep *ep,
 		     !IS_ALIGNED(sg_dma_len(sg), ep->ring_page_size)))
 			return "the ring's DMA addresses do not fit its MR page size";
 	r->mr = ib_alloc_mr(ep->rdev->pd, IB_MR_TYPE_MEM_REG,
-			    cnt * (chunk / ep->ring_page_size));
+			    cnt * (piece / ep->ring_page_size));
 	if (IS_ERR(r->mr)) {
 		r->mr = NULL;
 		return "cannot allocate a memory region";
@@ -679,8 +686,8 @@ static void rdmalog_ep_ring_setup(struct rdmalog_ep *ep)
 	struct rdmalog_log *log = rdmalog_conns.p.log;
 	struct rdmalog_rdev *rdev = ep->rdev;
 	const struct rdmalog_ring_mem *mem;
-	unsigned long per_mr, nr, i;
-	u64 sizes, chunk;
+	unsigned long per_mr, nr, i, nr_pieces;
+	u64 sizes, chunk, piece;
 	const char *why;
 
 	if (!log) {
@@ -701,15 +708,23 @@ static void rdmalog_ep_ring_setup(struct rdmalog_ep *ep)
 		return;
 	}
 	ep->ring_page_size = 1U << (fls64(sizes) - 1);
-	per_mr = rdev->max_fast_reg_pages / (chunk / ep->ring_page_size);
-	per_mr = min_t(unsigned long, per_mr, RDMALOG_RING_SEG_MAX / chunk);
-	if (!per_mr) {
-		ep->ring_why = "one chunk of the ring is more than one fast registration takes";
+	if (!rdev->max_fast_reg_pages) {
+		ep->ring_why = "the RDMA device registers no pages";
 		return;
 	}
-	nr = DIV_ROUND_UP(mem->nr_chunks, per_mr);
+	/*
+	 * A piece is what one MR page list entry range covers: a whole
+	 * chunk, or (on devices with short page lists, such as siw: 256
+	 * pages of 4 KiB) the largest power of two of pages they take.
+	 */
+	piece = min_t(u64, chunk, (u64)ep->ring_page_size <<
+		      ilog2(rdev->max_fast_reg_pages));
+	nr_pieces = DIV_ROUND_UP_ULL(mem->capacity, piece);
+	per_mr = rdev->max_fast_reg_pages / (piece / ep->ring_page_size);
+	per_mr = min_t(unsigned long, per_mr, RDMALOG_RING_SEG_MAX / piece);
+	nr = DIV_ROUND_UP(nr_pieces, per_mr);
 	if (nr > RDMALOG_RING_MAX_SEGS) {
-		ep->ring_why = "the ring needs more MRs than one RING describes (small chunks)";
+		ep->ring_why = "the ring needs more MRs than one RING describes (small chunks, or a device with short page lists: use a smaller ring)";
 		return;
 	}
 	ep->ring_regs = kcalloc(nr, sizeof(*ep->ring_regs), GFP_KERNEL);
@@ -721,8 +736,8 @@ static void rdmalog_ep_ring_setup(struct rdmalog_ep *ep)
 		ep->ring_nr_regs = i + 1;
 		why = rdmalog_ep_ring_reg_setup(ep, &ep->ring_regs[i], mem,
 						i * per_mr,
-						min(per_mr,
-						    mem->nr_chunks - i * per_mr));
+						min(per_mr, nr_pieces - i * per_mr),
+						piece);
 		if (why) {
 			rdmalog_ep_ring_release(ep);
 			ep->ring_why = why;
@@ -900,7 +915,9 @@ static const char *rdmalog_ep_ring_received(struct rdmalog_ep *ep,
 	pr_info_ratelimited("node %u: node %u granted its ring (%llu bytes, %u segment%s): %s\n",
 			    ep->conn->local.node_id, ep->conn->peer_id, len, nr,
 			    nr == 1 ? "" : "s",
-			    in_sync ? "in sync, replicating" :
+			    in_sync ? (ep->repl.ack_mode ?
+				       "in sync, replicating (ACK mode)" :
+				       "in sync, replicating") :
 			    "behind (catch-up is not implemented)");
 	return NULL;
 }
@@ -1306,7 +1323,8 @@ static int rdmalog_ep_setup(struct rdmalog_ep *ep)
 		return err;
 	}
 	ep->rdev = rdev;
-	if (rdev->max_qp_wr < RDMALOG_RQ_SIZE ||
+	if (rdev->max_qp_wr < RDMALOG_SQ_SIZE ||
+	    rdev->max_qp_wr < RDMALOG_RQ_SIZE ||
 	    rdev->max_cqe < RDMALOG_CQ_SIZE || !rdev->max_send_sge ||
 	    !rdev->max_recv_sge) {
 		rdmalog_conn_set_msg(conn,

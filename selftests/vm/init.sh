@@ -4,6 +4,8 @@
 # Kernel command line parameters understood here (all optional):
 #   rdmalog_vm.node=N       node number 1..5: hostname nodeN, eth0 198.18.0.N/24
 #   rdmalog_vm.rxe=0        do not load rdma_rxe / create rxe0
+#   rdmalog_vm.siw=1        soft-iWARP instead: load siw (built out of tree
+#                           into the initramfs) and create siw0 on eth0
 #   rdmalog_vm.modules=a,b  extra modules to modprobe before the agent starts
 #   rdmalog_vm.load=1       modprobe rdmalog before the agent starts
 #   rdmalog_vm.debug=1      trace this script (set -x) on the console
@@ -35,12 +37,13 @@ ln -sf /proc/self/fd/0 /dev/stdin
 ln -sf /proc/self/fd/1 /dev/stdout
 ln -sf /proc/self/fd/2 /dev/stderr
 
-NODE=1 RXE=1 LOAD=0 MODULES=
+NODE=1 RXE=1 SIW=0 LOAD=0 MODULES=
 # shellcheck disable=SC2013 # words, not lines
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	rdmalog_vm.node=*)    NODE=${arg#*=} ;;
 	rdmalog_vm.rxe=*)     RXE=${arg#*=} ;;
+	rdmalog_vm.siw=*)     SIW=${arg#*=} ;;
 	rdmalog_vm.load=*)    LOAD=${arg#*=} ;;
 	rdmalog_vm.modules=*) MODULES=$(echo "${arg#*=}" | tr , ' ') ;;
 	rdmalog_vm.debug=1)   set -x ;;
@@ -80,27 +83,35 @@ else
 	log "eth0 setup failed"
 fi
 
-if [ "$RXE" = 1 ]; then
-	load rdma_rxe rdma_cm ib_uverbs rdma_ucm
+# One soft RDMA device on eth0: rxe0 (RoCE v2, the default) or siw0.
+if [ "$SIW" = 1 ]; then
+	RXE=0 DEV=siw0 DRV=siw
+elif [ "$RXE" = 1 ]; then
+	DEV=rxe0 DRV=rdma_rxe
+else
+	DEV= DRV=
+fi
+if [ -n "$DEV" ]; then
+	load "$DRV" rdma_cm iw_cm ib_uverbs rdma_ucm
 	ok=0
 	for i in 1 2 3 4 5 6 7 8 9 10; do
-		if rdma link show rxe0/1 >/dev/null 2>&1; then ok=1; break; fi
-		if out=$(rdma link add rxe0 type rxe netdev eth0 2>&1); then
+		if rdma link show $DEV/1 >/dev/null 2>&1; then ok=1; break; fi
+		if out=$(rdma link add $DEV type "${DEV%0}" netdev eth0 2>&1); then
 			ok=1; break
 		fi
-		log "rdma link add rxe0 failed (try $i): $out"
+		log "rdma link add $DEV failed (try $i): $out"
 		sleep 1
 	done
 	if [ $ok = 1 ]; then
 		# the port turns ACTIVE once eth0 has carrier; wait a little
 		i=0
-		while ! rdma link show rxe0/1 2>/dev/null | grep -q 'state ACTIVE' \
+		while ! rdma link show $DEV/1 2>/dev/null | grep -q 'state ACTIVE' \
 		      && [ $i -lt 50 ]; do
 			sleep 0.1; i=$((i + 1))
 		done
-		log "$(rdma link show rxe0/1 2>&1)"
+		log "$(rdma link show $DEV/1 2>&1)"
 	else
-		log "rxe0 not created"
+		log "$DEV not created"
 	fi
 fi
 

@@ -41,6 +41,10 @@ shift 2
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
+# soft-iWARP, built out of tree by "make siw" (Debian does not ship it)
+if [ -f "$REPO/build/siw/siw.ko" ]; then
+	RDMALOG_EXTRA_KO="${RDMALOG_EXTRA_KO:-} $REPO/build/siw/siw.ko"
+fi
 MODDIR=/lib/modules/$KVER
 RDMALOG_KO=${RDMALOG_KO-$REPO/rdmalog.ko}
 AGENT=${AGENT-$REPO/build/vm/agent}
