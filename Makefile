@@ -94,6 +94,20 @@ $(BUILD)/selftests/%: selftests/%.c $(TEST_HDR) $(KSFT)/kselftest_harness.h
 	@mkdir -p $(BUILD)/selftests
 	$(CC) $(USER_CFLAGS) -I$(KSFT) $(NL_CFLAGS) -pthread -o $@ $< $(NL_LIBS)
 
+# rogue_peer speaks kmod/proto.h from userspace over libibverbs and
+# librdmacm (no libnl); the kernel's <linux/build_bug.h> becomes C11's
+# static_assert.
+ROGUE_INC := $(BUILD)/rogue-inc
+
+$(ROGUE_INC)/linux/build_bug.h:
+	@mkdir -p $(dir $@)
+	printf '#include <assert.h>\n' > $@
+
+$(BUILD)/selftests/rogue_peer: selftests/rogue_peer.c kmod/proto.h \
+		$(ROGUE_INC)/linux/build_bug.h
+	@mkdir -p $(BUILD)/selftests
+	$(CC) $(USER_CFLAGS) -I$(ROGUE_INC) -o $@ $< -lrdmacm -libverbs
+
 # Lint: checkpatch.pl --strict (extracted from linux-source), sparse and W=1.
 $(KSRC)/scripts/checkpatch.pl:
 	@test -n "$(LINUX_SOURCE)" || { echo "linux-source-6.1 missing: run 'make deps'" >&2; exit 1; }

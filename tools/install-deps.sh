@@ -21,6 +21,7 @@ pkgs=(
 	busybox-static		# the guest userland
 	iproute2		# 'rdma' tool inside the guest
 	rdma-core ibverbs-utils rdmacm-utils ibverbs-providers perftest
+	libibverbs-dev librdmacm-dev	# selftests/rogue_peer
 	sparse			# make lint
 	dkms
 	python3			# harness and test runner (stdlib only)

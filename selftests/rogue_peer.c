@@ -1,0 +1,1045 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rogue_peer: impersonate the primary towards a backup and check that the
+ * backup's RDMA grant is least-privilege.
+ *
+ * The program speaks the wire protocol of kmod/proto.h (included as is)
+ * with libibverbs and librdmacm: it connects to a backup as node --node
+ * (the backup must be waiting for that node: the real one is down or has
+ * dropped the backup), sends the handshake, pre-posts its receive
+ * buffers, exchanges HELLOs and waits for the backup's RING. Then it
+ * probes the grant, one connection per probe that must fail (a remote
+ * access error puts the queue pair into the error state):
+ *
+ *   inside	RDMA WRITE of a few bytes inside the granted ring, at a free
+ *		offset above the backup's head (the backup ignores bytes
+ *		above its head until a primary covers them with an APPEND):
+ *		must complete successfully.
+ *   past_end	RDMA WRITE just past the end of the last segment, same
+ *		rkey: must fail with a remote error.
+ *   read	RDMA READ inside the ring with the granted rkey: must fail
+ *		(the grant is REMOTE_WRITE only).
+ *   stale	RDMA WRITE inside the ring with the rkey of the previous,
+ *		closed connection: must fail (a grant dies with its
+ *		connection). Skipped when the new grant happens to have
+ *		the same rkey.
+ *
+ * With --listen it plays the accepting side instead (the backup of a
+ * smaller node id connects to it), and with --addr/--rkey it writes to
+ * memory granted to another connection: the "cross" probe, which shows
+ * whether a grant is limited to the queue pair it was given to.
+ *
+ * Output: TAP on stdout, then one line of JSON with every probe's result.
+ * Exit status 0 when every probe behaved as required, 1 when one did not,
+ * 2 when the protocol could not be run at all (no connection, no RING).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <endian.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include "../kmod/proto.h"
+
+#define RECV_DEPTH	32
+#define PROBE_BYTES	16
+#define STEP_MS		15000
+#define ROLE_PRIMARY	1
+#define ROLE_BACKUP	2
+
+/* wr_id of the work requests that are not receive buffers */
+#define WRID_SEND	1000
+#define WRID_PROBE	1001
+
+struct opts {
+	const char *addr;
+	int port;
+	unsigned int node;
+	unsigned int dst;
+	uint64_t cluster;
+	uint64_t capacity;
+	uint32_t max_record;
+	bool listen;
+	bool do_read;
+	bool do_stale;
+	/* --cross: write here with this rkey, granted to someone else */
+	uint64_t cross_addr;
+	uint32_t cross_rkey;
+	bool cross;
+	unsigned int hold_ms;
+};
+
+/* One connection to (or from) the backup. */
+struct session {
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *listen_id;
+	struct rdma_cm_id *id;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	uint8_t *mem;		/* receive buffers, send buffer, probe buffer */
+	uint32_t tx_seq;
+	uint32_t rx_seq;
+	uint16_t grant;		/* receive buffers re-posted since our last send */
+	uint16_t peer_depth;
+	uint32_t credits;	/* our send credits: the peer's free buffers */
+	uint64_t epoch;
+	bool connected;
+	bool hello;
+	bool ring;
+	struct rdmalog_msg_hello peer_hello;
+	struct rdmalog_msg_ring peer_ring;
+	unsigned int nr_segs;
+	/* a completion of WRID_PROBE that arrived while waiting for others */
+	bool probe_done;
+	enum ibv_wc_status probe_status;
+};
+
+#define SEND_OFF	(RECV_DEPTH * RDMALOG_MSG_SIZE)
+#define PROBE_OFF	(SEND_OFF + RDMALOG_MSG_SIZE)
+#define MEM_SIZE	(PROBE_OFF + 4096)
+
+static int tap_n;
+static int failures;
+static char json[4096];
+static size_t json_len;
+
+static void tap(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s %d ", ok ? "ok" : "not ok", ++tap_n);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	if (!ok)
+		failures++;
+}
+
+static void diag(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("# ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+static void json_add(const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (json_len >= sizeof(json))
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(json + json_len, sizeof(json) - json_len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		json_len += n;
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+static const char *rej_reason(unsigned int r)
+{
+	static const char * const names[] = {
+		"none", "bad handshake", "version", "cluster id",
+		"unknown peer", "address mismatch", "node id", "capacity",
+		"direction", "not ready", "no resources", "bad params",
+		"knock ok",
+	};
+
+	return r < sizeof(names) / sizeof(names[0]) ? names[r] : "unknown";
+}
+
+/* Wait for one rdma_cm event of type @want on the channel. */
+static int cm_wait(struct session *s, enum rdma_cm_event_type want,
+		   struct rdma_cm_event *copy, void *pdata, size_t pdata_len)
+{
+	struct rdma_cm_event *ev;
+	struct pollfd pfd = { .fd = s->ch->fd, .events = POLLIN };
+	enum rdma_cm_event_type got;
+	int n, status;
+
+	n = poll(&pfd, 1, STEP_MS);
+	if (n <= 0) {
+		diag("no rdma_cm event (waiting for %s)", rdma_event_str(want));
+		return -1;
+	}
+	if (rdma_get_cm_event(s->ch, &ev)) {
+		diag("rdma_get_cm_event: %s", strerror(errno));
+		return -1;
+	}
+	got = ev->event;
+	if (copy)
+		*copy = *ev;
+	if (pdata) {
+		memset(pdata, 0, pdata_len);
+		if (ev->param.conn.private_data)
+			memcpy(pdata, ev->param.conn.private_data,
+			       ev->param.conn.private_data_len < pdata_len ?
+			       ev->param.conn.private_data_len : pdata_len);
+	}
+	if (got == RDMA_CM_EVENT_REJECTED && ev->param.conn.private_data &&
+	    ev->param.conn.private_data_len >= sizeof(struct rdmalog_cm_rej)) {
+		struct rdmalog_cm_rej rej;
+
+		memcpy(&rej, ev->param.conn.private_data, sizeof(rej));
+		if (le32toh(rej.magic) == RDMALOG_CM_MAGIC)
+			diag("rejected by node %u: %s (detail %" PRIu64 ")",
+			     le16toh(rej.node_id), rej_reason(rej.reason),
+			     (uint64_t)le64toh(rej.detail));
+	}
+	status = ev->status;
+	rdma_ack_cm_event(ev);
+	if (got != want) {
+		diag("rdma_cm event %s (status %d), wanted %s",
+		     rdma_event_str(got), status, rdma_event_str(want));
+		return -1;
+	}
+	return 0;
+}
+
+static int post_recv(struct session *s, unsigned int i)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)(s->mem + i * RDMALOG_MSG_SIZE),
+		.length = RDMALOG_MSG_SIZE,
+		.lkey = s->mr->lkey,
+	};
+	struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+
+	return ibv_post_recv(s->id->qp, &wr, &bad);
+}
+
+/* PD, CQ, QP, buffers on @s->id; the receive buffers posted. */
+static int session_setup_qp(struct session *s)
+{
+	struct ibv_qp_init_attr qa = {};
+	unsigned int i;
+
+	s->pd = ibv_alloc_pd(s->id->verbs);
+	if (!s->pd) {
+		diag("ibv_alloc_pd: %s", strerror(errno));
+		return -1;
+	}
+	s->cq = ibv_create_cq(s->id->verbs, 2 * RECV_DEPTH + 8, NULL, NULL, 0);
+	if (!s->cq) {
+		diag("ibv_create_cq: %s", strerror(errno));
+		return -1;
+	}
+	s->mem = calloc(1, MEM_SIZE);
+	if (!s->mem)
+		return -1;
+	s->mr = ibv_reg_mr(s->pd, s->mem, MEM_SIZE, IBV_ACCESS_LOCAL_WRITE);
+	if (!s->mr) {
+		diag("ibv_reg_mr: %s", strerror(errno));
+		return -1;
+	}
+	qa.send_cq = s->cq;
+	qa.recv_cq = s->cq;
+	qa.qp_type = IBV_QPT_RC;
+	qa.cap.max_send_wr = 8;
+	qa.cap.max_recv_wr = RECV_DEPTH;
+	qa.cap.max_send_sge = 1;
+	qa.cap.max_recv_sge = 1;
+	qa.sq_sig_all = 1;
+	if (rdma_create_qp(s->id, s->pd, &qa)) {
+		diag("rdma_create_qp: %s", strerror(errno));
+		return -1;
+	}
+	/* Receive buffers before the connection exists: the peer may send at once. */
+	for (i = 0; i < RECV_DEPTH; i++)
+		if (post_recv(s, i)) {
+			diag("ibv_post_recv: %s", strerror(errno));
+			return -1;
+		}
+	return 0;
+}
+
+static void hs_fill(const struct opts *o, struct rdmalog_cm_hs *hs)
+{
+	memset(hs, 0, sizeof(*hs));
+	hs->magic = htole32(RDMALOG_CM_MAGIC);
+	hs->version = RDMALOG_PROTO_VERSION;
+	hs->recv_depth = htole16(RECV_DEPTH);
+	hs->src_node = htole16(o->node);
+	hs->dst_node = htole16(o->dst);
+	hs->msg_size = htole16(RDMALOG_MSG_SIZE);
+	hs->cluster_id = htole64(o->cluster);
+	hs->epoch = htole64(1);
+	hs->capacity = htole64(o->capacity);
+}
+
+static int hs_check(const struct opts *o, struct session *s,
+		    const struct rdmalog_cm_hs *hs)
+{
+	if (le32toh(hs->magic) != RDMALOG_CM_MAGIC ||
+	    hs->version != RDMALOG_PROTO_VERSION) {
+		diag("peer's handshake not understood");
+		return -1;
+	}
+	if (le16toh(hs->src_node) != o->dst || le16toh(hs->dst_node) != o->node) {
+		diag("peer is node %u and expects node %u",
+		     le16toh(hs->src_node), le16toh(hs->dst_node));
+		return -1;
+	}
+	s->peer_depth = le16toh(hs->recv_depth);
+	s->credits = s->peer_depth;
+	s->epoch = le64toh(hs->epoch);
+	return 0;
+}
+
+static void conn_param_fill(struct rdma_conn_param *p, struct rdmalog_cm_hs *hs)
+{
+	memset(p, 0, sizeof(*p));
+	p->private_data = hs;
+	p->private_data_len = sizeof(*hs);
+	p->responder_resources = 1;
+	p->initiator_depth = 1;
+	p->flow_control = 1;
+	p->retry_count = 7;
+	p->rnr_retry_count = 7;
+}
+
+/* Connect to the backup as its primary; ESTABLISHED on return 0. */
+static int session_connect(const struct opts *o, struct session *s)
+{
+	struct rdma_conn_param param;
+	struct rdmalog_cm_hs hs, peer;
+	struct addrinfo *ai, hints = { .ai_family = AF_UNSPEC };
+	char port[16];
+	int err;
+
+	snprintf(port, sizeof(port), "%d", o->port);
+	err = getaddrinfo(o->addr, port, &hints, &ai);
+	if (err) {
+		diag("%s: %s", o->addr, gai_strerror(err));
+		return -1;
+	}
+	err = rdma_resolve_addr(s->id, NULL, ai->ai_addr, 2000);
+	freeaddrinfo(ai);
+	if (err) {
+		diag("rdma_resolve_addr: %s", strerror(errno));
+		return -1;
+	}
+	if (cm_wait(s, RDMA_CM_EVENT_ADDR_RESOLVED, NULL, NULL, 0))
+		return -1;
+	if (rdma_resolve_route(s->id, 2000)) {
+		diag("rdma_resolve_route: %s", strerror(errno));
+		return -1;
+	}
+	if (cm_wait(s, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL, NULL, 0))
+		return -1;
+	if (session_setup_qp(s))
+		return -1;
+	hs_fill(o, &hs);
+	conn_param_fill(&param, &hs);
+	if (rdma_connect(s->id, &param)) {
+		diag("rdma_connect: %s", strerror(errno));
+		return -1;
+	}
+	if (cm_wait(s, RDMA_CM_EVENT_ESTABLISHED, NULL, &peer, sizeof(peer)))
+		return -1;
+	s->connected = true;
+	return hs_check(o, s, &peer);
+}
+
+/* Accept the backup's connection (it has the smaller node id). */
+static int session_accept(const struct opts *o, struct session *s)
+{
+	struct rdma_conn_param param;
+	struct rdmalog_cm_hs hs, peer;
+	struct rdma_cm_event ev;
+	struct sockaddr_in sin = {
+		.sin_family = AF_INET,
+		.sin_port = htons(o->port),
+	};
+
+	if (inet_pton(AF_INET, o->addr, &sin.sin_addr) != 1) {
+		diag("--listen takes an IPv4 address: %s", o->addr);
+		return -1;
+	}
+	if (rdma_bind_addr(s->listen_id, (struct sockaddr *)&sin) ||
+	    rdma_listen(s->listen_id, 4)) {
+		diag("cannot listen on %s:%d: %s", o->addr, o->port,
+		     strerror(errno));
+		return -1;
+	}
+	diag("listening on %s:%d", o->addr, o->port);
+	for (;;) {
+		struct pollfd pfd = { .fd = s->ch->fd, .events = POLLIN };
+		struct rdma_cm_event *e;
+
+		/* the backup retries with a backoff of up to 5 s */
+		if (poll(&pfd, 1, 30000) <= 0) {
+			diag("nobody connected");
+			return -1;
+		}
+		if (rdma_get_cm_event(s->ch, &e))
+			return -1;
+		ev = *e;
+		memset(&peer, 0, sizeof(peer));
+		if (e->event == RDMA_CM_EVENT_CONNECT_REQUEST &&
+		    e->param.conn.private_data)
+			memcpy(&peer, e->param.conn.private_data,
+			       e->param.conn.private_data_len < sizeof(peer) ?
+			       e->param.conn.private_data_len : sizeof(peer));
+		rdma_ack_cm_event(e);
+		if (ev.event != RDMA_CM_EVENT_CONNECT_REQUEST)
+			continue;
+		if (peer.flags & RDMALOG_CM_F_KNOCK) {
+			/* the passive side knocks: we are the smaller id here */
+			rdma_reject(ev.id, NULL, 0);
+			rdma_destroy_id(ev.id);
+			continue;
+		}
+		break;
+	}
+	s->id = ev.id;
+	if (hs_check(o, s, &peer))
+		return -1;
+	if (session_setup_qp(s))
+		return -1;
+	hs_fill(o, &hs);
+	conn_param_fill(&param, &hs);
+	if (rdma_accept(s->id, &param)) {
+		diag("rdma_accept: %s", strerror(errno));
+		return -1;
+	}
+	if (cm_wait(s, RDMA_CM_EVENT_ESTABLISHED, NULL, NULL, 0))
+		return -1;
+	s->connected = true;
+	return 0;
+}
+
+/* Validate and note one received control message. */
+static int handle_msg(struct session *s, const uint8_t *buf, uint32_t len)
+{
+	struct rdmalog_msg_hdr h;
+
+	if (len < sizeof(h)) {
+		diag("message of %u bytes", len);
+		return -1;
+	}
+	memcpy(&h, buf, sizeof(h));
+	if (le32toh(h.magic) != RDMALOG_MSG_MAGIC ||
+	    h.version != RDMALOG_PROTO_VERSION || le16toh(h.length) != len) {
+		diag("bad message header (type %u, %u bytes)", h.type, len);
+		return -1;
+	}
+	if (le32toh(h.seq) != s->rx_seq + 1) {
+		diag("message %u out of sequence (expected %u)",
+		     le32toh(h.seq), s->rx_seq + 1);
+		return -1;
+	}
+	s->rx_seq++;
+	s->credits += le16toh(h.credits);
+	switch (h.type) {
+	case RDMALOG_MSG_HELLO:
+		if (len != sizeof(s->peer_hello))
+			return -1;
+		memcpy(&s->peer_hello, buf, len);
+		s->hello = true;
+		break;
+	case RDMALOG_MSG_RING:
+		if (len < RDMALOG_MSG_RING_LEN(1) || len > sizeof(s->peer_ring))
+			return -1;
+		memcpy(&s->peer_ring, buf, len);
+		s->nr_segs = le32toh(s->peer_ring.nr_segs);
+		if (!s->nr_segs || s->nr_segs > RDMALOG_RING_MAX_SEGS ||
+		    len != RDMALOG_MSG_RING_LEN(s->nr_segs)) {
+			diag("RING with %u segments in %u bytes", s->nr_segs,
+			     len);
+			return -1;
+		}
+		s->ring = true;
+		break;
+	default:
+		/* HEARTBEAT, ACK: nothing to do but take the credits */
+		break;
+	}
+	return 0;
+}
+
+/*
+ * Poll the CQ until @done() is true, handling receives; a completion of
+ * the probe is kept in @s. Return 0, -2 on a timeout, -1 on an error.
+ */
+static bool never(struct session *s);
+
+static int progress(struct session *s, bool (*done)(struct session *s),
+		    int timeout_ms)
+{
+	long long end = now_ms() + timeout_ms;
+	struct ibv_wc wc[8];
+	int n, i;
+
+	while (!done(s)) {
+		if (now_ms() > end) {
+			if (done != never)
+				diag("timed out");
+			return -2;
+		}
+		n = ibv_poll_cq(s->cq, 8, wc);
+		if (n < 0) {
+			diag("ibv_poll_cq failed");
+			return -1;
+		}
+		if (!n) {
+			usleep(1000);
+			continue;
+		}
+		for (i = 0; i < n; i++) {
+			if (wc[i].wr_id == WRID_PROBE) {
+				s->probe_done = true;
+				s->probe_status = wc[i].status;
+				continue;
+			}
+			if (wc[i].wr_id == WRID_SEND) {
+				if (wc[i].status != IBV_WC_SUCCESS) {
+					diag("send: %s",
+					     ibv_wc_status_str(wc[i].status));
+					return -1;
+				}
+				continue;
+			}
+			if (wc[i].status != IBV_WC_SUCCESS) {
+				/* flushed after a probe broke the QP */
+				if (wc[i].status == IBV_WC_WR_FLUSH_ERR)
+					continue;
+				diag("receive: %s",
+				     ibv_wc_status_str(wc[i].status));
+				return -1;
+			}
+			if (handle_msg(s, s->mem + wc[i].wr_id * RDMALOG_MSG_SIZE,
+				       wc[i].byte_len))
+				return -1;
+			if (post_recv(s, wc[i].wr_id))
+				return -1;
+			s->grant++;
+		}
+	}
+	return 0;
+}
+
+static bool have_hello(struct session *s)
+{
+	return s->hello;
+}
+
+static bool have_ring(struct session *s)
+{
+	return s->ring;
+}
+
+static bool have_probe(struct session *s)
+{
+	return s->probe_done;
+}
+
+static int send_msg(struct session *s, void *msg, uint16_t len, uint8_t type)
+{
+	struct rdmalog_msg_hdr *h = msg;
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)(s->mem + SEND_OFF),
+		.length = len,
+		.lkey = s->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = WRID_SEND,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+	};
+	struct ibv_send_wr *bad;
+
+	if (!s->credits) {
+		diag("no send credits");
+		return -1;
+	}
+	h->magic = htole32(RDMALOG_MSG_MAGIC);
+	h->version = RDMALOG_PROTO_VERSION;
+	h->type = type;
+	h->length = htole16(len);
+	h->credits = htole16(s->grant);
+	h->reserved = 0;
+	h->seq = htole32(++s->tx_seq);
+	h->epoch = htole64(s->epoch);
+	memcpy(s->mem + SEND_OFF, msg, len);
+	if (ibv_post_send(s->id->qp, &wr, &bad)) {
+		diag("ibv_post_send: %s", strerror(errno));
+		return -1;
+	}
+	s->grant = 0;
+	s->credits--;
+	return 0;
+}
+
+static bool never(struct session *s)
+{
+	(void)s;
+	return false;
+}
+
+/*
+ * Keep the connection alive for @ms: receive, and send a HEARTBEAT every
+ * half second (the backup's peer timeout is seconds).
+ */
+static int hold(struct session *s, unsigned int ms)
+{
+	long long end = now_ms() + ms;
+	struct rdmalog_msg_heartbeat m = {};
+
+	m.first_lsn = s->peer_hello.first_lsn;
+	m.commit_lsn = s->peer_hello.commit_lsn;
+	m.next_lsn = s->peer_hello.next_lsn;
+	m.interval_ms = htole32(1000);
+	while (now_ms() < end) {
+		/* progress() with never() returns -2 once the time is up */
+		if (progress(s, never, 500) == -1)
+			return -1;
+		if (s->credits > 1 &&
+		    send_msg(s, &m, sizeof(m), RDMALOG_MSG_HEARTBEAT))
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * HELLO as a primary, with the backup's own positions (so that it trims
+ * nothing), after the backup's HELLO; then wait for the RING.
+ */
+static int session_hello(const struct opts *o, struct session *s, bool primary)
+{
+	struct rdmalog_msg_hello m = {};
+
+	if (progress(s, have_hello, STEP_MS)) {
+		diag("no HELLO from the backup");
+		return -1;
+	}
+	diag("backup HELLO: node %u role %u first %" PRIu64 " commit %" PRIu64
+	     " next %" PRIu64, le32toh(s->peer_hello.node_id),
+	     le32toh(s->peer_hello.role),
+	     (uint64_t)le64toh(s->peer_hello.first_lsn),
+	     (uint64_t)le64toh(s->peer_hello.commit_lsn),
+	     (uint64_t)le64toh(s->peer_hello.next_lsn));
+	m.node_id = htole32(o->node);
+	m.role = htole32(primary ? ROLE_PRIMARY : ROLE_BACKUP);
+	m.interval_ms = htole32(1000);
+	m.timeout_ms = htole32(5000);
+	m.capacity = htole64(o->capacity);
+	m.max_record = htole32(o->max_record);
+	m.flags = htole32(RDMALOG_HELLO_F_LOG_UP);
+	m.first_lsn = s->peer_hello.first_lsn;
+	m.commit_lsn = s->peer_hello.commit_lsn;
+	m.next_lsn = s->peer_hello.next_lsn;
+	if (send_msg(s, &m, sizeof(m), RDMALOG_MSG_HELLO))
+		return -1;
+	if (!primary)
+		return 0;
+	if (progress(s, have_ring, STEP_MS)) {
+		diag("no RING from the backup");
+		return -1;
+	}
+	return 0;
+}
+
+/* Post one RDMA WRITE or READ of PROBE_BYTES and wait for its completion. */
+static int probe(struct session *s, enum ibv_wr_opcode op, uint64_t raddr,
+		 uint32_t rkey, enum ibv_wc_status *status)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)(s->mem + PROBE_OFF),
+		.length = PROBE_BYTES,
+		.lkey = s->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = WRID_PROBE,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = op,
+		.send_flags = IBV_SEND_SIGNALED,
+	};
+	struct ibv_send_wr *bad;
+
+	memcpy(s->mem + PROBE_OFF, "rogue-peer-probe", PROBE_BYTES);
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	s->probe_done = false;
+	if (ibv_post_send(s->id->qp, &wr, &bad)) {
+		diag("ibv_post_send: %s", strerror(errno));
+		return -1;
+	}
+	/* rxe retries a lost packet for a while: be generous */
+	if (progress(s, have_probe, 60000))
+		return -1;
+	*status = s->probe_status;
+	return 0;
+}
+
+static void session_close(struct session *s)
+{
+	if (s->connected)
+		rdma_disconnect(s->id);
+	if (s->id && s->id->qp)
+		rdma_destroy_qp(s->id);
+	if (s->mr)
+		ibv_dereg_mr(s->mr);
+	if (s->cq)
+		ibv_destroy_cq(s->cq);
+	if (s->pd)
+		ibv_dealloc_pd(s->pd);
+	free(s->mem);
+	if (s->id)
+		rdma_destroy_id(s->id);
+	if (s->listen_id)
+		rdma_destroy_id(s->listen_id);
+	if (s->ch)
+		rdma_destroy_event_channel(s->ch);
+	memset(s, 0, sizeof(*s));
+}
+
+static int session_open(const struct opts *o, struct session *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->ch = rdma_create_event_channel();
+	if (!s->ch) {
+		diag("rdma_create_event_channel: %s", strerror(errno));
+		return -1;
+	}
+	if (o->listen) {
+		if (rdma_create_id(s->ch, &s->listen_id, NULL, RDMA_PS_TCP))
+			return -1;
+		return session_accept(o, s);
+	}
+	if (rdma_create_id(s->ch, &s->id, NULL, RDMA_PS_TCP)) {
+		diag("rdma_create_id: %s", strerror(errno));
+		return -1;
+	}
+	return session_connect(o, s);
+}
+
+/* Connect, exchange HELLOs and get the RING; tap line "what". */
+static int session_start(const struct opts *o, struct session *s,
+			 const char *what)
+{
+	unsigned int i;
+
+	if (session_open(o, s) || session_hello(o, s, true)) {
+		tap(false, "%s: connected as node %u and got a RING", what,
+		    o->node);
+		return -1;
+	}
+	for (i = 0; i < s->nr_segs; i++)
+		diag("segment %u: addr 0x%" PRIx64 " length %u rkey 0x%x", i,
+		     (uint64_t)le64toh(s->peer_ring.seg[i].addr),
+		     le32toh(s->peer_ring.seg[i].length),
+		     le32toh(s->peer_ring.seg[i].rkey));
+	diag("RING: head %" PRIu64 " tail %" PRIu64 " next %" PRIu64,
+	     (uint64_t)le64toh(s->peer_ring.head),
+	     (uint64_t)le64toh(s->peer_ring.tail),
+	     (uint64_t)le64toh(s->peer_ring.next_lsn));
+	tap(true, "%s: connected as node %u and got a RING (%u segment%s)",
+	    what, o->node, s->nr_segs, s->nr_segs == 1 ? "" : "s");
+	return 0;
+}
+
+/*
+ * Remote address and rkey of ring offset @off of @s's RING, for @len
+ * bytes that must not cross a segment. Return 0, or -1.
+ */
+static int ring_addr(const struct session *s, uint64_t off, uint32_t len,
+		     uint64_t *addr, uint32_t *rkey)
+{
+	uint64_t start = 0;
+	unsigned int i;
+
+	for (i = 0; i < s->nr_segs; i++) {
+		uint64_t l = le32toh(s->peer_ring.seg[i].length);
+
+		if (off >= start && off + len <= start + l) {
+			*addr = le64toh(s->peer_ring.seg[i].addr) + off - start;
+			*rkey = le32toh(s->peer_ring.seg[i].rkey);
+			return 0;
+		}
+		start += l;
+	}
+	return -1;
+}
+
+/* A free ring offset for PROBE_BYTES: above the head, below tail + capacity. */
+static int free_offset(const struct opts *o, const struct session *s,
+		       uint64_t *off)
+{
+	uint64_t head = le64toh(s->peer_ring.head);
+	uint64_t tail = le64toh(s->peer_ring.tail);
+	uint64_t pos = head + 64;
+
+	if (pos + PROBE_BYTES > tail + o->capacity)
+		return -1;
+	*off = pos % o->capacity;
+	/* at a segment end: take the next segment's start */
+	if (*off + PROBE_BYTES > o->capacity)
+		return -1;
+	return 0;
+}
+
+static const char *status_name(enum ibv_wc_status st)
+{
+	switch (st) {
+	case IBV_WC_SUCCESS: return "IBV_WC_SUCCESS";
+	case IBV_WC_REM_ACCESS_ERR: return "IBV_WC_REM_ACCESS_ERR";
+	case IBV_WC_REM_INV_REQ_ERR: return "IBV_WC_REM_INV_REQ_ERR";
+	case IBV_WC_REM_OP_ERR: return "IBV_WC_REM_OP_ERR";
+	case IBV_WC_RETRY_EXC_ERR: return "IBV_WC_RETRY_EXC_ERR";
+	case IBV_WC_WR_FLUSH_ERR: return "IBV_WC_WR_FLUSH_ERR";
+	case IBV_WC_LOC_PROT_ERR: return "IBV_WC_LOC_PROT_ERR";
+	case IBV_WC_LOC_QP_OP_ERR: return "IBV_WC_LOC_QP_OP_ERR";
+	default: return ibv_wc_status_str(st);
+	}
+}
+
+/* The remote errors a refused access may complete with. */
+static bool remote_refusal(enum ibv_wc_status st)
+{
+	return st == IBV_WC_REM_ACCESS_ERR || st == IBV_WC_REM_INV_REQ_ERR ||
+	       st == IBV_WC_REM_OP_ERR;
+}
+
+/*
+ * One probe that must end as @want_ok says; records a tap line and a JSON
+ * member "@key": "status". Return 0 when it behaved as required.
+ */
+static int expect(struct session *s, const char *key, const char *what,
+		  enum ibv_wr_opcode op, uint64_t addr, uint32_t rkey,
+		  bool want_ok)
+{
+	enum ibv_wc_status st;
+	bool ok;
+
+	if (probe(s, op, addr, rkey, &st)) {
+		tap(false, "%s: no completion", what);
+		json_add(",\"%s\":\"no completion\"", key);
+		return -1;
+	}
+	ok = want_ok ? st == IBV_WC_SUCCESS : remote_refusal(st);
+	tap(ok, "%s (0x%" PRIx64 " rkey 0x%x): %s", what, addr, rkey,
+	    status_name(st));
+	json_add(",\"%s\":\"%s\"", key, status_name(st));
+	return ok ? 0 : -1;
+}
+
+static int run_cross(const struct opts *o)
+{
+	struct session s;
+	int ret;
+
+	/* we are the accepting side: a backup with a smaller id connects */
+	if (session_open(o, &s) || session_hello(o, &s, false)) {
+		tap(false, "cross: a backup connected to node %u", o->node);
+		session_close(&s);
+		return 2;
+	}
+	tap(true, "cross: node %u connected to us (node %u)",
+	    le32toh(s.peer_hello.node_id), o->node);
+	ret = expect(&s, "cross", "cross: WRITE with another connection's grant",
+		     IBV_WR_RDMA_WRITE, o->cross_addr, o->cross_rkey, false);
+	session_close(&s);
+	return ret ? 1 : 0;
+}
+
+static void usage(const char *argv0)
+{
+	fprintf(stderr,
+		"usage: %s -a ADDR [-p PORT] [-n NODE] [-d DST] -c CLUSTER -C CAPACITY\n"
+		"          [--max-record N] [--no-read] [--no-stale] [--hold MS]\n"
+		"       %s --listen -a OUR_ADDR -n NODE -d DST -c CLUSTER -C CAPACITY\n"
+		"          --cross-addr ADDR --cross-rkey RKEY\n", argv0, argv0);
+	exit(2);
+}
+
+static void parse(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{ "addr", required_argument, NULL, 'a' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "node", required_argument, NULL, 'n' },
+		{ "dst", required_argument, NULL, 'd' },
+		{ "cluster", required_argument, NULL, 'c' },
+		{ "capacity", required_argument, NULL, 'C' },
+		{ "max-record", required_argument, NULL, 'm' },
+		{ "no-read", no_argument, NULL, 'R' },
+		{ "no-stale", no_argument, NULL, 'S' },
+		{ "listen", no_argument, NULL, 'l' },
+		{ "cross-addr", required_argument, NULL, 'x' },
+		{ "cross-rkey", required_argument, NULL, 'k' },
+		{ "hold", required_argument, NULL, 'h' },
+		{}
+	};
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->port = 7471;
+	o->node = 1;
+	o->dst = 2;
+	o->max_record = 65536;
+	o->do_read = true;
+	o->do_stale = true;
+	while ((c = getopt_long(argc, argv, "a:p:n:d:c:C:m:", lo, NULL)) != -1) {
+		switch (c) {
+		case 'a': o->addr = optarg; break;
+		case 'p': o->port = atoi(optarg); break;
+		case 'n': o->node = strtoul(optarg, NULL, 0); break;
+		case 'd': o->dst = strtoul(optarg, NULL, 0); break;
+		case 'c': o->cluster = strtoull(optarg, NULL, 0); break;
+		case 'C': o->capacity = strtoull(optarg, NULL, 0); break;
+		case 'm': o->max_record = strtoul(optarg, NULL, 0); break;
+		case 'R': o->do_read = false; break;
+		case 'S': o->do_stale = false; break;
+		case 'l': o->listen = true; break;
+		case 'x': o->cross_addr = strtoull(optarg, NULL, 0); o->cross = true; break;
+		case 'k': o->cross_rkey = strtoul(optarg, NULL, 0); break;
+		case 'h': o->hold_ms = strtoul(optarg, NULL, 0); break;
+		default: usage(argv[0]);
+		}
+	}
+	if (!o->addr || !o->cluster || !o->capacity || !o->node || !o->dst ||
+	    o->listen != o->cross)
+		usage(argv[0]);
+}
+
+int main(int argc, char **argv)
+{
+	struct session s, s2;
+	uint64_t off, addr, last_end;
+	uint32_t rkey, old_rkey;
+	struct opts o;
+	unsigned int last;
+	int ret = 0;
+
+	parse(argc, argv, &o);
+	printf("TAP version 13\n");
+	json_add("{\"node\":%u,\"dst\":%u", o.node, o.dst);
+	if (o.listen) {
+		ret = run_cross(&o);
+		goto out;
+	}
+
+	/* 1: a WRITE inside the grant works, one past its end does not */
+	if (session_start(&o, &s, "first connection")) {
+		session_close(&s);
+		ret = 2;
+		goto out;
+	}
+	json_add(",\"segments\":%u,\"head\":%" PRIu64, s.nr_segs,
+		 (uint64_t)le64toh(s.peer_ring.head));
+	if (free_offset(&o, &s, &off) || ring_addr(&s, off, PROBE_BYTES,
+						   &addr, &rkey)) {
+		tap(false, "no free ring offset above the head");
+		session_close(&s);
+		ret = 2;
+		goto out;
+	}
+	if (expect(&s, "inside", "WRITE inside the ring above the head",
+		   IBV_WR_RDMA_WRITE, addr, rkey, true))
+		ret = 1;
+	last = s.nr_segs - 1;
+	last_end = le64toh(s.peer_ring.seg[last].addr) +
+		   le32toh(s.peer_ring.seg[last].length);
+	if (o.hold_ms) {
+		/* for --cross from another node: print the grant and wait */
+		json_add(",\"grant_addr\":%" PRIu64 ",\"grant_rkey\":%u", addr,
+			 rkey);
+		printf("GRANT addr 0x%" PRIx64 " rkey 0x%x\n", addr, rkey);
+		fflush(stdout);
+		if (hold(&s, o.hold_ms)) {
+			tap(false, "connection kept for %u ms", o.hold_ms);
+			ret = 1;
+		}
+	}
+	if (expect(&s, "past_end", "WRITE just past the end of the ring",
+		   IBV_WR_RDMA_WRITE, last_end,
+		   le32toh(s.peer_ring.seg[last].rkey), false))
+		ret = 1;
+	old_rkey = rkey;
+	session_close(&s);
+
+	/* 2: the grant is REMOTE_WRITE only */
+	if (o.do_read) {
+		if (session_start(&o, &s2, "second connection")) {
+			session_close(&s2);
+			ret = 2;
+			goto out;
+		}
+		if (ring_addr(&s2, off, PROBE_BYTES, &addr, &rkey)) {
+			session_close(&s2);
+			ret = 2;
+			goto out;
+		}
+		if (expect(&s2, "read", "READ inside the ring",
+			   IBV_WR_RDMA_READ, addr, rkey, false))
+			ret = 1;
+		old_rkey = rkey;
+		session_close(&s2);
+	}
+
+	/* 3: a grant dies with its connection */
+	if (o.do_stale) {
+		if (session_start(&o, &s2, "third connection")) {
+			session_close(&s2);
+			ret = 2;
+			goto out;
+		}
+		if (ring_addr(&s2, off, PROBE_BYTES, &addr, &rkey)) {
+			session_close(&s2);
+			ret = 2;
+			goto out;
+		}
+		if (rkey == old_rkey) {
+			printf("ok %d stale rkey: # SKIP the new grant has the same rkey 0x%x\n",
+			       ++tap_n, rkey);
+			json_add(",\"stale\":\"skip\"");
+		} else if (expect(&s2, "stale",
+				  "WRITE with the previous connection's rkey",
+				  IBV_WR_RDMA_WRITE, addr, old_rkey, false)) {
+			ret = 1;
+		}
+		session_close(&s2);
+	}
+out:
+	if (ret == 0 && failures)
+		ret = 1;
+	printf("1..%d\n", tap_n);
+	json_add(",\"pass\":%s}", ret ? "false" : "true");
+	printf("%s\n", json);
+	return ret;
+}
