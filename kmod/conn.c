@@ -24,10 +24,12 @@
  * accepted request and closed exactly once by rdmalog_ep_close(), which
  * detaches it from its conn and queues its close work: rdma_disconnect,
  * ib_drain_qp, destroy the QP, free the CQ (no completion handler runs
- * after that), unmap and free the buffers, put the device object (the PD),
- * and rdma_destroy_id last. The device object is put before the id is
- * destroyed (as nvme-rdma does): on device removal the rdma_cm waits for
- * every id on the device, so the PD is gone before the device is. The
+ * after that), deregister and unmap what replication and forwarding set up,
+ * free the buffers, deallocate the endpoint's own PD, put the device
+ * object, and rdma_destroy_id last. The PD and the device object go
+ * before the id is destroyed (as in nvme-rdma): on device removal the
+ * rdma_cm waits for every id on the device, so nothing of ours is left on
+ * the device when it goes. The
  * memory of the endpoint is reference-counted (kref): the close work
  * holds the base reference, every queued error work one more.
  *
@@ -57,12 +59,13 @@
  * (rdmalog_log_commit() takes a spinlock only), where a softirq gives the
  * lowest latency. Everything that sleeps goes to the workqueue.
  *
- * The data path (next) hangs off &struct rdmalog_ep: it sends through
- * rdmalog_ep_send() (credits, sequence numbers), gives each of its work
- * requests its own &struct ib_cqe, registers memory on the PD of
- * &rdmalog_ep.rdev (whose capabilities say whether FRWR and atomics are
- * there), and grows RDMALOG_SQ_SIZE and the CQ by what it posts. Its first
- * piece is here: a backup registers its ring for the primary's connection
+ * The data path (repl.c, forward.c) hangs off &struct rdmalog_ep: it sends
+ * through rdmalog_ep_send_chain() (credits, sequence numbers), gives each
+ * of its work requests its own &struct ib_cqe, registers memory on the
+ * endpoint's own PD (&rdmalog_ep.pd: a remote key is good on that QP only;
+ * &rdmalog_ep.rdev's capabilities say whether FRWR and atomics are there),
+ * and has its room in RDMALOG_SQ_SIZE (ep.h). Ring registration lives
+ * here: a backup registers its ring for the primary's connection
  * and sends it a RING descriptor, which the primary validates and judges
  * in sync or behind (see "Ring registration" below and protocol.rst). The
  * log's lock is BH-safe, so completion handlers may read log positions
@@ -672,7 +675,7 @@ static const char *rdmalog_ep_ring_reg_setup(struct rdmalog_ep *ep,
 		    (i < nents - 1 &&
 		     !IS_ALIGNED(sg_dma_len(sg), ep->ring_page_size)))
 			return "the ring's DMA addresses do not fit its MR page size";
-	r->mr = ib_alloc_mr(ep->rdev->pd, IB_MR_TYPE_MEM_REG,
+	r->mr = ib_alloc_mr(ep->pd, IB_MR_TYPE_MEM_REG,
 			    cnt * (piece / ep->ring_page_size));
 	if (IS_ERR(r->mr)) {
 		r->mr = NULL;
@@ -1198,7 +1201,7 @@ static void rdmalog_ep_free_bufs(struct rdmalog_ep *ep)
 
 static int rdmalog_ep_alloc_bufs(struct rdmalog_ep *ep)
 {
-	u32 lkey = ep->rdev->pd->local_dma_lkey;
+	u32 lkey = ep->pd->local_dma_lkey;
 	int i;
 
 	ep->rbufs = kcalloc(RDMALOG_RECV_DEPTH, sizeof(*ep->rbufs), GFP_KERNEL);
@@ -1334,6 +1337,20 @@ static int rdmalog_ep_setup(struct rdmalog_ep *ep)
 		return -EINVAL;
 	}
 
+	/*
+	 * A protection domain of its own: the ring's rkeys and every other
+	 * registration of this connection are good on its queue pair only,
+	 * not on the other connections of the device.
+	 */
+	ep->pd = ib_alloc_pd(ep->ibdev, 0);
+	if (IS_ERR(ep->pd)) {
+		err = PTR_ERR(ep->pd);
+		ep->pd = NULL;
+		rdmalog_conn_set_msg(conn, "cannot allocate a PD: error %d",
+				     err);
+		return err;
+	}
+
 	err = rdmalog_ep_alloc_bufs(ep);
 	if (err) {
 		rdmalog_conn_set_msg(conn, "out of memory for buffers");
@@ -1361,7 +1378,7 @@ static int rdmalog_ep_setup(struct rdmalog_ep *ep)
 	attr.cap.max_recv_sge = 1;
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
 	attr.qp_type = IB_QPT_RC;
-	err = rdma_create_qp(ep->cm_id, rdev->pd, &attr);
+	err = rdma_create_qp(ep->cm_id, ep->pd, &attr);
 	if (err) {
 		rdmalog_conn_set_msg(conn, "cannot create a QP: error %d", err);
 		return err;
@@ -1428,6 +1445,10 @@ static void rdmalog_ep_release_resources(struct rdmalog_ep *ep)
 	rdmalog_ep_src_unmap(ep);
 	rdmalog_ep_ring_release(ep);
 	rdmalog_ep_free_bufs(ep);
+	if (ep->pd) {
+		ib_dealloc_pd(ep->pd);
+		ep->pd = NULL;
+	}
 	rdmalog_rdev_put(ep->rdev);
 	ep->rdev = NULL;
 }

@@ -143,6 +143,9 @@ struct rdmalog_sbuf {
  * @ibdev: the device once the address is resolved (or of an accepted id);
  *	conn lock
  * @rdev: the device object, from rdmalog_ep_setup() to the release
+ * @pd: this connection's own protection domain (QP, buffers, ring and
+ *	forwarding registrations), so that a remote key works on this QP
+ *	only; deallocated by the release after everything on it is gone
  * @cq: completion queue (send and receive), IB_POLL_SOFTIRQ
  * @qp: the QP of @cm_id once created
  * @connect_sent: rdma_connect_locked() or rdma_accept() was called: the
@@ -206,6 +209,7 @@ struct rdmalog_ep {
 	bool knock;
 	struct ib_device *ibdev;
 	struct rdmalog_rdev *rdev;
+	struct ib_pd *pd;
 	struct ib_cq *cq;
 	struct ib_qp *qp;
 	bool connect_sent;

@@ -97,8 +97,8 @@ static void rdmalog_rdev_caps(struct rdmalog_rdev *rdev)
  * @ibdev: an RDMA device, typically the device of an rdma_cm id
  *
  * Return: the object with a reference for the caller, or an ERR_PTR():
- * -ENODEV while @ibdev is being removed or the module is not ready,
- * -ENOMEM, or the error of ib_alloc_pd().
+ * -ENODEV while @ibdev is being removed or the module is not ready, or
+ * -ENOMEM.
  */
 struct rdmalog_rdev *rdmalog_rdev_get(struct ib_device *ibdev)
 {
@@ -120,11 +120,6 @@ struct rdmalog_rdev *rdmalog_rdev_get(struct ib_device *ibdev)
 		goto err_unlock;
 	kref_init(&rdev->ref);
 	rdev->ibdev = ibdev;
-	rdev->pd = ib_alloc_pd(ibdev, 0);
-	if (IS_ERR(rdev->pd)) {
-		err = PTR_ERR(rdev->pd);
-		goto err_free;
-	}
 	rdmalog_rdev_caps(rdev);
 	list_add_tail(&rdev->list, &rdmalog_rdevs);
 	if (rdmalog_rdev_logged == ibdev)
@@ -142,8 +137,6 @@ out_unlock:
 	mutex_unlock(&rdmalog_rdev_mutex);
 	return rdev;
 
-err_free:
-	kfree(rdev);
 err_unlock:
 	mutex_unlock(&rdmalog_rdev_mutex);
 	return ERR_PTR(err);
@@ -156,7 +149,6 @@ static void rdmalog_rdev_release(struct kref *ref)
 
 	lockdep_assert_held(&rdmalog_rdev_mutex);
 	list_del(&rdev->list);
-	ib_dealloc_pd(rdev->pd);
 	kfree(rdev);
 }
 
@@ -164,8 +156,8 @@ static void rdmalog_rdev_release(struct kref *ref)
  * rdmalog_rdev_put() - drop a reference taken by rdmalog_rdev_get()
  * @rdev: the object; NULL is ignored
  *
- * The last reference deallocates the PD (everything created on it must be
- * gone) and wakes a .remove waiting for the device.
+ * The last reference frees the object and wakes a .remove waiting for the
+ * device.
  */
 void rdmalog_rdev_put(struct rdmalog_rdev *rdev)
 {

@@ -11,17 +11,15 @@
 #include <linux/types.h>
 
 struct ib_device;
-struct ib_pd;
 
 /**
  * struct rdmalog_rdev - what rdmalog keeps per RDMA device
  * @list: entry on the device list (rdma_dev.c), under its mutex
  * @ref: one reference per user (each connection endpoint that has a queue
- *	pair on the device); the last put deallocates @pd and frees this
+ *	pair on the device); the last put frees this
  * @ibdev: the device; valid while the object exists (the device cannot go
  *	before its ib_client .remove callback, which waits for every
  *	reference to be dropped)
- * @pd: protection domain, ib_alloc_pd(@ibdev, 0): no unsafe global rkey
  * @frwr: IB_DEVICE_MEM_MGT_EXTENSIONS (fast registration), which the data
  *	path needs
  * @max_fast_reg_pages: max_fast_reg_page_list_len
@@ -43,7 +41,6 @@ struct rdmalog_rdev {
 	struct list_head list;
 	struct kref ref;
 	struct ib_device *ibdev;
-	struct ib_pd *pd;
 	bool frwr;
 	u32 max_fast_reg_pages;
 	u32 max_qp_wr;
@@ -62,13 +59,14 @@ void rdmalog_rdma_dev_exit(void);
 
 /*
  * The object of @ibdev with a reference the caller drops with
- * rdmalog_rdev_put(); created with its PD on first use. Process context.
+ * rdmalog_rdev_put(); created on first use. Process context.
  * Return: the object, ERR_PTR(-ENODEV) while @ibdev is being removed (or
- * before the ib_client is registered), ERR_PTR(-ENOMEM), or the error of
- * ib_alloc_pd(). Never NULL.
+ * before the ib_client is registered), or ERR_PTR(-ENOMEM). Never NULL.
+ * Protection domains are per connection (conn.c), not per device: a
+ * remote key is then good on the queue pair it was granted to only.
  */
 struct rdmalog_rdev *rdmalog_rdev_get(struct ib_device *ibdev);
-/* Drop a reference; the last one frees the PD. Process context. */
+/* Drop a reference; the last one frees the object. Process context. */
 void rdmalog_rdev_put(struct rdmalog_rdev *rdev);
 
 #endif /* _RDMALOG_RDMA_DEV_H */

@@ -280,7 +280,7 @@ static void rdmalog_repl_push_locked(struct rdmalog_ep *ep,
 						      len, DMA_TO_DEVICE);
 			sges[n].addr = ep->src_dma[chunk] + in_chunk;
 			sges[n].length = len;
-			sges[n].lkey = ep->rdev->pd->local_dma_lkey;
+			sges[n].lkey = ep->pd->local_dma_lkey;
 			memset(&wrs[n], 0, sizeof(wrs[n]));
 			wrs[n].wr.opcode = IB_WR_RDMA_WRITE;
 			wrs[n].wr.sg_list = &sges[n];
