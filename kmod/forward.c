@@ -1,48 +1,1194 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rdmalog - forwarded appends (placeholder until the FWD path lands):
- * a backup refuses local appends.
+ * rdmalog - forwarded appends.
+ *
+ * A write() on a backup is appended by the primary: the backup sends a
+ * FWD on its connection to the primary and waits for the FWD_DONE, which
+ * the primary sends once the record is committed (or could not be). The
+ * formats are in proto.h; Documentation/protocol.rst ("Forwarded
+ * appends") and Documentation/device.rst (write() on a backup) describe
+ * the behaviour.
+ *
+ * Backup side (rdmalog_fwd_append(), the writer's thread):
+ *
+ *   A payload of up to %RDMALOG_FWD_INLINE_MAX bytes travels inside the
+ *   FWD. A larger one is copied into pages of our own (&struct
+ *   rdmalog_fwd_buf), DMA-mapped and registered with one of the
+ *   connection's FRWR MRs (&struct rdmalog_fwd_reg) for REMOTE_READ only,
+ *   with a fresh key each time; the REG_MR is posted in the same chain
+ *   right before the FWD, so it has executed before the primary can read.
+ *   The request (&struct rdmalog_fwd_req) is on &rdmalog_fwd_ep.reqs from
+ *   before the FWD is posted until the FWD_DONE arrives or the connection
+ *   ends, whether or not its writer still waits: the primary may still
+ *   read the payload, so the registration and the pages stay until then.
+ *   The FWD_DONE handler (CQ context) posts the LOCAL_INV; its completion
+ *   unmaps and frees the pages and returns the MR to the pool.
+ *
+ * Primary side (rdmalog_fwd_received() in CQ context, then a work item
+ * on rdmalog_fwd_wq per FWD, which holds a reference on the endpoint):
+ *
+ *   the work item checks the request, pulls a non-inline payload with one
+ *   RDMA READ into pages registered with one of the connection's MRs
+ *   (LOCAL_WRITE; REMOTE_WRITE too on iWARP, where the READ sink must be
+ *   registered), invalidates that MR and waits for it, then appends with
+ *   rdmalog_log_append() (not blocking for ring space: a full ring is
+ *   answered EAGAIN) and sends the FWD_DONE. Work items run concurrently
+ *   (unbound workqueue), so forwarded appends group-commit like local
+ *   writers. The backup bounds its requests in flight per connection
+ *   (%RDMALOG_FWD_MAX_OUTSTANDING); a primary that sees more drops the
+ *   connection.
+ *
+ * Lifetimes and locks:
+ *
+ *   &rdmalog_fwd_ep.lock (BH-safe spinlock) protects the request list, the
+ *   registration pool, the counters and @dead. The endpoint's memory is
+ *   kept by references (the writer's from rdmalog_conn_primary_ep(), each
+ *   work item's); its device resources are released by conn.c after the
+ *   QP is drained and destroyed, which calls rdmalog_fwd_ep_release():
+ *   that marks the state dead (no new user), fails the requests left
+ *   (their outcome is unknown: -ENOTCONN), and waits until no thread is a
+ *   "user" (between rdmalog_fwd_user_get() and _put(): DMA mappings,
+ *   posts, MRs), then deregisters the MRs and frees the pages still
+ *   attached to them. A user never waits for anything but completions
+ *   (which the drain delivers), @dead, or a free MR (freed by completions
+ *   or by @dead); a user never takes a mutex. Posts check
+ *   &rdmalog_ep.live under &rdmalog_ep.lock, so nothing is posted on a QP
+ *   being destroyed. A registration whose invalidation failed (flushed:
+ *   the connection is dying) may still be valid: it is "retired" with its
+ *   pages, never reused, and released only after ib_dereg_mr().
  */
+#include <linux/bvec.h>
+#include <linux/completion.h>
+#include <linux/delay.h>
 #include <linux/errno.h>
+#include <linux/jiffies.h>
+#include <linux/mm.h>
+#include <linux/overflow.h>
+#include <linux/refcount.h>
+#include <linux/sched/signal.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+#include <linux/uio.h>
+#include <linux/workqueue.h>
+#include <rdma/ib_verbs.h>
 
 #include "ep.h"
 #include "forward.h"
+#include "log.h"
+#include "node.h"
+#include "proto.h"
+#include "rdma_dev.h"
+#include "stats.h"
+
+/* On top of the commit timeout: how long a writer waits for FWD_DONE. */
+#define RDMALOG_FWD_ANSWER_MARGIN_MS	10000
+/* How long a FWD or FWD_DONE waits for a send credit before giving up. */
+#define RDMALOG_FWD_SEND_WAIT_MS	10000
+/* Pause before a blocking writer retries a FWD refused for lack of room. */
+#define RDMALOG_FWD_RETRY_MS		10
+
+/**
+ * struct rdmalog_fwd_buf - a payload in pages of our own
+ * @sgt: one entry per page (the last one may be partial)
+ * @len: payload bytes
+ * @nents: DMA-mapped entries of @sgt, 0 while not mapped
+ * @dir: the direction it is (or will be) mapped in
+ */
+struct rdmalog_fwd_buf {
+	struct sg_table sgt;
+	u32 len;
+	int nents;
+	enum dma_data_direction dir;
+};
+
+/**
+ * struct rdmalog_fwd_reg - one FRWR MR of a connection's pool
+ * @mr: the MR, or NULL (allocation failed during setup)
+ * @ep: its endpoint
+ * @free: on &rdmalog_fwd_ep.reg_free while free; under its lock
+ * @reg_cqe: completion of its REG_MR (posted unsignalled: only an error
+ *	completes)
+ * @inv_cqe: completion of its LOCAL_INV
+ * @buf: pages it maps that must outlive its registration: freed by the
+ *	LOCAL_INV's completion (backup), or by the release when retired
+ * @retired: may still be valid; never reused (under the lock)
+ * @inv_ok: the LOCAL_INV succeeded (primary side, with @inv_done)
+ * @inv_done: completed by a LOCAL_INV that its poster waits for
+ */
+struct rdmalog_fwd_reg {
+	struct ib_mr *mr;
+	struct rdmalog_ep *ep;
+	struct list_head free;
+	struct ib_cqe reg_cqe;
+	struct ib_cqe inv_cqe;
+	struct rdmalog_fwd_buf *buf;
+	bool retired;
+	bool inv_ok;
+	struct completion inv_done;
+};
+
+/**
+ * struct rdmalog_fwd_req - a FWD of a backup's writer
+ * @node: on &rdmalog_fwd_ep.reqs while outstanding (under its lock);
+ *	whoever takes it off (the FWD_DONE handler, the release, or the
+ *	writer when the FWD could not be posted) owns @reg and completes
+ *	@done
+ * @ref: the writer's and the list's
+ * @id: its request id
+ * @reg: its registration (not inline), with the payload as @reg->buf
+ * @done: completed once @result and @lsn are set
+ * @result: 0, or the negative errno for the writer
+ * @lsn: the record's LSN when @result is 0
+ */
+struct rdmalog_fwd_req {
+	struct list_head node;
+	refcount_t ref;
+	u64 id;
+	struct rdmalog_fwd_reg *reg;
+	struct completion done;
+	int result;
+	u64 lsn;
+};
+
+/**
+ * struct rdmalog_fwd_work - a FWD being served by the primary
+ * @work: on rdmalog_fwd_wq
+ * @ep: the connection it came on (referenced)
+ * @req_id: the backup's id
+ * @len: payload bytes (as received, unchecked)
+ * @flags: &enum rdmalog_fwd_flags (as received)
+ * @addr: the payload's remote address (not inline)
+ * @rkey: its remote key (not inline)
+ * @read_cqe: completion of the RDMA READ
+ * @read_ok: the READ succeeded
+ * @read_done: completed by the READ's completion
+ * @data: the inline payload
+ */
+struct rdmalog_fwd_work {
+	struct work_struct work;
+	struct rdmalog_ep *ep;
+	u64 req_id;
+	u32 len;
+	u32 flags;
+	u64 addr;
+	u32 rkey;
+	struct ib_cqe read_cqe;
+	bool read_ok;
+	struct completion read_done;
+	u8 data[];
+};
+
+/*
+ * Forwarded appends being served by the primary. Unbound, so that many
+ * wait for their commit at once; not WQ_MEM_RECLAIM (no reclaim path).
+ */
+static struct workqueue_struct *rdmalog_fwd_wq;
 
 int rdmalog_fwd_init(void)
 {
-	return 0;
+	rdmalog_fwd_wq = alloc_workqueue("rdmalog_fwd", WQ_UNBOUND,
+					 WQ_UNBOUND_MAX_ACTIVE);
+	return rdmalog_fwd_wq ? 0 : -ENOMEM;
 }
 
 void rdmalog_fwd_exit(void)
 {
+	destroy_workqueue(rdmalog_fwd_wq);
+}
+
+/* ------------------------------------------------------------------ */
+/* Payload buffers */
+
+static void rdmalog_fwd_buf_free(struct rdmalog_fwd_buf *buf)
+{
+	struct scatterlist *sg;
+	unsigned int i;
+
+	if (!buf)
+		return;
+	for_each_sg(buf->sgt.sgl, sg, buf->sgt.orig_nents, i)
+		if (sg_page(sg))
+			__free_page(sg_page(sg));
+	sg_free_table(&buf->sgt);
+	kfree(buf);
+}
+
+static struct rdmalog_fwd_buf *rdmalog_fwd_buf_alloc(u32 len,
+						     enum dma_data_direction dir)
+{
+	unsigned int nr = DIV_ROUND_UP(len, PAGE_SIZE);
+	struct rdmalog_fwd_buf *buf;
+	struct scatterlist *sg;
+	struct page *page;
+	u32 left = len;
+	unsigned int i;
+
+	buf = kzalloc(sizeof(*buf), GFP_KERNEL);
+	if (!buf)
+		return NULL;
+	buf->len = len;
+	buf->dir = dir;
+	if (sg_alloc_table(&buf->sgt, nr, GFP_KERNEL)) {
+		kfree(buf);
+		return NULL;
+	}
+	for_each_sg(buf->sgt.sgl, sg, nr, i) {
+		page = alloc_page(GFP_KERNEL);
+		if (!page) {
+			rdmalog_fwd_buf_free(buf);
+			return NULL;
+		}
+		sg_set_page(sg, page, min_t(u32, left, PAGE_SIZE), 0);
+		left -= sg->length;
+	}
+	return buf;
+}
+
+static int rdmalog_fwd_buf_map(struct rdmalog_ep *ep,
+			       struct rdmalog_fwd_buf *buf)
+{
+	buf->nents = ib_dma_map_sg(ep->ibdev, buf->sgt.sgl,
+				   buf->sgt.orig_nents, buf->dir);
+	return buf->nents ? 0 : -ENOMEM;
+}
+
+/* Any context; the device must still be there (a user, or the release). */
+static void rdmalog_fwd_buf_unmap(struct rdmalog_ep *ep,
+				  struct rdmalog_fwd_buf *buf)
+{
+	if (!buf->nents)
+		return;
+	ib_dma_unmap_sg(ep->ibdev, buf->sgt.sgl, buf->sgt.orig_nents,
+			buf->dir);
+	buf->nents = 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Users, registrations, posting */
+
+/* Become a user of the device; false once the release started. */
+static bool rdmalog_fwd_user_get(struct rdmalog_fwd_ep *f)
+{
+	bool ok;
+
+	spin_lock_bh(&f->lock);
+	ok = !f->dead;
+	if (ok)
+		f->users++;
+	spin_unlock_bh(&f->lock);
+	return ok;
+}
+
+static void rdmalog_fwd_user_put(struct rdmalog_fwd_ep *f)
+{
+	spin_lock_bh(&f->lock);
+	f->users--;
+	spin_unlock_bh(&f->lock);
+	wake_up(&f->wq);
+}
+
+/* Post @wr on @ep's QP unless it is no longer live. Any context. */
+static int rdmalog_fwd_post(struct rdmalog_ep *ep, const struct ib_send_wr *wr)
+{
+	int err = -ENOTCONN;
+
+	spin_lock_bh(&ep->lock);
+	if (ep->live)
+		err = ib_post_send(ep->qp, wr, NULL);
+	spin_unlock_bh(&ep->lock);
+	return err;
+}
+
+/*
+ * A free registration, or NULL: none free, or @dead set (the release
+ * started, or there is no pool at all).
+ */
+static struct rdmalog_fwd_reg *rdmalog_fwd_reg_try(struct rdmalog_fwd_ep *f,
+						   bool *dead)
+{
+	struct rdmalog_fwd_reg *r = NULL;
+
+	spin_lock_bh(&f->lock);
+	*dead = f->dead || !f->nr_regs;
+	if (!*dead && !list_empty(&f->reg_free)) {
+		r = list_first_entry(&f->reg_free, struct rdmalog_fwd_reg,
+				     free);
+		list_del_init(&r->free);
+	}
+	spin_unlock_bh(&f->lock);
+	return r;
+}
+
+/* Back to the pool: @r is not registered (invalidated or never posted). */
+static void rdmalog_fwd_reg_free(struct rdmalog_fwd_ep *f,
+				 struct rdmalog_fwd_reg *r)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&f->lock, flags);
+	list_add(&r->free, &f->reg_free);
+	spin_unlock_irqrestore(&f->lock, flags);
+	wake_up(&f->wq);
+}
+
+/* @r may still be valid: keep it (and @r->buf) for the release. */
+static void rdmalog_fwd_reg_retire(struct rdmalog_fwd_ep *f,
+				   struct rdmalog_fwd_reg *r)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&f->lock, flags);
+	r->retired = true;
+	spin_unlock_irqrestore(&f->lock, flags);
+	wake_up(&f->wq);
+}
+
+/* An error completion of a REG_MR (they are posted unsignalled). */
+static void rdmalog_fwd_reg_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rdmalog_fwd_reg *r = container_of(wc->wr_cqe,
+						 struct rdmalog_fwd_reg,
+						 reg_cqe);
+	struct rdmalog_ep *ep = r->ep;
+
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR &&
+	    !test_bit(RDMALOG_EP_DEAD, &ep->flags)) {
+		rdmalog_stats_inc(RDMALOG_STAT_COMPLETION_ERRORS);
+		rdmalog_ep_error(ep, "forwarded payload registration: %s",
+				 ib_wc_status_msg(wc->status));
+	}
+}
+
+static void rdmalog_fwd_inv_error(struct rdmalog_ep *ep, struct ib_wc *wc)
+{
+	if (wc->status != IB_WC_WR_FLUSH_ERR &&
+	    !test_bit(RDMALOG_EP_DEAD, &ep->flags)) {
+		rdmalog_stats_inc(RDMALOG_STAT_COMPLETION_ERRORS);
+		rdmalog_ep_error(ep, "forwarded payload invalidation: %s",
+				 ib_wc_status_msg(wc->status));
+	}
+}
+
+/* LOCAL_INV done (backup side): free the payload, return the MR. */
+static void rdmalog_fwd_inv_done_free(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rdmalog_fwd_reg *r = container_of(wc->wr_cqe,
+						 struct rdmalog_fwd_reg,
+						 inv_cqe);
+	struct rdmalog_ep *ep = r->ep;
+	struct rdmalog_fwd_buf *buf;
+
+	if (wc->status != IB_WC_SUCCESS) {
+		rdmalog_fwd_inv_error(ep, wc);
+		rdmalog_fwd_reg_retire(&ep->fwd, r);
+		return;
+	}
+	buf = r->buf;
+	r->buf = NULL;
+	if (buf) {
+		/* The CQ is alive, so the device is too. */
+		rdmalog_fwd_buf_unmap(ep, buf);
+		rdmalog_fwd_buf_free(buf);
+	}
+	rdmalog_fwd_reg_free(&ep->fwd, r);
+}
+
+/* LOCAL_INV done (primary side): its poster waits for it. */
+static void rdmalog_fwd_inv_done_wake(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rdmalog_fwd_reg *r = container_of(wc->wr_cqe,
+						 struct rdmalog_fwd_reg,
+						 inv_cqe);
+
+	r->inv_ok = wc->status == IB_WC_SUCCESS;
+	if (!r->inv_ok)
+		rdmalog_fwd_inv_error(r->ep, wc);
+	complete(&r->inv_done);
+}
+
+/*
+ * Invalidate @r, which maps @r->buf; the completion frees both (or
+ * retires them). Any context.
+ */
+static void rdmalog_fwd_reg_invalidate(struct rdmalog_ep *ep,
+				       struct rdmalog_fwd_reg *r)
+{
+	struct ib_send_wr inv = {};
+
+	r->inv_cqe.done = rdmalog_fwd_inv_done_free;
+	inv.opcode = IB_WR_LOCAL_INV;
+	inv.wr_cqe = &r->inv_cqe;
+	inv.send_flags = IB_SEND_SIGNALED;
+	inv.ex.invalidate_rkey = r->mr->rkey;
+	if (rdmalog_fwd_post(ep, &inv))
+		rdmalog_fwd_reg_retire(&ep->fwd, r);
+}
+
+/* Map @buf's entries into @r with a fresh key. Return: 0 or -EIO. */
+static int rdmalog_fwd_reg_map(struct rdmalog_fwd_reg *r,
+			       struct rdmalog_fwd_buf *buf)
+{
+	struct ib_mr *mr = r->mr;
+
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+	if (ib_map_mr_sg(mr, buf->sgt.sgl, buf->nents, NULL, PAGE_SIZE) !=
+	    buf->nents || mr->length != buf->len)
+		return -EIO;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Backup side */
+
+static void rdmalog_fwd_req_put(struct rdmalog_fwd_req *req)
+{
+	if (refcount_dec_and_test(&req->ref))
+		kfree(req);
+}
+
+/* FWD_DONE status to the writer's errno. */
+static int rdmalog_fwd_errno(u32 status)
+{
+	switch (status) {
+	case 0:
+		return 0;
+	case EMSGSIZE:
+	case EINVAL:
+	case ETIMEDOUT:
+	case ENETDOWN:
+	case EIO:
+	case ENOSPC:
+	case EAGAIN:
+	case EROFS:
+		return -status;
+	default:
+		/* Not appended, for a reason this version does not know. */
+		return -EIO;
+	}
+}
+
+/* Whether a writer may queue one more request (or must give up). */
+static bool rdmalog_fwd_may_queue(struct rdmalog_fwd_ep *f, bool *dead)
+{
+	bool ok;
+
+	spin_lock_bh(&f->lock);
+	*dead = f->dead;
+	ok = !f->dead && f->nr_reqs < RDMALOG_FWD_MAX_OUTSTANDING;
+	spin_unlock_bh(&f->lock);
+	return ok;
+}
+
+/*
+ * Take @req off the list if it is still on it. Return: true when the
+ * caller now owns it (see &rdmalog_fwd_req.node).
+ */
+static bool rdmalog_fwd_req_take(struct rdmalog_fwd_ep *f,
+				 struct rdmalog_fwd_req *req)
+{
+	bool owned;
+
+	spin_lock_bh(&f->lock);
+	owned = !list_empty(&req->node);
+	if (owned) {
+		list_del_init(&req->node);
+		f->nr_reqs--;
+	}
+	spin_unlock_bh(&f->lock);
+	if (owned) {
+		wake_up(&f->wq);
+		rdmalog_fwd_req_put(req);	/* the list's */
+	}
+	return owned;
+}
+
+/* The FWD message with room for an inline payload. */
+struct rdmalog_fwd_msg {
+	struct rdmalog_msg_fwd m;
+	u8 data[RDMALOG_FWD_INLINE_MAX];
+};
+
+/*
+ * Post the FWD of @req (with @pre, the REG_MR, before it), retrying while
+ * there is no send credit. User context. Return: 0 (posted), -EAGAIN
+ * (@nonblock and no credit), -ENOTCONN (not posted: the connection is
+ * gone, no credit came in time, or a fatal signal), or another error of
+ * ib_post_send() (the REG_MR may have been posted).
+ */
+static int rdmalog_fwd_post_fwd(struct rdmalog_ep *ep,
+				struct rdmalog_fwd_msg *msg, u16 mlen,
+				struct ib_send_wr *pre, bool nonblock)
+{
+	unsigned long deadline = jiffies +
+				 msecs_to_jiffies(RDMALOG_FWD_SEND_WAIT_MS);
+	int err;
+
+	for (;;) {
+		err = rdmalog_ep_send_chain(ep, msg, mlen, RDMALOG_MSG_FWD, 2,
+					    pre, 0, NULL, NULL);
+		if (err != -EAGAIN || nonblock)
+			return err;
+		if (READ_ONCE(ep->fwd.dead) || fatal_signal_pending(current) ||
+		    time_after(jiffies, deadline))
+			return -ENOTCONN;
+		usleep_range(100, 1000);
+	}
+}
+
+/*
+ * One FWD of the @len bytes of @from and its FWD_DONE. Return: as
+ * rdmalog_fwd_append(); -EAGAIN also when the primary's ring was full.
+ */
+static int rdmalog_fwd_once(struct rdmalog_ep *ep, struct iov_iter *from,
+			    u32 len, bool nonblock, unsigned long timeout,
+			    u64 *lsn)
+{
+	struct rdmalog_fwd_ep *f = &ep->fwd;
+	bool inl = len <= RDMALOG_FWD_INLINE_MAX;
+	struct rdmalog_fwd_buf *buf = NULL;
+	struct rdmalog_fwd_reg *reg = NULL;
+	struct rdmalog_fwd_req *req;
+	struct rdmalog_fwd_msg *msg;
+	struct ib_reg_wr rwr = {};
+	bool dead = false;
+	u16 mlen = sizeof(msg->m);
+	long left;
+	int err;
+
+	msg = kzalloc(sizeof(*msg), GFP_KERNEL);
+	req = kzalloc(sizeof(*req), GFP_KERNEL);
+	if (!msg || !req) {
+		err = -ENOMEM;
+		goto out_free;
+	}
+	INIT_LIST_HEAD(&req->node);
+	refcount_set(&req->ref, 1);
+	init_completion(&req->done);
+
+	/* Copy first: a fault must not hold a registration or a slot. */
+	if (inl) {
+		if (!copy_from_iter_full(msg->data, len, from)) {
+			err = -EFAULT;
+			goto out_free;
+		}
+		mlen += len;
+		msg->m.flags = cpu_to_le32(RDMALOG_FWD_F_INLINE);
+	} else {
+		struct scatterlist *sg;
+		unsigned int i;
+
+		buf = rdmalog_fwd_buf_alloc(len, DMA_TO_DEVICE);
+		if (!buf) {
+			err = -ENOMEM;
+			goto out_free;
+		}
+		for_each_sg(buf->sgt.sgl, sg, buf->sgt.orig_nents, i)
+			if (copy_page_from_iter(sg_page(sg), 0, sg->length,
+						from) != sg->length) {
+				err = -EFAULT;
+				goto out_free;
+			}
+	}
+
+	/* Room on the list, then (not inline) a registration. */
+	if (nonblock) {
+		if (!rdmalog_fwd_may_queue(f, &dead)) {
+			err = dead ? -EHOSTUNREACH : -EAGAIN;
+			goto out_free;
+		}
+	} else if (wait_event_interruptible(f->wq,
+					    rdmalog_fwd_may_queue(f, &dead) ||
+					    dead)) {
+		err = -ERESTARTSYS;
+		goto out_free;
+	} else if (dead) {
+		err = -EHOSTUNREACH;
+		goto out_free;
+	}
+	if (!rdmalog_fwd_user_get(f)) {
+		err = -EHOSTUNREACH;
+		goto out_free;
+	}
+	if (!inl) {
+		reg = rdmalog_fwd_reg_try(f, &dead);
+		if (!reg && !dead && !nonblock) {
+			err = wait_event_interruptible(f->wq,
+						       (reg = rdmalog_fwd_reg_try(f, &dead)) ||
+						       dead);
+			if (err)
+				goto out_user;
+		}
+		if (!reg) {
+			err = dead ? (f->nr_regs ? -EHOSTUNREACH : -EOPNOTSUPP)
+				   : -EAGAIN;
+			goto out_user;
+		}
+		if (len > f->max_len) {
+			err = -EMSGSIZE;
+			goto out_reg;
+		}
+		err = rdmalog_fwd_buf_map(ep, buf);
+		if (err)
+			goto out_reg;
+		err = rdmalog_fwd_reg_map(reg, buf);
+		if (err)
+			goto out_unmap;
+		rwr.wr.opcode = IB_WR_REG_MR;
+		rwr.wr.wr_cqe = &reg->reg_cqe;
+		rwr.mr = reg->mr;
+		rwr.key = reg->mr->rkey;
+		rwr.access = IB_ACCESS_REMOTE_READ;
+		msg->m.addr = cpu_to_le64(reg->mr->iova);
+		msg->m.rkey = cpu_to_le32(reg->mr->rkey);
+	}
+	msg->m.len = cpu_to_le32(len);
+
+	/* On the list before it is posted: the answer may come at once. */
+	spin_lock_bh(&f->lock);
+	if (f->dead || f->nr_reqs >= RDMALOG_FWD_MAX_OUTSTANDING) {
+		/* Dead; or a racing writer took the last slot. */
+		err = f->dead ? -EHOSTUNREACH : -EAGAIN;
+		spin_unlock_bh(&f->lock);
+		goto out_unmap;
+	}
+	req->id = f->next_id++;
+	req->reg = reg;
+	if (reg)
+		reg->buf = buf;
+	refcount_inc(&req->ref);	/* the list's */
+	list_add_tail(&req->node, &f->reqs);
+	f->nr_reqs++;
+	spin_unlock_bh(&f->lock);
+	msg->m.req_id = cpu_to_le64(req->id);
+
+	err = rdmalog_fwd_post_fwd(ep, msg, mlen, reg ? &rwr.wr : NULL,
+				   nonblock);
+	if (err) {
+		if (rdmalog_fwd_req_take(f, req) && reg) {
+			reg->buf = NULL;
+			if (err != -EAGAIN && err != -ENOTCONN) {
+				/* The REG_MR may have gone out. */
+				reg->buf = buf;
+				buf = NULL;
+				rdmalog_fwd_reg_retire(f, reg);
+				reg = NULL;
+				rdmalog_ep_error(ep, "cannot post a FWD: %d",
+						 err);
+			}
+		} else if (reg) {
+			/* The release took it, with @reg and @buf. */
+			buf = NULL;
+			reg = NULL;
+		}
+		if (err != -EAGAIN)
+			err = -EHOSTUNREACH;
+		goto out_unmap;
+	}
+	/* @reg and @buf now belong to the request. */
+	rdmalog_fwd_user_put(f);
+	rdmalog_stats_inc(RDMALOG_STAT_FWD_SENT);
+
+	left = wait_for_completion_killable_timeout(&req->done, timeout);
+	if (left > 0) {
+		err = req->result;
+		if (!err)
+			*lsn = req->lsn;
+	} else {
+		/* Still listed: its registration stays until answered. */
+		err = left ? -EINTR : -ENOTCONN;
+	}
+	if (err)
+		rdmalog_stats_inc(RDMALOG_STAT_FWD_ERRORS);
+	buf = NULL;
+	goto out_free;
+
+out_unmap:
+	if (buf)
+		rdmalog_fwd_buf_unmap(ep, buf);
+out_reg:
+	if (reg)
+		rdmalog_fwd_reg_free(f, reg);
+out_user:
+	rdmalog_fwd_user_put(f);
+out_free:
+	rdmalog_fwd_buf_free(buf);
+	if (req)
+		rdmalog_fwd_req_put(req);
+	kfree(msg);
+	return err;
 }
 
 int rdmalog_fwd_append(struct iov_iter *from, bool nonblock, u64 *lsn)
 {
-	return -EHOSTUNREACH;
-}
+	size_t len = iov_iter_count(from);
+	struct rdmalog_node_config cfg;
+	unsigned long timeout;
+	struct rdmalog_ep *ep;
+	int err;
 
-void rdmalog_fwd_ep_init(struct rdmalog_ep *ep)
-{
-}
-
-int rdmalog_fwd_ep_setup(struct rdmalog_ep *ep)
-{
-	return 0;
-}
-
-void rdmalog_fwd_ep_release(struct rdmalog_ep *ep)
-{
-}
-
-const char *rdmalog_fwd_received(struct rdmalog_ep *ep,
-				 const struct rdmalog_msg_fwd *m, u32 len)
-{
-	return "FWD is not supported yet";
+	ep = rdmalog_conn_primary_ep();
+	if (!ep)
+		return -EHOSTUNREACH;
+	if (!len) {
+		err = -EINVAL;
+		goto out;
+	}
+	if (len > ep->conn->local.max_record) {
+		err = -EMSGSIZE;
+		goto out;
+	}
+	rdmalog_node_get_config(&cfg);
+	timeout = msecs_to_jiffies(cfg.commit_timeout_ms +
+				   RDMALOG_FWD_ANSWER_MARGIN_MS);
+	for (;;) {
+		err = rdmalog_fwd_once(ep, from, len, nonblock, timeout, lsn);
+		if (err != -EAGAIN || nonblock)
+			break;
+		/* The primary's ring is full: wait, as a local writer would. */
+		iov_iter_revert(from, len - iov_iter_count(from));
+		if (msleep_interruptible(RDMALOG_FWD_RETRY_MS)) {
+			err = -ERESTARTSYS;
+			break;
+		}
+	}
+out:
+	rdmalog_ep_put(ep);
+	return err;
 }
 
 const char *rdmalog_fwd_done_received(struct rdmalog_ep *ep,
 				      const struct rdmalog_msg_fwd_done *m)
 {
-	return "FWD_DONE is not supported yet";
+	struct rdmalog_fwd_ep *f = &ep->fwd;
+	u64 id = le64_to_cpu(m->req_id);
+	u32 status = le32_to_cpu(m->status);
+	u64 lsn = le64_to_cpu(m->lsn);
+	struct rdmalog_fwd_req *req, *found = NULL;
+
+	spin_lock(&f->lock);
+	list_for_each_entry(req, &f->reqs, node) {
+		if (req->id == id) {
+			found = req;
+			list_del_init(&req->node);
+			f->nr_reqs--;
+			break;
+		}
+	}
+	spin_unlock(&f->lock);
+	if (!found)
+		return "FWD_DONE for a request not outstanding";
+
+	found->result = rdmalog_fwd_errno(status);
+	found->lsn = lsn;
+	if (!status && !lsn)
+		found->result = -ENOTCONN;	/* broken answer: unknown */
+	if (found->reg)
+		rdmalog_fwd_reg_invalidate(ep, found->reg);
+	complete(&found->done);
+	wake_up(&f->wq);
+	rdmalog_fwd_req_put(found);	/* the list's */
+	return !status && !lsn ? "FWD_DONE with LSN 0" : NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Primary side */
+
+static void rdmalog_fwd_read_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rdmalog_fwd_work *w = container_of(wc->wr_cqe,
+						  struct rdmalog_fwd_work,
+						  read_cqe);
+	struct rdmalog_ep *ep = w->ep;
+
+	w->read_ok = wc->status == IB_WC_SUCCESS;
+	if (!w->read_ok && wc->status != IB_WC_WR_FLUSH_ERR &&
+	    !test_bit(RDMALOG_EP_DEAD, &ep->flags)) {
+		rdmalog_stats_inc(RDMALOG_STAT_COMPLETION_ERRORS);
+		rdmalog_ep_error(ep, "forwarded payload READ: %s",
+				 ib_wc_status_msg(wc->status));
+	}
+	complete(&w->read_done);
+}
+
+/*
+ * Pull the payload of @w into @buf: register it, RDMA READ, invalidate.
+ * Work item context. Return: 0 (@buf holds the payload, unmapped), or a
+ * negative errno; when *@bufp was set to NULL, @buf now belongs to a
+ * retired registration.
+ */
+static int rdmalog_fwd_pull(struct rdmalog_ep *ep, struct rdmalog_fwd_work *w,
+			    struct rdmalog_fwd_buf **bufp)
+{
+	struct rdmalog_fwd_ep *f = &ep->fwd;
+	struct rdmalog_fwd_buf *buf = *bufp;
+	struct ib_rdma_wr rd = {};
+	struct ib_reg_wr rwr = {};
+	struct rdmalog_fwd_reg *r;
+	struct ib_send_wr inv = {};
+	struct ib_sge sge;
+	bool dead;
+	int err;
+
+	if (!rdmalog_fwd_user_get(f))
+		return -EIO;
+	wait_event(f->wq, (r = rdmalog_fwd_reg_try(f, &dead)) || dead);
+	if (!r) {
+		err = -EIO;
+		goto out_user;
+	}
+	if (w->len > f->max_len) {
+		err = -EMSGSIZE;
+		goto out_reg;
+	}
+	err = rdmalog_fwd_buf_map(ep, buf);
+	if (err)
+		goto out_reg;
+	err = rdmalog_fwd_reg_map(r, buf);
+	if (err)
+		goto out_unmap;
+
+	rwr.wr.opcode = IB_WR_REG_MR;
+	rwr.wr.wr_cqe = &r->reg_cqe;
+	rwr.wr.next = &rd.wr;
+	rwr.mr = r->mr;
+	rwr.key = r->mr->rkey;
+	rwr.access = IB_ACCESS_LOCAL_WRITE;
+	if (ep->rdev->iwarp)
+		rwr.access |= IB_ACCESS_REMOTE_WRITE;
+	sge.addr = r->mr->iova;
+	sge.length = w->len;
+	sge.lkey = r->mr->lkey;
+	w->read_cqe.done = rdmalog_fwd_read_done;
+	init_completion(&w->read_done);
+	rd.wr.opcode = IB_WR_RDMA_READ;
+	rd.wr.wr_cqe = &w->read_cqe;
+	rd.wr.send_flags = IB_SEND_SIGNALED;
+	rd.wr.sg_list = &sge;
+	rd.wr.num_sge = 1;
+	rd.remote_addr = w->addr;
+	rd.rkey = w->rkey;
+	err = rdmalog_fwd_post(ep, &rwr.wr);
+	if (err == -ENOTCONN)
+		goto out_unmap;
+	if (err) {
+		rdmalog_ep_error(ep, "cannot post a forwarded payload READ: %d",
+				 err);
+		err = -EIO;
+		goto out_retire;
+	}
+	/* Completes, flushed at the latest, when the QP is drained. */
+	wait_for_completion(&w->read_done);
+
+	r->inv_cqe.done = rdmalog_fwd_inv_done_wake;
+	reinit_completion(&r->inv_done);
+	inv.opcode = IB_WR_LOCAL_INV;
+	inv.wr_cqe = &r->inv_cqe;
+	inv.send_flags = IB_SEND_SIGNALED;
+	inv.ex.invalidate_rkey = r->mr->rkey;
+	if (rdmalog_fwd_post(ep, &inv)) {
+		err = -EIO;
+		goto out_retire;
+	}
+	wait_for_completion(&r->inv_done);
+	if (!r->inv_ok || !w->read_ok) {
+		err = -EIO;
+		if (!r->inv_ok)
+			goto out_retire;
+	}
+	/* Invalidated: the pages are ours again. */
+	rdmalog_fwd_buf_unmap(ep, buf);
+	rdmalog_fwd_reg_free(f, r);
+	rdmalog_fwd_user_put(f);
+	return err;
+
+out_retire:
+	r->buf = buf;
+	*bufp = NULL;
+	rdmalog_fwd_reg_retire(f, r);
+	goto out_user;
+out_unmap:
+	rdmalog_fwd_buf_unmap(ep, buf);
+out_reg:
+	rdmalog_fwd_reg_free(f, r);
+out_user:
+	rdmalog_fwd_user_put(f);
+	return err;
+}
+
+/* Append @w's payload to @log. Work item context. */
+static int rdmalog_fwd_serve(struct rdmalog_ep *ep, struct rdmalog_fwd_work *w,
+			     struct rdmalog_log *log, u64 *lsn)
+{
+	struct rdmalog_fwd_buf *buf;
+	struct bio_vec *bv = NULL;
+	struct iov_iter iter;
+	struct scatterlist *sg;
+	struct kvec kv;
+	unsigned int i;
+	int err;
+
+	if (w->flags & RDMALOG_FWD_F_INLINE) {
+		kv.iov_base = w->data;
+		kv.iov_len = w->len;
+		iov_iter_kvec(&iter, ITER_SOURCE, &kv, 1, w->len);
+		return rdmalog_log_append(log, &iter, true, lsn);
+	}
+	if (!w->rkey || w->addr + w->len < w->addr)
+		return -EINVAL;
+	buf = rdmalog_fwd_buf_alloc(w->len, DMA_FROM_DEVICE);
+	if (!buf)
+		return -ENOMEM;
+	err = rdmalog_fwd_pull(ep, w, &buf);
+	if (err)
+		goto out;
+	bv = kvmalloc_array(buf->sgt.orig_nents, sizeof(*bv), GFP_KERNEL);
+	if (!bv) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for_each_sg(buf->sgt.sgl, sg, buf->sgt.orig_nents, i)
+		bvec_set_page(&bv[i], sg_page(sg), sg->length, 0);
+	iov_iter_bvec(&iter, ITER_SOURCE, bv, buf->sgt.orig_nents, w->len);
+	err = rdmalog_log_append(log, &iter, true, lsn);
+out:
+	kvfree(bv);
+	rdmalog_fwd_buf_free(buf);
+	return err;
+}
+
+/* FWD_DONE status for the result of an append. */
+static u32 rdmalog_fwd_status(int err)
+{
+	switch (err) {
+	case 0:
+	case -EMSGSIZE:
+	case -EINVAL:
+	case -ETIMEDOUT:
+	case -ENETDOWN:
+	case -EIO:
+	case -ENOSPC:
+	case -EAGAIN:
+	case -EROFS:
+		break;
+	case -ENOMEM:
+		err = -EAGAIN;	/* not appended; worth another try */
+		break;
+	default:
+		err = -EIO;
+		break;
+	}
+	return -err;
+}
+
+/* Send the FWD_DONE, waiting a little for a credit if need be. */
+static void rdmalog_fwd_answer(struct rdmalog_ep *ep, u64 req_id, int err,
+			       u64 lsn)
+{
+	unsigned long deadline = jiffies +
+				 msecs_to_jiffies(RDMALOG_FWD_SEND_WAIT_MS);
+	struct rdmalog_msg_fwd_done m = {};
+	int ret;
+
+	m.req_id = cpu_to_le64(req_id);
+	m.lsn = cpu_to_le64(err ? 0 : lsn);
+	m.status = cpu_to_le32(rdmalog_fwd_status(err));
+	for (;;) {
+		ret = rdmalog_ep_send(ep, &m, sizeof(m), RDMALOG_MSG_FWD_DONE,
+				      2);
+		if (ret != -EAGAIN)
+			break;
+		if (time_after(jiffies, deadline)) {
+			rdmalog_ep_error(ep, "no send credit for a FWD_DONE");
+			return;
+		}
+		usleep_range(100, 1000);
+	}
+	if (ret && ret != -ENOTCONN)
+		rdmalog_ep_error(ep, "cannot send a FWD_DONE: %d", ret);
+}
+
+static void rdmalog_fwd_work_fn(struct work_struct *work)
+{
+	struct rdmalog_fwd_work *w = container_of(work, struct rdmalog_fwd_work,
+						  work);
+	struct rdmalog_ep *ep = w->ep;
+	struct rdmalog_fwd_ep *f = &ep->fwd;
+	struct rdmalog_node_config cfg;
+	struct rdmalog_log *log;
+	u64 lsn = 0;
+	int err;
+
+	/* The node's mutex only here, before this becomes a user. */
+	rdmalog_node_get_config(&cfg);
+	if (cfg.role == RDMALOG_ROLE_BACKUP ||
+	    test_bit(RDMALOG_EP_PEER_PRIMARY, &ep->flags))
+		err = -EROFS;
+	else if (w->flags & ~RDMALOG_FWD_F_INLINE)
+		err = -EINVAL;
+	else if (!w->len)
+		err = -EINVAL;
+	else if (w->len > ep->conn->local.max_record)
+		err = -EMSGSIZE;
+	else
+		err = 0;
+	if (!err) {
+		log = rdmalog_node_get_log();
+		if (log) {
+			err = rdmalog_fwd_serve(ep, w, log, &lsn);
+			rdmalog_log_put(log);
+		} else {
+			err = -ENETDOWN;
+		}
+	}
+	if (err)
+		rdmalog_stats_inc(RDMALOG_STAT_FWD_ERRORS);
+	rdmalog_stats_inc(RDMALOG_STAT_FWD_SERVED);
+
+	/* Before the answer: the backup may send the next FWD at once. */
+	spin_lock_bh(&f->lock);
+	f->serving--;
+	spin_unlock_bh(&f->lock);
+	rdmalog_fwd_answer(ep, w->req_id, err, lsn);
+	rdmalog_ep_put(ep);	/* the work item's */
+	kfree(w);
+}
+
+const char *rdmalog_fwd_received(struct rdmalog_ep *ep,
+				 const struct rdmalog_msg_fwd *m, u32 len)
+{
+	struct rdmalog_fwd_ep *f = &ep->fwd;
+	u32 flags = le32_to_cpu(m->flags);
+	u32 plen = le32_to_cpu(m->len);
+	struct rdmalog_fwd_work *w;
+	bool inl = flags & RDMALOG_FWD_F_INLINE;
+
+	/* conn.c checked that an inline payload is all there. */
+	w = kzalloc(struct_size(w, data, inl ? plen : 0), GFP_ATOMIC);
+	if (!w)
+		return "out of memory for a forwarded append";
+	spin_lock(&f->lock);
+	if (f->serving >= RDMALOG_FWD_MAX_OUTSTANDING) {
+		spin_unlock(&f->lock);
+		kfree(w);
+		return "more FWDs outstanding than allowed";
+	}
+	f->serving++;
+	spin_unlock(&f->lock);
+
+	INIT_WORK(&w->work, rdmalog_fwd_work_fn);
+	w->req_id = le64_to_cpu(m->req_id);
+	w->len = plen;
+	w->flags = flags;
+	w->addr = le64_to_cpu(m->addr);
+	w->rkey = le32_to_cpu(m->rkey);
+	if (inl)
+		memcpy(w->data, m->data, plen);
+	rdmalog_ep_get(ep);	/* the work item's */
+	w->ep = ep;
+	queue_work(rdmalog_fwd_wq, &w->work);
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Endpoint set-up and release */
+
+void rdmalog_fwd_ep_init(struct rdmalog_ep *ep)
+{
+	struct rdmalog_fwd_ep *f = &ep->fwd;
+
+	spin_lock_init(&f->lock);
+	INIT_LIST_HEAD(&f->reqs);
+	INIT_LIST_HEAD(&f->reg_free);
+	init_waitqueue_head(&f->wq);
+	f->next_id = 1;
+}
+
+int rdmalog_fwd_ep_setup(struct rdmalog_ep *ep)
+{
+	struct rdmalog_fwd_ep *f = &ep->fwd;
+	struct rdmalog_rdev *rdev = ep->rdev;
+	u32 max = ep->conn->local.max_record;
+	struct rdmalog_fwd_reg *r;
+	unsigned int i, pages;
+
+	/* Without fast registration only inline payloads are forwarded. */
+	if (!rdev->frwr || !(ep->ibdev->attrs.page_size_cap & PAGE_SIZE))
+		return 0;
+	pages = min_t(u32, DIV_ROUND_UP(max, PAGE_SIZE),
+		      rdev->max_fast_reg_pages);
+	if (!pages)
+		return 0;
+	f->regs = kcalloc(RDMALOG_FWD_MAX_REGS, sizeof(*f->regs), GFP_KERNEL);
+	if (!f->regs)
+		return -ENOMEM;
+	for (i = 0; i < RDMALOG_FWD_MAX_REGS; i++) {
+		r = &f->regs[i];
+		r->ep = ep;
+		r->reg_cqe.done = rdmalog_fwd_reg_done;
+		init_completion(&r->inv_done);
+		INIT_LIST_HEAD(&r->free);
+		f->nr_regs = i + 1;
+		r->mr = ib_alloc_mr(rdev->pd, IB_MR_TYPE_MEM_REG, pages);
+		if (IS_ERR(r->mr)) {
+			int err = PTR_ERR(r->mr);
+
+			r->mr = NULL;
+			return err;	/* the release frees the others */
+		}
+		list_add_tail(&r->free, &f->reg_free);
+	}
+	f->max_len = min_t(u64, max, (u64)pages * PAGE_SIZE);
+	return 0;
+}
+
+static bool rdmalog_fwd_idle(struct rdmalog_fwd_ep *f)
+{
+	bool idle;
+
+	spin_lock_bh(&f->lock);
+	idle = !f->users;
+	spin_unlock_bh(&f->lock);
+	return idle;
+}
+
+void rdmalog_fwd_ep_release(struct rdmalog_ep *ep)
+{
+	struct rdmalog_fwd_ep *f = &ep->fwd;
+	struct rdmalog_fwd_req *req;
+	unsigned int i;
+
+	spin_lock_bh(&f->lock);
+	f->dead = true;
+	while (!list_empty(&f->reqs)) {
+		req = list_first_entry(&f->reqs, struct rdmalog_fwd_req, node);
+		list_del_init(&req->node);
+		f->nr_reqs--;
+		/* Sent: the primary may have committed it. */
+		req->result = -ENOTCONN;
+		if (req->reg)
+			req->reg->retired = true;	/* keeps its buf */
+		complete(&req->done);
+		/* The list's: the last one when the writer gave up. */
+		rdmalog_fwd_req_put(req);
+	}
+	spin_unlock_bh(&f->lock);
+	wake_up_all(&f->wq);
+
+	/* Users only wait for completions (all delivered now) or @dead. */
+	wait_event(f->wq, rdmalog_fwd_idle(f));
+
+	for (i = 0; i < f->nr_regs; i++) {
+		struct rdmalog_fwd_reg *r = &f->regs[i];
+
+		if (r->mr)
+			ib_dereg_mr(r->mr);
+		if (r->buf) {
+			rdmalog_fwd_buf_unmap(ep, r->buf);
+			rdmalog_fwd_buf_free(r->buf);
+		}
+	}
+	kfree(f->regs);
+	f->regs = NULL;
+	f->nr_regs = 0;
+	INIT_LIST_HEAD(&f->reg_free);
 }

@@ -2,24 +2,65 @@
 /*
  * rdmalog - forwarded appends: a write() on a backup is sent to the
  * primary (FWD), appended there, and answered (FWD_DONE) once committed.
+ * forward.c's top comment describes both sides, their locks and lifetimes.
  */
 #ifndef _RDMALOG_FORWARD_H
 #define _RDMALOG_FORWARD_H
 
 #include <linux/list.h>
+#include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/uio.h>
+#include <linux/wait.h>
 
 struct rdmalog_ep;
+struct rdmalog_fwd_reg;
 struct rdmalog_msg_fwd;
 struct rdmalog_msg_fwd_done;
 
+/*
+ * FWDs a backup has sent on one connection and not yet seen the FWD_DONE
+ * of (whether or not the writer still waits). A primary that receives
+ * more drops the connection.
+ */
+#define RDMALOG_FWD_MAX_OUTSTANDING	64
+
 /**
  * struct rdmalog_fwd_ep - forwarding state of one connection
- * @placeholder: filled in by forward.c
+ * @lock: protects every field below but @regs' array itself; BH-safe
+ *	(taken with _bh in process context, plain in the CQ handler)
+ * @dead: rdmalog_fwd_ep_release() started: no new request, no new user of
+ *	the device; set once, never cleared
+ * @reqs: backup side: &struct rdmalog_fwd_req sent and not answered yet
+ *	(each holds a reference on its request)
+ * @nr_reqs: entries on @reqs, at most %RDMALOG_FWD_MAX_OUTSTANDING
+ * @next_id: backup side: the next request id
+ * @serving: primary side: FWDs received and not yet answered
+ * @regs: %RDMALOG_FWD_MAX_REGS registrations (FRWR MRs) made by
+ *	rdmalog_fwd_ep_setup(), or NULL (no FRWR: only inline payloads);
+ *	freed by the release
+ * @nr_regs: entries of @regs
+ * @reg_free: registrations not in use, ready for a REG_MR
+ * @max_len: largest payload one registration covers (0 without @regs)
+ * @users: threads that may touch the device (DMA mappings, posts, MRs):
+ *	each counted from before its first such step to after its last;
+ *	the release waits for none to be left
+ * @wq: woken when a registration comes free, a request ends, @users
+ *	drops, or @dead is set
  */
 struct rdmalog_fwd_ep {
-	int placeholder;
+	spinlock_t lock; /* see above */
+	bool dead;
+	struct list_head reqs;
+	u32 nr_reqs;
+	u64 next_id;
+	u32 serving;
+	struct rdmalog_fwd_reg *regs;
+	unsigned int nr_regs;
+	struct list_head reg_free;
+	u32 max_len;
+	u32 users;
+	wait_queue_head_t wq;
 };
 
 int rdmalog_fwd_init(void);
@@ -27,8 +68,17 @@ void rdmalog_fwd_exit(void);
 
 /*
  * Append @from as one record through the primary (this node is a backup).
- * Return: as rdmalog_log_append(), plus -EHOSTUNREACH when no primary is
- * connected.
+ * Process context; may sleep. Returns once the primary committed it.
+ * Return: 0 and *@lsn, or -EINVAL (empty), -EMSGSIZE (above max_record or
+ * what one registration covers), -EHOSTUNREACH (no primary reachable: not
+ * sent, not in the log), -EAGAIN (@nonblock and no send slot, or the
+ * primary's ring is full), -ERESTARTSYS (signal before anything was
+ * sent), -ENOTCONN (sent, but the answer was lost: the connection died or
+ * no answer came in time; the record may or may not be committed),
+ * -EINTR (fatal signal while waiting: outcome unknown), -EFAULT,
+ * -ENOMEM, -EOPNOTSUPP (no fast registration for a large payload), or
+ * the primary's answer: -ETIMEDOUT, -ENETDOWN, -EIO, -ENOSPC, -EROFS,
+ * -EMSGSIZE, -EINVAL (not in the log).
  */
 int rdmalog_fwd_append(struct iov_iter *from, bool nonblock, u64 *lsn);
 
@@ -36,7 +86,10 @@ int rdmalog_fwd_append(struct iov_iter *from, bool nonblock, u64 *lsn);
 void rdmalog_fwd_ep_init(struct rdmalog_ep *ep);
 /* Set up what sleeps (MRs); conn lock held, process context. */
 int rdmalog_fwd_ep_setup(struct rdmalog_ep *ep);
-/* After the QP is drained and destroyed: fail and free what is left. */
+/*
+ * After the QP is drained and destroyed and the CQ freed: fail what waits,
+ * wait for the users of the device, free the registrations.
+ */
 void rdmalog_fwd_ep_release(struct rdmalog_ep *ep);
 const char *rdmalog_fwd_received(struct rdmalog_ep *ep,
 				 const struct rdmalog_msg_fwd *m, u32 len);

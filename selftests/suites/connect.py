@@ -134,10 +134,13 @@ def all_peers_connect(c):
              before["msgs_received"] + 5, timeout=WAIT, interval=2,
              what="heartbeats received on node1")
     assert stats(c[1])["bad_msgs"] == 0
-    # the peers' log positions arrive with the heartbeats
-    c[2].run("rdmalogcat -a one two >/dev/null", timeout=60, check=True)
-    wait_for(lambda: peers(c[1])[2]["next_lsn"] == 3, timeout=WAIT,
-             interval=2, what="node1 sees node2's next LSN 3")
+    # the peers' log positions arrive with the heartbeats (appended on
+    # the primary: a backup's write() is forwarded there)
+    r = c[1].run("rdmalogcat -a one two", timeout=60, check=True)
+    nxt = int(r.out.split()[-1]) + 1
+    for n in (2, 3):
+        wait_for(lambda: peers(c[n])[1]["next_lsn"] == nxt, timeout=WAIT,
+                 interval=2, what=f"node{n} sees node1's next LSN {nxt}")
     r = c[1].run("rdmalogctl status", timeout=60, check=True)
     assert re.search(r"^\s+2\s+198\.18\.0\.2\s+7471\s+connected", r.out,
                      re.M), r.out
