@@ -1128,7 +1128,7 @@ int rdmalog_fwd_ep_setup(struct rdmalog_ep *ep)
 		init_completion(&r->inv_done);
 		INIT_LIST_HEAD(&r->free);
 		f->nr_regs = i + 1;
-		r->mr = ib_alloc_mr(rdev->pd, IB_MR_TYPE_MEM_REG, pages);
+		r->mr = ib_alloc_mr(ep->pd, IB_MR_TYPE_MEM_REG, pages);
 		if (IS_ERR(r->mr)) {
 			int err = PTR_ERR(r->mr);
 
