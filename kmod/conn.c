@@ -727,7 +727,8 @@ static void rdmalog_ep_ring_setup(struct rdmalog_ep *ep)
 	per_mr = min_t(unsigned long, per_mr, RDMALOG_RING_SEG_MAX / piece);
 	nr = DIV_ROUND_UP(nr_pieces, per_mr);
 	if (nr > RDMALOG_RING_MAX_SEGS) {
-		ep->ring_why = "the ring needs more MRs than one RING describes (small chunks, or a device with short page lists: use a smaller ring)";
+		/* Small chunks, or a device with short page lists. */
+		ep->ring_why = "the ring needs more MRs than one RING describes: use a smaller ring";
 		return;
 	}
 	ep->ring_regs = kcalloc(nr, sizeof(*ep->ring_regs), GFP_KERNEL);

@@ -172,9 +172,11 @@ def grant_is_limited_to_its_connection(c):
     log2 = status(c[2])["log"]
 
     # node 3's real node goes away (its port is the rogue's), node 1
-    # drops node 2: node 2 waits for node 1 and keeps calling node 3
+    # drops nodes 2 and 3: node 2 waits for node 1 and keeps calling node 3
     c[3].run("rdmalogctl node down", timeout=120, check=True)
-    c[1].run("rdmalogctl peer del id 2", timeout=120, check=True)
+    # node 1 must not call the rogue node 3 either (1 < 3 connects)
+    c[1].run("rdmalogctl peer del id 2 && rdmalogctl peer del id 3",
+             timeout=120, check=True)
     wait_for(lambda: peer(c[2], 1)["state"] != "connected" and
              peer(c[2], 3)["state"] != "connected",
              timeout=WAIT, interval=1, what="node 2 lost nodes 1 and 3")
