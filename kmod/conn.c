@@ -728,7 +728,7 @@ static void rdmalog_ep_ring_setup(struct rdmalog_ep *ep)
 	nr = DIV_ROUND_UP(nr_pieces, per_mr);
 	if (nr > RDMALOG_RING_MAX_SEGS) {
 		/* Small chunks, or a device with short page lists. */
-		ep->ring_why = "the ring needs more MRs than one RING describes: use a smaller ring";
+		ep->ring_why = "the ring needs more MRs than a RING describes: use a smaller ring";
 		return;
 	}
 	ep->ring_regs = kcalloc(nr, sizeof(*ep->ring_regs), GFP_KERNEL);
