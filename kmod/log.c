@@ -87,6 +87,7 @@
 #include "../uapi/rdmalog_genl.h"
 #include "log.h"
 #include "stats.h"
+#include "trace.h"
 
 #define RDMALOG_LOG_HDR_SIZE	sizeof(struct rdmalog_ring_record)
 /* Footprint of the smallest record (1 byte of payload). */
@@ -556,6 +557,7 @@ void rdmalog_log_commit(struct rdmalog_log *log, u64 upto_lsn)
 	spin_lock_bh(&log->lock);
 	upto_lsn = min(upto_lsn, log->next_lsn);
 	if (upto_lsn > log->commit_lsn) {
+		trace_rdmalog_commit(log->commit_lsn, upto_lsn);
 		log->commit_lsn = upto_lsn;
 		advanced = true;
 	}
@@ -738,8 +740,11 @@ int rdmalog_log_append(struct rdmalog_log *log, struct iov_iter *from,
 	if (ret)
 		return ret;
 	ret = rdmalog_log_fill(log, pos, lsn, from, len);
-	if (!ret)
+	if (!ret) {
+		/* Before replication can see it: traces stay in order. */
+		trace_rdmalog_append(lsn, len, pos);
 		ret = rdmalog_log_publish(log, lsn, footprint, &w);
+	}
 	mutex_unlock(&log->append_mutex);
 	if (ret)
 		goto err;
@@ -1176,6 +1181,7 @@ int rdmalog_log_apply(struct rdmalog_log *log, u64 upto_pos, u64 upto_lsn,
 	if (log->dead) {
 		ret = -ENETDOWN;
 	} else {
+		trace_rdmalog_apply(lsn - n, lsn);
 		log->head = pos;
 		log->next_lsn = lsn;
 		log->commit_lsn = lsn;

@@ -238,8 +238,8 @@ static int rdmalog_nl_put_addr(struct sk_buff *skb, int type,
 #define RDMALOG_NL_PEER_SIZE						\
 	(nla_total_size(0) + nla_total_size(4) + nla_total_size(16) +	\
 	 nla_total_size(2) + nla_total_size(4) +			\
-	 nla_total_size(RDMALOG_PEER_MSG_LEN) +				\
-	 7 * nla_total_size_64bit(8))
+	 nla_total_size(RDMALOG_PEER_MSG_LEN) + nla_total_size(1) +	\
+	 11 * nla_total_size_64bit(8))
 
 /* A PEER nest (type @type) describing @peer. */
 static int rdmalog_nl_put_peer(struct sk_buff *skb, int type,
@@ -272,6 +272,19 @@ static int rdmalog_nl_put_peer(struct sk_buff *skb, int type,
 			       peer->remote_commit_lsn, RDMALOG_PEER_A_PAD) ||
 	     nla_put_u64_64bit(skb, RDMALOG_PEER_A_NEXT_LSN,
 			       peer->remote_next_lsn, RDMALOG_PEER_A_PAD)))
+		goto err;
+	/* Replication to the peer (primary side); zero when not connected. */
+	if (nla_put_u8(skb, RDMALOG_PEER_A_REPLICATING, peer->repl.joined) ||
+	    nla_put_u64_64bit(skb, RDMALOG_PEER_A_BYTES_SENT, peer->repl.bytes,
+			      RDMALOG_PEER_A_PAD) ||
+	    nla_put_u64_64bit(skb, RDMALOG_PEER_A_RECORDS_SENT,
+			      peer->repl.records, RDMALOG_PEER_A_PAD))
+		goto err;
+	if (peer->repl.joined &&
+	    (nla_put_u64_64bit(skb, RDMALOG_PEER_A_ACKED_LSN,
+			       peer->repl.held_lsn, RDMALOG_PEER_A_PAD) ||
+	     nla_put_u64_64bit(skb, RDMALOG_PEER_A_LAG, peer->repl.lag,
+			       RDMALOG_PEER_A_PAD)))
 		goto err;
 	nla_nest_end(skb, nest);
 	return 0;

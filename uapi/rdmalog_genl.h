@@ -205,6 +205,17 @@ enum rdmalog_attr {
  *	message
  * @RDMALOG_PEER_A_NEXT_LSN: u64, the peer's next LSN per its last message
  *	(EPOCH and the LSNs are absent until a message arrived)
+ * @RDMALOG_PEER_A_REPLICATING: u8, 1 while this node (a primary)
+ *	replicates to the peer: the peer's ring was accepted and is in sync
+ * @RDMALOG_PEER_A_BYTES_SENT: u64, ring bytes RDMA-written to the peer
+ *	on the current connection (0 when not connected)
+ * @RDMALOG_PEER_A_RECORDS_SENT: u64, records written to the peer on the
+ *	current connection (0 when not connected)
+ * @RDMALOG_PEER_A_ACKED_LSN: u64, every record below it is held by the
+ *	peer (completed WRITEs, or its ACKs where completions do not prove
+ *	it); present while REPLICATING
+ * @RDMALOG_PEER_A_LAG: u64, records appended here that the peer does not
+ *	hold yet (NEXT_LSN minus ACKED_LSN); present while REPLICATING
  * @__RDMALOG_PEER_A_MAX: number of attributes
  */
 enum rdmalog_peer_attr {
@@ -222,6 +233,11 @@ enum rdmalog_peer_attr {
 	RDMALOG_PEER_A_FIRST_LSN,
 	RDMALOG_PEER_A_COMMIT_LSN,
 	RDMALOG_PEER_A_NEXT_LSN,
+	RDMALOG_PEER_A_REPLICATING,
+	RDMALOG_PEER_A_BYTES_SENT,
+	RDMALOG_PEER_A_RECORDS_SENT,
+	RDMALOG_PEER_A_ACKED_LSN,
+	RDMALOG_PEER_A_LAG,
 
 	__RDMALOG_PEER_A_MAX
 };

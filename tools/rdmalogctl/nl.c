@@ -361,6 +361,7 @@ static bool get_str(const struct nlattr *a, char *buf, size_t size)
 static void parse_peer(const struct nlattr *nest, struct rl_peer *p)
 {
 	struct nlattr *a;
+	uint8_t u8v = 0;
 	int rem;
 
 	memset(p, 0, sizeof(*p));
@@ -401,6 +402,22 @@ static void parse_peer(const struct nlattr *nest, struct rl_peer *p)
 			break;
 		case RDMALOG_PEER_A_NEXT_LSN:
 			p->has_next_lsn = get_int(a, &p->next_lsn, 8);
+			break;
+		case RDMALOG_PEER_A_REPLICATING:
+			p->has_replicating = get_int(a, &u8v, 1);
+			p->replicating = u8v;
+			break;
+		case RDMALOG_PEER_A_BYTES_SENT:
+			p->has_bytes_sent = get_int(a, &p->bytes_sent, 8);
+			break;
+		case RDMALOG_PEER_A_RECORDS_SENT:
+			p->has_records_sent = get_int(a, &p->records_sent, 8);
+			break;
+		case RDMALOG_PEER_A_ACKED_LSN:
+			p->has_acked_lsn = get_int(a, &p->acked_lsn, 8);
+			break;
+		case RDMALOG_PEER_A_LAG:
+			p->has_lag = get_int(a, &p->lag, 8);
 			break;
 		}
 	}

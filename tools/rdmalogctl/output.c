@@ -67,7 +67,8 @@ void out_log_json(const char *key, const struct rl_info *in)
 
 /*
  * {"id","address","port","state","msg","reconnects","refusals",
- *  "last_rx_ms","epoch","first_lsn","commit_lsn","next_lsn"}
+ *  "last_rx_ms","epoch","first_lsn","commit_lsn","next_lsn",
+ *  "replicating","bytes_sent","records_sent","acked_lsn","lag"}
  */
 void out_peer_json(const char *key, const struct rl_peer *p)
 {
@@ -90,6 +91,14 @@ void out_peer_json(const char *key, const struct rl_peer *p)
 	jw_u64_if("first_lsn", p->has_first_lsn, p->first_lsn);
 	jw_u64_if("commit_lsn", p->has_commit_lsn, p->commit_lsn);
 	jw_u64_if("next_lsn", p->has_next_lsn, p->next_lsn);
+	if (p->has_replicating)
+		jw_bool("replicating", p->replicating);
+	else
+		jw_null("replicating");
+	jw_u64_if("bytes_sent", p->has_bytes_sent, p->bytes_sent);
+	jw_u64_if("records_sent", p->has_records_sent, p->records_sent);
+	jw_u64_if("acked_lsn", p->has_acked_lsn, p->acked_lsn);
+	jw_u64_if("lag", p->has_lag, p->lag);
 	jw_end_obj();
 }
 
@@ -103,9 +112,11 @@ static void u64_or_dash(char *buf, size_t len, bool has, uint64_t v,
 }
 
 /*
- * ID ADDRESS PORT STATE RECONN REFUSED LAST-RX COMMIT [MESSAGE]: what the
- * peer reported last (COMMIT: its commit LSN) and why the state is what it
- * is.
+ * ID ADDRESS PORT STATE RECONN REFUSED LAST-RX COMMIT SENT ACKED LAG
+ * [MESSAGE]: what the peer reported last (COMMIT: its commit LSN), what
+ * this node replicates to it (SENT: records written, ACKED: LSN below
+ * which it holds every record, LAG: records it does not hold yet; ACKED
+ * and LAG only while replicating) and why the state is what it is.
  */
 void out_peers_table(const struct rl_peer *peers, unsigned int n,
 		     const char *indent)
@@ -120,12 +131,14 @@ void out_peers_table(const struct rl_peer *peers, unsigned int n,
 		if (l > w)
 			w = l;
 	}
-	printf("%s%-5s %-*s %-6s %-12s %-6s %-7s %-8s %-7s %s\n", indent, "ID",
-	       w, "ADDRESS", "PORT", "STATE", "RECONN", "REFUSED", "LAST-RX",
-	       "COMMIT", "MESSAGE");
+	printf("%s%-5s %-*s %-6s %-12s %-6s %-7s %-8s %-7s %-7s %-7s %-5s %s\n",
+	       indent, "ID", w, "ADDRESS", "PORT", "STATE", "RECONN", "REFUSED",
+	       "LAST-RX", "COMMIT", "SENT", "ACKED", "LAG", "MESSAGE");
 	for (i = 0; i < n; i++) {
 		const struct rl_peer *p = &peers[i];
 		char id[16] = "-", port[8] = "-", rc[24], rf[24], rx[32], cm[24];
+		char sn[24], ak[24], lg[24];
+		bool repl = p->has_replicating && p->replicating;
 
 		if (p->has_id)
 			snprintf(id, sizeof(id), "%u", p->id);
@@ -135,11 +148,16 @@ void out_peers_table(const struct rl_peer *peers, unsigned int n,
 		u64_or_dash(rf, sizeof(rf), p->has_refusals, p->refusals, "");
 		u64_or_dash(rx, sizeof(rx), p->has_last_rx, p->last_rx_ms, "ms");
 		u64_or_dash(cm, sizeof(cm), p->has_commit_lsn, p->commit_lsn, "");
-		printf("%s%-5s %-*s %-6s %-12s %-6s %-7s %-8s %-7s %s\n", indent,
-		       id, w,
+		u64_or_dash(sn, sizeof(sn), p->has_records_sent &&
+			    (repl || p->records_sent), p->records_sent, "");
+		u64_or_dash(ak, sizeof(ak), repl && p->has_acked_lsn,
+			    p->acked_lsn, "");
+		u64_or_dash(lg, sizeof(lg), repl && p->has_lag, p->lag, "");
+		printf("%s%-5s %-*s %-6s %-12s %-6s %-7s %-8s %-7s %-7s %-7s %-5s %s\n",
+		       indent, id, w,
 		       p->has_addr ? addr_str(&p->addr, buf, sizeof(buf)) : "-",
 		       port, p->has_state ? peer_state_name(p->state) : "-",
-		       rc, rf, rx, cm, p->has_msg ? p->msg : "");
+		       rc, rf, rx, cm, sn, ak, lg, p->has_msg ? p->msg : "");
 	}
 }
 

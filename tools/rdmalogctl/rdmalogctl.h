@@ -102,6 +102,11 @@ struct rl_peer {
 	char msg[256];
 	uint64_t reconnects, refusals, last_rx_ms;
 	uint64_t epoch, first_lsn, commit_lsn, next_lsn;
+	/* Replication to the peer (RDMALOG_PEER_A_REPLICATING and later). */
+	bool has_replicating, has_bytes_sent, has_records_sent;
+	bool has_acked_lsn, has_lag;
+	bool replicating;
+	uint64_t bytes_sent, records_sent, acked_lsn, lag;
 };
 
 #define RL_MAX_PEERS_SEEN	256
