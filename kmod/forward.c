@@ -78,6 +78,7 @@
 #include "node.h"
 #include "proto.h"
 #include "rdma_dev.h"
+#include "trace.h"
 #include "stats.h"
 
 /* On top of the commit timeout: how long a writer waits for FWD_DONE. */
@@ -780,6 +781,7 @@ const char *rdmalog_fwd_done_received(struct rdmalog_ep *ep,
 
 	found->result = rdmalog_fwd_errno(status);
 	found->lsn = lsn;
+	trace_rdmalog_fwd(ep->conn->peer_id, id, 0, found->result);
 	if (!status && !lsn)
 		found->result = -ENOTCONN;	/* broken answer: unknown */
 	if (found->reg)
@@ -981,8 +983,8 @@ static u32 rdmalog_fwd_status(int err)
 }
 
 /* Send the FWD_DONE, waiting a little for a credit if need be. */
-static void rdmalog_fwd_answer(struct rdmalog_ep *ep, u64 req_id, int err,
-			       u64 lsn)
+static void rdmalog_fwd_answer(struct rdmalog_ep *ep, u64 req_id, u32 len,
+			       int err, u64 lsn)
 {
 	unsigned long deadline = jiffies +
 				 msecs_to_jiffies(RDMALOG_FWD_SEND_WAIT_MS);
@@ -992,6 +994,7 @@ static void rdmalog_fwd_answer(struct rdmalog_ep *ep, u64 req_id, int err,
 	m.req_id = cpu_to_le64(req_id);
 	m.lsn = cpu_to_le64(err ? 0 : lsn);
 	m.status = cpu_to_le32(rdmalog_fwd_status(err));
+	trace_rdmalog_fwd(ep->conn->peer_id, req_id, len, err);
 	for (;;) {
 		ret = rdmalog_ep_send(ep, &m, sizeof(m), RDMALOG_MSG_FWD_DONE,
 				      2);
@@ -1048,7 +1051,7 @@ static void rdmalog_fwd_work_fn(struct work_struct *work)
 	spin_lock_bh(&f->lock);
 	f->serving--;
 	spin_unlock_bh(&f->lock);
-	rdmalog_fwd_answer(ep, w->req_id, err, lsn);
+	rdmalog_fwd_answer(ep, w->req_id, w->len, err, lsn);
 	rdmalog_ep_put(ep);	/* the work item's */
 	kfree(w);
 }

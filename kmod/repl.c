@@ -80,6 +80,7 @@
 #include "rdma_dev.h"
 #include "repl.h"
 #include "stats.h"
+#include "trace.h"
 
 /* Largest single RDMA WRITE. */
 #define RDMALOG_REPL_MAX_WRITE		SZ_1M
@@ -332,6 +333,8 @@ static void rdmalog_repl_push_locked(struct rdmalog_ep *ep,
 			rdmalog_ep_error(ep, "cannot post replication: %d", err);
 			return;
 		}
+		trace_rdmalog_post(ep->conn->peer_id, r->sent_pos, cur,
+				   cur - r->sent_pos, n, b.end_lsn);
 		for (i = 0; i < n; i++)
 			r->bytes += sges[i].length;
 		rdmalog_stats_inc(RDMALOG_STAT_REPL_BATCHES);
@@ -501,6 +504,7 @@ void rdmalog_repl_notice_done(struct rdmalog_ep *ep, struct rdmalog_sbuf *sb,
 	struct rdmalog_repl_ep *r = &ep->repl;
 
 	spin_lock(&rdmalog_repl.lock);
+	trace_rdmalog_completion(ep->conn->peer_id, sb->end_lsn, ok);
 	r->writes -= min(r->writes, sb->nr_writes);
 	if (r->notices)
 		r->notices--;

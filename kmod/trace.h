@@ -138,7 +138,7 @@ TRACE_EVENT(rdmalog_apply,
  * it) or was answered (on the primary)
  * @peer: the other node's id
  * @req_id: the request's id on the connection
- * @len: payload bytes
+ * @len: payload bytes (0 on the backup: the answer does not carry it)
  * @status: 0 or a negative errno
  */
 TRACE_EVENT(rdmalog_fwd,
