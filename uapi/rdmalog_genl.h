@@ -15,7 +15,8 @@
  *                              HEARTBEAT_MS, PEER_TIMEOUT_MS
  * NODE_SET  [NODE_ID] [CLUSTER_ID] [ADDR] [PORT] [ROLE] [HEARTBEAT_MS]
  *           [PEER_TIMEOUT_MS]
- *           NODE_ID, CLUSTER_ID, ADDR and PORT only while down (-EBUSY);
+ *           NODE_ID, CLUSTER_ID, ADDR, PORT and ROLE only while down
+ *           (-EBUSY);
  *           PEER_TIMEOUT_MS >= 2 * HEARTBEAT_MS (-EINVAL)
  * PEER_ADD  NODE_ID ADDR [PORT] (-EEXIST if the id or address is taken,
  *                                -EINVAL for our own id, -ENOSPC past
