@@ -15,10 +15,10 @@
  * RDMA WRITEs (split at our chunk boundaries, which include the ring's
  * end, at the backup's segment boundaries and at %RDMALOG_REPL_MAX_WRITE
  * bytes), followed in the same ib_post_send() by one signalled APPEND
- * Send. Whatever was published while a batch was being posted goes out in
- * the next one: group commit falls out of it. Many batches may be in
- * flight, bounded by send buffers, the backup's receive credits and
- * %RDMALOG_REPL_MAX_WRITES.
+ * Send. At most %RDMALOG_REPL_MAX_BATCHES batches are in flight to a
+ * backup (also bounded by send buffers, its receive credits and
+ * %RDMALOG_REPL_MAX_WRITES): whatever is published meanwhile goes out in
+ * the next one, posted from the completion: that is group commit.
  *
  * On an RC queue pair over InfiniBand or RoCE, the APPEND's successful
  * completion means the responder acknowledged it and every WRITE before it
@@ -84,6 +84,11 @@
 
 /* Largest single RDMA WRITE. */
 #define RDMALOG_REPL_MAX_WRITE		SZ_1M
+/*
+ * Batches in flight to one backup: what is published meanwhile waits for a
+ * completion and goes out in one batch (group commit).
+ */
+#define RDMALOG_REPL_MAX_BATCHES	2
 /* How long a quiesce waits before it drops connections that stall it. */
 #define RDMALOG_REPL_QUIESCE_MS		10000
 
@@ -253,7 +258,8 @@ static void rdmalog_repl_push_locked(struct rdmalog_ep *ep,
 		/* A commit-only APPEND waits for the ones in flight. */
 		if (!data && r->notices)
 			return;
-		if (data && r->writes >= RDMALOG_REPL_MAX_WRITES)
+		if (data && (r->writes >= RDMALOG_REPL_MAX_WRITES ||
+			     r->notices >= RDMALOG_REPL_MAX_BATCHES))
 			return;
 
 		cur = r->sent_pos;

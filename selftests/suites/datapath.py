@@ -2,20 +2,32 @@
 """Data path: the primary RDMA-WRITEs records into the backups' rings,
 commits by the durability rule, and the backups expose the committed log.
 
-Three soft-RoCE nodes, node 1 primary. States are polled; nothing passes or
-fails on a clock except the commit timeout itself, whose bound is checked
-loosely (the error must come, and not before the timeout).
+Three soft-RoCE nodes, node 1 primary; each test brings the cluster it
+needs up from scratch (every node down, then "rdmalogctl apply"). States
+are polled; nothing passes or fails on a clock except the commit timeout
+itself, whose bound is checked loosely (the error must come, and not
+before the timeout).
+
+Logs are compared with "rdmalogcat -j -H" (every retained committed record
+with its header: LSN, length, epoch, timestamp, CRC32C, and its payload):
+equal output on two nodes means the same records with the same bytes.
+selftests/dp_writer.c is the odd-size, trimming, non-blocking writer.
 """
 
 import hashlib
 import json
+import re
+import shlex
 
 from testlib import test, wait_for
 
 NODES = 3
-TIMEOUT = 900
+TIMEOUT = 420
 WAIT = 180
 CONF = "/etc/rdmalog.conf"
+WRITER = "/usr/lib/rdmalog/selftests/dp_writer"
+HDR = 48            # sizeof(struct rdmalog_ring_record)
+ALIGN = 8           # RDMALOG_RECORD_ALIGN
 
 
 def cluster_file(capacity="1M", durability="quorum", max_record="64K",
@@ -47,8 +59,15 @@ def log_of(nd):
     return st["log"]
 
 
+def peer_state(nd, peer):
+    for p in status(nd)["peers"]:
+        if p["id"] == peer:
+            return p["state"]
+    return None
+
+
 def records(nd):
-    """[(lsn, sha256 of payload)] of every committed record of nd."""
+    """[(lsn, len, data)] of every committed record of nd."""
     out = nd.run("rdmalogcat -j", timeout=300, check=True).out
     recs = []
     for line in out.splitlines():
@@ -57,22 +76,99 @@ def records(nd):
     return recs
 
 
+def dump(nd):
+    """Every retained committed record of nd, headers and payloads.
+
+    Returns {"sha": sha256 of "rdmalogcat -j -H", "hdrs": [header dicts
+    without the payload], "count": n}; the payloads stay in the guest
+    (only their hash and CRCs travel).
+    """
+    r = nd.run("rdmalogcat -j -H > /tmp/dump.json && "
+               "sha256sum < /tmp/dump.json && "
+               "sed 's/,\"data\":.*/}/' /tmp/dump.json",
+               timeout=300, check=True)
+    lines = r.out.splitlines()
+    sha = lines[0].split()[0]
+    hdrs = [json.loads(x) for x in lines[1:] if x.strip()]
+    return {"sha": sha, "hdrs": hdrs, "count": len(hdrs)}
+
+
+def assert_gapless(d, first, upto, who):
+    lsns = [h["lsn"] for h in d["hdrs"]]
+    assert lsns == list(range(first, upto)), \
+        (who, f"LSNs {lsns[:3]}..{lsns[-3:]} ({len(lsns)}), "
+              f"expected {first}..{upto - 1}")
+
+
+def assert_same_logs(c, nodes=(1, 2, 3)):
+    """Logs of nodes equal to node 1's (idle: commit and first equal
+    everywhere first); returns node 1's dump and log state."""
+    st = wait_idle(c, nodes)
+    base = dump(c[nodes[0]])
+    assert_gapless(base, st["first_lsn"], st["commit_lsn"], c[nodes[0]].name)
+    for n in nodes[1:]:
+        d = dump(c[n])
+        if d["sha"] != base["sha"]:
+            diff = [(a, b) for a, b in zip(base["hdrs"], d["hdrs"]) if a != b]
+            raise AssertionError(
+                f"node{n}'s log differs from node{nodes[0]}'s: "
+                f"{d['count']} vs {base['count']} records, first "
+                f"differences {diff[:3]}")
+    return base, st
+
+
+def wait_idle(c, nodes=(1, 2, 3)):
+    """Wait until every node's commit LSN is the primary's next LSN and
+    every node retains from the same first LSN; return that log state."""
+    box = {}
+
+    def idle():
+        logs = [log_of(c[n]) for n in nodes]
+        box["logs"] = logs
+        p = logs[0]
+        return p["commit_lsn"] == p["next_lsn"] and all(
+            lg["commit_lsn"] == p["commit_lsn"] and
+            lg["first_lsn"] == p["first_lsn"] for lg in logs) and p
+    try:
+        return wait_for(idle, timeout=WAIT, interval=1,
+                        what=f"commit and first LSN equal on {nodes}")
+    except AssertionError as e:
+        raise AssertionError(f"{e}; last states "
+                             f"{[(lg['first_lsn'], lg['commit_lsn'], lg['next_lsn']) for lg in box.get('logs', [])]}")
+
+
 def setup(c):
     for nd in c:
         nd.run("modprobe rdmalog", timeout=60, check=True)
 
 
-def up(c, text, nodes=(1, 2, 3)):
-    for n in nodes:
-        c[n].run("rdmalogctl node down 2>/dev/null; true", timeout=120)
-    for n in nodes:
-        c[n].put(text, CONF)
-        c[n].run(f"rdmalogctl apply {CONF}", timeout=120, check=True)
+def down(nd):
+    nd.run("rdmalogctl node down 2>/dev/null; true", timeout=120)
 
-    wait_for(lambda: all(p["state"] == "connected"
-                         for p in status(c[1])["peers"]
-                         if p["id"] in nodes),
-             timeout=WAIT, interval=2, what="primary connected")
+
+def apply(nd, text):
+    nd.put(text, CONF)
+    nd.run(f"rdmalogctl apply {CONF}", timeout=120, check=True)
+
+
+def wait_peers(c, peers, state="connected"):
+    wait_for(lambda: all(peer_state(c[1], p) == state for p in peers),
+             timeout=WAIT, interval=2,
+             what=f"primary sees peers {peers} {state}")
+
+
+def up(c, text, nodes=(1, 2, 3)):
+    """Every node down, then the cluster file applied on nodes."""
+    for nd in c:
+        down(nd)
+    for n in nodes:
+        apply(c[n], text)
+    wait_peers(c, [n for n in nodes if n != 1])
+
+
+def wait_effective(nd, durability):
+    wait_for(lambda: effective(nd) == durability, timeout=WAIT, interval=2,
+             what=f"durability {durability} in force on {nd.name}")
 
 
 def wait_commit_everywhere(c, lsn, nodes=(1, 2, 3)):
@@ -80,6 +176,53 @@ def wait_commit_everywhere(c, lsn, nodes=(1, 2, 3)):
              timeout=WAIT, interval=1,
              what=f"commit LSN {lsn} on nodes {nodes}")
 
+
+def append(nd, *texts, timeout=120):
+    """Append each text as one record on nd; returns their LSNs."""
+    args = " ".join(shlex.quote(t) for t in texts)
+    r = nd.run(f"rdmalogcat -a {args}", timeout=timeout, check=True)
+    return [int(x) for x in r.out.split()]
+
+
+def append_fails(nd, text, timeout_ms):
+    """Append text on nd and expect ETIMEDOUT after about timeout_ms."""
+    r = nd.run(f"rdmalogcat -a {shlex.quote(text)}", timeout=120)
+    assert r.rc == 1 and "write: Connection timed out" in r.out, \
+        (f"append of {text!r} should fail with ETIMEDOUT", r.rc, r.out)
+    # the guest measures; the append cannot fail before its timeout
+    assert r.elapsed >= timeout_ms / 1000 * 0.95, \
+        (f"ETIMEDOUT after {r.elapsed:.2f}s, before the commit timeout "
+         f"({timeout_ms} ms)")
+    return r
+
+
+def writer(nd, args, timeout=300):
+    """Run dp_writer; returns (rc, [(lsn, size)], {summary}, output)."""
+    r = nd.run(f"{WRITER} {args}", timeout=timeout)
+    assert not r.timed_out, ("dp_writer timed out", r.out[-2000:])
+    recs, summary = [], {}
+    for line in r.out.splitlines():
+        if line.startswith("done "):
+            f = line.split()[1:]
+            summary = {f[i]: int(f[i + 1]) for i in range(0, len(f), 2)}
+        elif re.match(r"^\d+ \d+$", line):
+            a, b = line.split()
+            recs.append((int(a), int(b)))
+    return r.rc, recs, summary, r.out
+
+
+def footprint(size):
+    return (HDR + size + ALIGN - 1) // ALIGN * ALIGN
+
+
+def assert_no_text(c, text, nodes=(1, 2, 3)):
+    for n in nodes:
+        r = c[n].run(f"rdmalogcat | grep -c {shlex.quote(text)}", timeout=120)
+        assert r.out.strip() == "0", \
+            (f"node{n} shows {text!r} as committed", r.out)
+
+
+# ------------------------------------------------------------------ tests
 
 @test
 def quorum_primary_appends_replicate(c):
@@ -96,3 +239,273 @@ def quorum_primary_appends_replicate(c):
     for n in (2, 3):
         got = records(c[n])
         assert got == base, (n, got[:3], base[:3])
+
+
+def health(c, nodes=(1, 2, 3)):
+    """Counters that must not move while a cluster works undisturbed."""
+    keys = ("disconnects", "bad_msgs", "completion_errors", "crc_errors",
+            "commit_timeouts", "append_errors")
+    return {n: {k: stats(c[n])[k] for k in keys} for n in nodes}
+
+
+def assert_healthy(c, before):
+    after = health(c, tuple(before))
+    assert after == before, ("connections dropped or errors counted",
+                             before, after)
+
+
+@test
+def quorum_many_writers_identical_logs(c):
+    """8 bench threads and 2 odd-size writers at once on the primary."""
+    up(c, cluster_file(capacity="4M"))
+    wait_effective(c[1], "quorum")
+    h0 = health(c)
+    threads, count = 8, 150
+    r = c[1].run(
+        f"{WRITER} -n 100 -S 1,333,77,1001,4097 -p w1 > /tmp/w1.out 2>&1 & "
+        "A=$!; "
+        f"{WRITER} -n 100 -S 5,4095,999,63 -p w2 > /tmp/w2.out 2>&1 & "
+        "B=$!; "
+        f"rdmalog-bench -t {threads} -s 256 -n {count} --verify -j "
+        "> /tmp/bench.json 2>/tmp/bench.err; echo bench $?; "
+        "wait $A; echo w1 $?; wait $B; echo w2 $?",
+        timeout=600)
+    assert not r.timed_out, r.out
+    rcs = dict(line.split() for line in r.out.splitlines() if line.strip())
+    bench = c[1].get("/tmp/bench.json").decode()
+    assert rcs == {"bench": "0", "w1": "0", "w2": "0"}, \
+        (rcs, bench, c[1].get("/tmp/bench.err"), c[1].get("/tmp/w1.out")[-500:],
+         c[1].get("/tmp/w2.out")[-500:])
+    b = json.loads(bench)
+    assert b["appends"] == threads * count and b["failed"] == 0, b
+    assert b["verify"]["ok"] and b["verify"]["checked"] == threads * count, b
+    total = threads * count + 200
+    mine = []
+    for w in ("w1", "w2"):
+        out = c[1].get(f"/tmp/{w}.out").decode()
+        lsns = [int(x.split()[0]) for x in out.splitlines()
+                if re.match(r"^\d+ \d+$", x)]
+        assert len(lsns) == 100 and lsns == sorted(lsns), (w, lsns)
+        mine += lsns
+    assert len(set(mine)) == 200, "two appends got the same LSN"
+    base, st = assert_same_logs(c)
+    assert st["first_lsn"] == 1 and st["next_lsn"] == total + 1, st
+    assert base["count"] == total
+    assert_healthy(c, h0)
+
+
+@test
+def group_commit_under_concurrent_load(c):
+    """Fewer APPEND notices than appends: batches carry several records."""
+    up(c, cluster_file(capacity="4M"))
+    wait_effective(c[1], "quorum")
+    s0 = stats(c[1])
+    threads, count = 8, 150
+    r = c[1].run(f"rdmalog-bench -t {threads} -s 256 -n {count} -j",
+                 timeout=600, check=True)
+    b = json.loads(r.out)
+    assert b["appends"] == threads * count and b["failed"] == 0, b
+    wait_idle(c)
+    s1 = stats(c[1])
+    appends = s1["appends"] - s0["appends"]
+    batches = s1["repl_batches"] - s0["repl_batches"]
+    writes = s1["repl_writes"] - s0["repl_writes"]
+    assert appends == threads * count, (appends, s0, s1)
+    assert batches > 0 and writes > 0, (batches, writes)
+    # every backup gets its own APPEND notices: per backup, fewer
+    # notices than appends, or there was no group commit
+    assert batches / 2 < appends, \
+        f"{batches} APPEND notices to 2 backups for {appends} appends"
+
+
+@test
+def durability_all_blocks_without_every_backup(c):
+    tmo = 3000
+    up(c, cluster_file(durability="all", timeout=tmo))
+    wait_effective(c[1], "all")
+    assert append(c[1], "all-1", "all-2", "all-3") == [1, 2, 3]
+    wait_commit_everywhere(c, 4)
+    s0 = stats(c[1])
+
+    down(c[3])
+    wait_for(lambda: peer_state(c[1], 3) != "connected", timeout=WAIT,
+             interval=1, what="primary sees node 3 gone")
+    wait_effective(c[1], "quorum")
+    st = status(c[1])
+    assert st["durability"]["requested"] == "all", st
+    assert "durability all needs 2 backups in sync, 1 is" in st["message"], st
+
+    append_fails(c[1], "all-FAILED", tmo)
+    s1 = stats(c[1])
+    assert s1["commit_timeouts"] - s0["commit_timeouts"] == 1, (s0, s1)
+    assert s1["truncated_records"] - s0["truncated_records"] == 1, (s0, s1)
+    lg = log_of(c[1])
+    assert lg["next_lsn"] == 4 and lg["commit_lsn"] == 4, lg
+    # node 2 got the record's bytes but never its commit
+    assert log_of(c[2])["commit_lsn"] == 4
+    assert_same_logs(c, (1, 2))
+    assert_no_text(c, "all-FAILED", (1, 2))
+
+    # several writers waiting at once: every one of them fails
+    r = c[1].run("for i in 1 2 3 4; do rdmalogcat -a all-FAILED-$i & done; "
+                 "wait", timeout=120)
+    assert r.out.count("write: Connection timed out") == 4, r.out
+    s2 = stats(c[1])
+    assert s2["truncated_records"] - s1["truncated_records"] == 4, (s1, s2)
+    lg = log_of(c[1])
+    assert lg["next_lsn"] == 4 and lg["commit_lsn"] == 4, lg
+    assert_same_logs(c, (1, 2))
+
+    # node 3 back (an empty log: it joins at LSN 1 and is sent everything)
+    apply(c[3], cluster_file(durability="all", timeout=tmo))
+    wait_peers(c, [3])
+    wait_effective(c[1], "all")
+    assert append(c[1], "all-NEXT") == [4], "the failed LSN is reused"
+    base, st = assert_same_logs(c)
+    assert st["next_lsn"] == 5, st
+    recs = records(c[3])
+    assert [r[2] for r in recs] == ["all-1", "all-2", "all-3", "all-NEXT"], recs
+    assert_no_text(c, "all-FAILED")
+
+
+@test
+def durability_async_commits_without_backups(c):
+    for nd in c:
+        down(nd)
+    text = cluster_file(durability="async")
+    apply(c[1], text)
+    st = status(c[1])
+    assert st["durability"] == {"requested": "async", "effective": "async"}, st
+    assert not any(p["state"] == "connected" for p in st["peers"]), st
+    lsns = append(c[1], *[f"async-{i}" for i in range(1, 21)])
+    assert lsns == list(range(1, 21)), lsns
+    lg = log_of(c[1])
+    assert lg["commit_lsn"] == 21 and lg["next_lsn"] == 21, lg
+    st = status(c[1])
+    assert not any(p["state"] == "connected" for p in st["peers"]), st
+    # backups that come later join at LSN 1 and receive the whole log
+    apply(c[2], text)
+    apply(c[3], text)
+    wait_peers(c, [2, 3])
+    base, st = assert_same_logs(c)
+    assert base["count"] == 20 and st["next_lsn"] == 21, st
+    assert append(c[1], "async-21") == [21]
+    assert_same_logs(c)
+
+
+@test
+def quorum_survives_one_backup_down(c):
+    tmo = 3000
+    text = cluster_file(durability="quorum", timeout=tmo)
+    up(c, text)
+    wait_effective(c[1], "quorum")
+    assert append(c[1], "q-1", "q-2", "q-3") == [1, 2, 3]
+    wait_commit_everywhere(c, 4)
+
+    down(c[3])
+    wait_for(lambda: peer_state(c[1], 3) != "connected", timeout=WAIT,
+             interval=1, what="primary sees node 3 gone")
+    assert effective(c[1]) == "quorum"
+    assert append(c[1], "q-4", "q-5", "q-6") == [4, 5, 6]
+    assert_same_logs(c, (1, 2))
+
+    # node 2's cable too: no backup; node 2 keeps its log meanwhile
+    c[2].link(False)
+    try:
+        wait_for(lambda: peer_state(c[1], 2) != "connected", timeout=WAIT,
+                 interval=1, what="primary sees node 2 gone")
+        wait_effective(c[1], "async")
+        st = status(c[1])
+        assert st["durability"]["requested"] == "quorum", st
+        assert "durability quorum needs 1 backup in sync, 0 are" in \
+            st["message"], st
+        append_fails(c[1], "q-FAILED", tmo)
+        lg = log_of(c[1])
+        assert lg["next_lsn"] == 7 and lg["commit_lsn"] == 7, lg
+        c[1].run("dmesg -c >/dev/null", timeout=60, check=True)
+    finally:
+        c[2].link(True)
+    # node 2 holds exactly the committed prefix: it rejoins in sync
+    wait_peers(c, [2])
+    wait_effective(c[1], "quorum")
+    dm = c[1].run("dmesg", timeout=60, check=True).out
+    assert re.search(r"node 1: node 2 granted its ring .*: in sync", dm), dm
+    lg = log_of(c[2])
+    assert lg["first_lsn"] == 1 and lg["next_lsn"] == 7, lg
+    assert append(c[1], "q-AFTER") == [7], "the failed LSN is reused"
+    assert_same_logs(c, (1, 2))
+
+    apply(c[3], text)
+    wait_peers(c, [3])
+    base, st = assert_same_logs(c)
+    assert st["next_lsn"] == 8, st
+    assert [r[2] for r in records(c[3])] == \
+        ["q-1", "q-2", "q-3", "q-4", "q-5", "q-6", "q-AFTER"]
+    assert_no_text(c, "q-FAILED")
+
+
+def crossings(sizes, capacity):
+    """How many records of a fresh log with these payload sizes cross the
+    ring's end."""
+    pos = n = 0
+    for s in sizes:
+        fp = footprint(s)
+        n += pos // capacity != (pos + fp - 1) // capacity
+        pos += fp
+    return n
+
+
+@test
+def ring_wraps_with_trims(c):
+    cap = 64 << 10
+    up(c, cluster_file(capacity="64K", max_record="16K"))
+    wait_effective(c[1], "quorum")
+    h0 = health(c)
+    rc, recs, summ, out = writer(c[1], "-n 300 -T -k 4 -p wrap")
+    assert rc == 0, out[-2000:]
+    assert [r[0] for r in recs] == list(range(1, 301)), out[-2000:]
+    assert summ["bytes"] >= 5 * cap and summ["trims"] > 0, summ
+    assert crossings([r[1] for r in recs], cap) >= 5
+    base, st = assert_same_logs(c)
+    assert st["first_lsn"] > 1 and st["next_lsn"] == 301, st
+    assert base["count"] >= 4
+    sizes = dict(recs)
+    for h in base["hdrs"]:
+        assert h["len"] == sizes[h["lsn"]], h
+    assert_healthy(c, h0)
+
+
+@test
+def full_ring_backpressure(c):
+    cap, size = 64 << 10, 4001
+    up(c, cluster_file(capacity="64K", max_record="16K"))
+    wait_effective(c[1], "quorum")
+    rc, recs, summ, out = writer(c[1], f"-N -n 0 -S {size} -p full")
+    n = len(recs)
+    assert rc == 3 and "EAGAIN" in out, (rc, out[-1000:])
+    assert [r[0] for r in recs] == list(range(1, n + 1)), out
+    assert n * footprint(size) <= cap < (n + 1) * footprint(size), n
+    lg = log_of(c[1])
+    assert lg["used"] + footprint(size) > lg["capacity"], lg
+
+    w0 = stats(c[1])["writer_waits"]
+    job = c[1].spawn(f"{WRITER} -n 1 -S {size} -p blocked", timeout=600)
+    try:
+        wait_for(lambda: stats(c[1])["writer_waits"] > w0 or job.done(),
+                 timeout=WAIT, interval=1, what="a writer waiting for space")
+        assert not job.done(), ("the writer did not block", job.output())
+        # a non-blocking writer is told EAGAIN meanwhile
+        rc, _, _, out = writer(c[1], f"-N -n 1 -S {size} -p nb")
+        assert rc == 3 and "EAGAIN" in out, (rc, out)
+        assert log_of(c[1])["next_lsn"] == n + 1
+        assert not job.done(), job.output()
+        first = n // 2 + 1
+        c[1].run(f"rdmalogctl log trim {first}", timeout=60, check=True)
+        res = job.wait(WAIT)
+    finally:
+        if not job.done():
+            job.kill()
+    assert res.rc == 0 and f"{n + 1} {size}" in res.out, (res.rc, res.out)
+    base, st = assert_same_logs(c)
+    assert st["first_lsn"] == first and st["next_lsn"] == n + 2, st
+    assert [h["lsn"] for h in base["hdrs"]] == list(range(first, n + 2))
