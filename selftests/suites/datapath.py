@@ -14,12 +14,15 @@ equal output on two nodes means the same records with the same bytes.
 selftests/dp_writer.c is the odd-size, trimming, non-blocking writer.
 """
 
-import hashlib
 import json
 import re
 import shlex
 
 from testlib import test, wait_for
+import functools
+
+import rlnode
+from rlnode import status, stats, records
 
 NODES = 3
 TIMEOUT = 420
@@ -30,24 +33,7 @@ HDR = 48            # sizeof(struct rdmalog_ring_record)
 ALIGN = 8           # RDMALOG_RECORD_ALIGN
 
 
-def cluster_file(capacity="1M", durability="quorum", max_record="64K",
-                 timeout=3000, nodes=(1, 2, 3)):
-    return ("cluster 44\n"
-            f"log capacity {capacity} max-record {max_record} "
-            f"durability {durability} commit-timeout {timeout}\n"
-            "timers heartbeat 250 peer-timeout 5000\n"
-            + "".join(f"node {i} address 198.18.0.{i}\n" for i in nodes)
-            + "primary 1\n")
-
-
-def status(nd):
-    return json.loads(nd.run("rdmalogctl -j status", timeout=60,
-                             check=True).out)
-
-
-def stats(nd):
-    return json.loads(nd.run("rdmalogctl -j stats", timeout=60,
-                             check=True).out)
+cluster_file = functools.partial(rlnode.cluster_file, cluster=44)
 
 
 def effective(nd):
@@ -64,16 +50,6 @@ def peer_state(nd, peer):
         if p["id"] == peer:
             return p["state"]
     return None
-
-
-def records(nd):
-    """[(lsn, len, data)] of every committed record of nd."""
-    out = nd.run("rdmalogcat -j", timeout=300, check=True).out
-    recs = []
-    for line in out.splitlines():
-        r = json.loads(line)
-        recs.append((r["lsn"], r.get("len"), r.get("data")))
-    return recs
 
 
 def dump(nd):

@@ -8,9 +8,10 @@ with an RDMA READ. States are polled; the only clock assertion is a loose
 bound on how fast a backup without a primary says so.
 """
 
-import json
 
 from testlib import test, wait_for
+import rlnode
+from rlnode import status, stats, records
 
 NODES = 3
 TIMEOUT = 1200
@@ -20,35 +21,12 @@ INLINE_MAX = 200
 MAX_RECORD = 65536
 
 
-def cluster_file(capacity="8M", durability="quorum", max_record="64K",
-                 timeout=3000, nodes=(1, 2, 3)):
-    return ("cluster 45\n"
-            f"log capacity {capacity} max-record {max_record} "
-            f"durability {durability} commit-timeout {timeout}\n"
-            "timers heartbeat 250 peer-timeout 5000\n"
-            + "".join(f"node {i} address 198.18.0.{i}\n" for i in nodes)
-            + "primary 1\n")
-
-
-def status(nd):
-    return json.loads(nd.run("rdmalogctl -j status", timeout=60,
-                             check=True).out)
-
-
-def stats(nd):
-    return json.loads(nd.run("rdmalogctl -j stats", timeout=60,
-                             check=True).out)
+def cluster_file(capacity="8M", **kw):
+    return rlnode.cluster_file(capacity, cluster=45, **kw)
 
 
 def peer_state(nd, pid):
     return {p["id"]: p["state"] for p in status(nd)["peers"]}.get(pid)
-
-
-def records(nd):
-    """[(lsn, len, payload text)] of every committed record of nd."""
-    out = nd.run("rdmalogcat -j", timeout=300, check=True).out
-    return [(r["lsn"], r.get("len"), r.get("data"))
-            for r in map(json.loads, out.splitlines())]
 
 
 def setup(c):

@@ -8,10 +8,11 @@ of 4 KiB per fast registration, so the ring is registered in pieces.
 Three nodes, node 1 primary, quorum; states are polled.
 """
 
-import json
 import os
 
 from testlib import skip, test, wait_for
+import rlnode
+from rlnode import status
 
 NODES = 3
 TIMEOUT = 600
@@ -23,17 +24,8 @@ SIW_KO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
 
 
 def cluster_file(capacity="1M", durability="quorum"):
-    return ("cluster 45\n"
-            f"log capacity {capacity} max-record 64K "
-            f"durability {durability} commit-timeout 5000\n"
-            "timers heartbeat 250 peer-timeout 5000\n"
-            + "".join(f"node {i} address 198.18.0.{i}\n" for i in (1, 2, 3))
-            + "primary 1\n")
-
-
-def status(nd):
-    return json.loads(nd.run("rdmalogctl -j status", timeout=60,
-                             check=True).out)
+    return rlnode.cluster_file(capacity, durability, timeout=5000,
+                               cluster=45)
 
 
 def setup(c):

@@ -12,6 +12,8 @@ import json
 import re
 
 from testlib import test, wait_for
+import rlnode
+from rlnode import status, stats, peers
 
 NODES = 3
 TIMEOUT = 900
@@ -24,26 +26,7 @@ REPL_KEYS = ("replicating", "bytes_sent", "records_sent", "acked_lsn", "lag")
 
 
 def cluster_file(durability="quorum"):
-    return ("cluster 45\n"
-            f"log capacity 1M max-record 64K durability {durability} "
-            "commit-timeout 3000\n"
-            "timers heartbeat 250 peer-timeout 5000\n"
-            + "".join(f"node {i} address 198.18.0.{i}\n" for i in (1, 2, 3))
-            + "primary 1\n")
-
-
-def status(nd):
-    return json.loads(nd.run("rdmalogctl -j status", timeout=60,
-                             check=True).out)
-
-
-def stats(nd):
-    return json.loads(nd.run("rdmalogctl -j stats", timeout=60,
-                             check=True).out)
-
-
-def peers(nd):
-    return {p["id"]: p for p in status(nd)["peers"]}
+    return rlnode.cluster_file(durability=durability, cluster=45)
 
 
 def setup(c):

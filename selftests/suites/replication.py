@@ -11,40 +11,21 @@ Nothing here depends on timing: states are polled.
 
 import re
 
-import json
 
 from testlib import test, wait_for
+import rlnode
+from rlnode import status, stats, apply
 
 NODES = 3
 TIMEOUT = 600
 WAIT = 180
 
 
-def cluster_file(capacity="1M", durability="quorum", max_record="64K"):
-    return ("cluster 43\n"
-            f"log capacity {capacity} max-record {max_record} "
-            f"durability {durability} commit-timeout 3000\n"
-            "timers heartbeat 250 peer-timeout 5000\n"
-            + "".join(f"node {i} address 198.18.0.{i}\n" for i in (1, 2, 3))
-            + "primary 1\n")
-
-
 CONF = "/etc/rdmalog.conf"
 
 
-def status(nd):
-    return json.loads(nd.run("rdmalogctl -j status", timeout=60,
-                             check=True).out)
-
-
-def stats(nd):
-    return json.loads(nd.run("rdmalogctl -j stats", timeout=60,
-                             check=True).out)
-
-
-def apply(nd, text):
-    nd.put(text, CONF)
-    nd.run(f"rdmalogctl apply {CONF}", timeout=120, check=True)
+def cluster_file(capacity="1M", durability="quorum", max_record="64K"):
+    return rlnode.cluster_file(capacity, durability, max_record, cluster=43)
 
 
 def wait_connected(c, nodes=(1, 2, 3)):

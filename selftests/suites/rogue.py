@@ -22,6 +22,8 @@ import json
 import re
 
 from testlib import test, wait_for
+import rlnode
+from rlnode import status, records
 
 NODES = 3
 TIMEOUT = 900
@@ -33,28 +35,11 @@ ROGUE = "/usr/lib/rdmalog/selftests/rogue_peer"
 
 
 def cluster_file():
-    return (f"cluster {CLUSTER}\n"
-            "log capacity 1M max-record 64K durability quorum "
-            "commit-timeout 3000\n"
-            "timers heartbeat 250 peer-timeout 5000\n"
-            + "".join(f"node {i} address 198.18.0.{i}\n" for i in (1, 2, 3))
-            + "primary 1\n")
-
-
-def status(nd):
-    return json.loads(nd.run("rdmalogctl -j status", timeout=60,
-                             check=True).out)
+    return rlnode.cluster_file(cluster=CLUSTER)
 
 
 def peer(nd, pid):
     return {p["id"]: p for p in status(nd)["peers"]}[pid]
-
-
-def records(nd):
-    """[(lsn, len, data)] of every committed record of nd."""
-    out = nd.run("rdmalogcat -j", timeout=300, check=True).out
-    return [(r["lsn"], r.get("len"), r.get("data"))
-            for r in map(json.loads, out.splitlines())]
 
 
 def wait_connected(c, n, nodes=(1, 2, 3)):
