@@ -13,39 +13,25 @@ import re
 import time
 
 from testlib import test, wait_for
+import rlnode
+from rlnode import peers, stats, status
 
 NODES = 3
 TIMEOUT = 600
 
-# Wider timers than the defaults (100 ms / 1 s): TCG VMs on a shared host
-# stall for hundreds of milliseconds.
-TIMERS = "timers heartbeat 250 peer-timeout 5000\n"
-
 
 def cluster_file(cluster=42, capacity="1M", nodes=(1, 2, 3),
                  addr="198.18.0.{}"):
-    return (f"cluster {cluster}\n"
-            f"log capacity {capacity} max-record 64K durability async\n"
-            + TIMERS
-            + "".join(f"node {i} address {addr.format(i)}\n" for i in nodes)
-            + "primary 1\n")
+    # wider timers than the defaults (100 ms / 1 s): TCG VMs on a shared
+    # host stall for hundreds of milliseconds
+    return rlnode.cluster_file(capacity, "async", nodes=nodes,
+                               cluster=cluster, addr=addr)
 
 
 BASE = cluster_file()
 CONF = "/etc/rdmalog.conf"
 # How long to wait for a connection state to show (TCG: generous).
 WAIT = 180
-
-
-def status(nd):
-    r = nd.run("rdmalogctl -j status", timeout=60)
-    assert r.rc == 0, f"{nd.name}: rdmalogctl status rc={r.rc}: {r.out}"
-    return json.loads(r.out)
-
-
-def peers(nd):
-    """{peer id: peer object} from nd's status."""
-    return {p["id"]: p for p in status(nd)["peers"]}
 
 
 def apply(nd, text):
@@ -102,11 +88,6 @@ def baseline(c):
     for nd in c:
         apply(nd, BASE)
     wait_states(c, all_connected())
-
-
-def stats(nd):
-    return json.loads(nd.run("rdmalogctl -j stats", timeout=60,
-                             check=True).out)
 
 
 def setup(c):

@@ -177,3 +177,40 @@ def backup_record_too_large(c):
     r = c[2].run("rdmalogcat -a fits", timeout=60, check=True)
     assert int(r.out) == 1, r.out
     wait_commit_everywhere(c, 2)
+
+
+@test
+def backup_write_waits_for_ring_space(c):
+    """A full ring on the primary holds a backup's writer back (it retries
+    until a trim makes room) and gives a non-blocking one EAGAIN."""
+    writer = "/usr/lib/rdmalog/selftests/dp_writer"
+    size = 4001
+    up(c, cluster_file(capacity="64K", max_record="16K"))
+    r = c[1].run(f"{writer} -N -n 0 -S {size} -p full", timeout=300)
+    assert r.rc == 3 and "EAGAIN" in r.out, (r.rc, r.out[-500:])
+    nxt = status(c[1])["log"]["next_lsn"]
+    wait_commit_everywhere(c, nxt)
+
+    r = c[2].run(f"{writer} -N -n 1 -S {size} -p nb", timeout=120)
+    assert r.rc == 3 and "EAGAIN" in r.out, (r.rc, r.out)
+    sent0 = stats(c[2])["fwd_sent"]
+    job = c[2].spawn(f"{writer} -n 1 -S {size} -p fwd", timeout=600)
+    try:
+        # it is answered "no room" and asks again, without failing
+        wait_for(lambda: stats(c[2])["fwd_sent"] >= sent0 + 3 or job.done(),
+                 timeout=WAIT, interval=1, what="the backup's writer retrying")
+        assert not job.done(), job.output()
+        assert status(c[1])["log"]["next_lsn"] == nxt
+        c[1].run(f"rdmalogctl log trim {nxt // 2}", timeout=60, check=True)
+        res = job.wait(WAIT)
+    finally:
+        if not job.done():
+            job.kill()
+    assert res.rc == 0 and f"{nxt} {size}" in res.out, (res.rc, res.out)
+    wait_commit_everywhere(c, nxt + 1)
+    recs = records(c[1])
+    assert recs[0][0] == nxt // 2, recs[0][:2]
+    assert recs[-1][0] == nxt and recs[-1][1] == size, recs[-1][:2]
+    # the backups trim when the primary's notice says so
+    wait_for(lambda: records(c[2]) == recs and records(c[3]) == recs,
+             timeout=WAIT, interval=1, what="identical logs")

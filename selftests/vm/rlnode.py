@@ -10,13 +10,13 @@ CONF = "/etc/rdmalog.conf"
 
 def cluster_file(capacity="1M", durability="quorum", max_record="64K",
                  timeout=3000, nodes=(1, 2, 3), *, cluster=44, primary=1,
-                 heartbeat=250, peer_timeout=5000):
-    """A cluster file: node N at 198.18.0.N, node `primary` the primary."""
+                 heartbeat=250, peer_timeout=5000, addr="198.18.0.{}"):
+    """A cluster file: node N at addr.format(N), `primary` the primary."""
     return (f"cluster {cluster}\n"
             f"log capacity {capacity} max-record {max_record} "
             f"durability {durability} commit-timeout {timeout}\n"
             f"timers heartbeat {heartbeat} peer-timeout {peer_timeout}\n"
-            + "".join(f"node {i} address 198.18.0.{i}\n" for i in nodes)
+            + "".join(f"node {i} address {addr.format(i)}\n" for i in nodes)
             + f"primary {primary}\n")
 
 
