@@ -151,9 +151,10 @@ struct rdmalog_read_record {
 /** RDMALOG_STATE_UP - the log is up (configured and serving) */
 #define RDMALOG_STATE_UP	_BITUL(0)
 /**
- * RDMALOG_STATE_DURABILITY_DEGRADED - the durability mode asked for cannot
- * be met yet and the node acts as async (no replication in this build, or
- * no peers configured)
+ * RDMALOG_STATE_DURABILITY_DEGRADED - fewer backups are in sync than the
+ * durability mode asked for needs: appends wait for them, up to the commit
+ * timeout, and then fail with ETIMEDOUT (never set on a backup or while
+ * the log is down)
  */
 #define RDMALOG_STATE_DURABILITY_DEGRADED	_BITUL(1)
 
