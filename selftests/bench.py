@@ -26,8 +26,11 @@ and OUT/throughput.png (gnuplot; the data and scripts are kept next to
 them). OUT defaults to build/bench.
 
 Nothing here passes or fails on a clock: the exit status is non-zero only
-when a benchmark could not run, an append failed or did not verify, or a
-kernel problem showed up on a console.
+when an rdmalog benchmark could not run, an append failed or did not
+verify, or a kernel problem showed up on a console. A perftest baseline
+that could not be measured is shown as "-" and said why (ib_write_lat runs
+at most 100 iterations above 4 KiB: rxe under TCG stalls for minutes on
+large messages at more).
 """
 
 import argparse
@@ -495,6 +498,7 @@ def main():
 
     t0 = time.monotonic()
     errors = []
+    warnings = []
     results = {"meta": {}, "configs": [], "perftest": []}
     say(f"booting 3 VMs ({mem} each)")
     with Cluster(3, mem=mem, keep=args.keep, smp=args.smp) as c:
@@ -576,11 +580,19 @@ def main():
                                       "write_lat"),
                                      ("ib_write_bw", parse_write_bw,
                                       "write_bw")):
-                val, err = perftest(c, tool, size, args.iters, parse)
+                # ib_write_lat with large messages stalls for minutes on
+                # rxe under TCG at hundreds of iterations: fewer there
+                iters = args.iters
+                if tool == "ib_write_lat" and size > 4096:
+                    iters = min(iters, 100)
+                val, err = perftest(c, tool, size, iters, parse)
                 p[key] = val
+                p[key + "_iters"] = iters
                 if err:
+                    # the baseline is missing from the table ("-"), and
+                    # said why; rdmalog's own numbers stand
                     p[key + "_error"] = err
-                    errors.append(err)
+                    warnings.append(err)
             results["perftest"].append(p)
             pl, pb = p.get("write_lat") or {}, p.get("write_bw") or {}
             print(f"    {fmt_size(size):>6}: lat typical "
@@ -598,6 +610,7 @@ def main():
     rows = build_rows(results)
     results["table"] = rows
     results["errors"] = errors
+    results["warnings"] = warnings
     path = os.path.join(out, "results.json")
     with open(path, "w") as f:
         json.dump(results, f, indent=1)
@@ -606,6 +619,9 @@ def main():
     pngs = plot(results, out)
     print(f"results: {path}" + "".join(f"\nplot:    {p}" for p in pngs))
     print(f"bench done in {meta['wall_s']:.0f}s")
+    if warnings:
+        print("\nbench: perftest baseline missing:\n  " +
+              "\n  ".join(warnings), file=sys.stderr)
     if errors:
         print("\nbench: FAILED:\n  " + "\n  ".join(errors), file=sys.stderr)
         return 1
