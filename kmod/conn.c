@@ -56,7 +56,8 @@
  * Why IB_POLL_SOFTIRQ: control messages are few and their handlers only
  * copy, re-post, count and update a few fields; the data path (repl.c)
  * commits records from its completion handler (rdmalog_log_commit() takes
- * a spinlock only), where a softirq gives the lowest latency. Everything that sleeps goes to the workqueue.
+ * a spinlock only), where a softirq gives the lowest latency. Everything
+ * that sleeps goes to the workqueue.
  *
  * The data path (repl.c, forward.c) hangs off &struct rdmalog_ep: it sends
  * through rdmalog_ep_send_chain() (credits, sequence numbers), gives each
