@@ -278,7 +278,9 @@ static int rdmalog_nl_put_peer(struct sk_buff *skb, int type,
 	    nla_put_u64_64bit(skb, RDMALOG_PEER_A_BYTES_SENT, peer->repl.bytes,
 			      RDMALOG_PEER_A_PAD) ||
 	    nla_put_u64_64bit(skb, RDMALOG_PEER_A_RECORDS_SENT,
-			      peer->repl.records, RDMALOG_PEER_A_PAD))
+			      peer->repl.records, RDMALOG_PEER_A_PAD) ||
+	    nla_put_u64_64bit(skb, RDMALOG_PEER_A_REPL_ERRORS,
+			      peer->repl.errors, RDMALOG_PEER_A_PAD))
 		goto err;
 	if (peer->repl.joined &&
 	    (nla_put_u64_64bit(skb, RDMALOG_PEER_A_ACKED_LSN,

@@ -579,6 +579,7 @@ void rdmalog_repl_ep_info(struct rdmalog_ep *ep,
 	info->bytes = r->bytes;
 	info->records = r->records;
 	info->held_lsn = r->held_lsn;
+	info->errors = r->errors;
 	if (r->joined && rdmalog_repl.log) {
 		rdmalog_log_get_state(rdmalog_repl.log, &st);
 		info->lag = st.next_lsn > r->held_lsn ?

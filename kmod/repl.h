@@ -154,6 +154,7 @@ void rdmalog_repl_after_rx(struct rdmalog_ep *ep);
  * @records: records written
  * @held_lsn: every record below it is held by the peer
  * @lag: records appended that the peer does not hold yet
+ * @errors: posts that failed and completions in error
  */
 struct rdmalog_repl_peer_info {
 	bool joined;
@@ -161,6 +162,7 @@ struct rdmalog_repl_peer_info {
 	u64 records;
 	u64 held_lsn;
 	u64 lag;
+	u64 errors;
 };
 
 void rdmalog_repl_ep_info(struct rdmalog_ep *ep,

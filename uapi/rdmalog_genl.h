@@ -217,6 +217,9 @@ enum rdmalog_attr {
  *	it); present while REPLICATING
  * @RDMALOG_PEER_A_LAG: u64, records appended here that the peer does not
  *	hold yet (NEXT_LSN minus ACKED_LSN); present while REPLICATING
+ * @RDMALOG_PEER_A_REPL_ERRORS: u64, replication work requests to the peer
+ *	that failed to post or completed in error on the current connection
+ *	(flushes of a connection going away included; 0 when not connected)
  * @__RDMALOG_PEER_A_MAX: number of attributes
  */
 enum rdmalog_peer_attr {
@@ -239,6 +242,7 @@ enum rdmalog_peer_attr {
 	RDMALOG_PEER_A_RECORDS_SENT,
 	RDMALOG_PEER_A_ACKED_LSN,
 	RDMALOG_PEER_A_LAG,
+	RDMALOG_PEER_A_REPL_ERRORS,
 
 	__RDMALOG_PEER_A_MAX
 };

@@ -22,7 +22,8 @@ CONF = "/etc/rdmalog.conf"
 TRACING = "/sys/kernel/tracing"
 EVENTS = ("append", "post", "completion", "commit", "apply", "fwd")
 # Keys every peer object of rdmalogctl -j carries for replication.
-REPL_KEYS = ("replicating", "bytes_sent", "records_sent", "acked_lsn", "lag")
+REPL_KEYS = ("replicating", "bytes_sent", "records_sent", "acked_lsn", "lag",
+             "repl_errors")
 
 
 def cluster_file(durability="quorum"):
@@ -216,6 +217,7 @@ def status_reports_replication(c):
         # each record with its header
         assert p["records_sent"] == n, p
         assert p["bytes_sent"] > payload, (p, payload)
+        assert p["repl_errors"] == 0, p
         sent += p["bytes_sent"]
 
     # peer show: the same objects, one peer or all of them

@@ -419,6 +419,9 @@ static void parse_peer(const struct nlattr *nest, struct rl_peer *p)
 		case RDMALOG_PEER_A_LAG:
 			p->has_lag = get_int(a, &p->lag, 8);
 			break;
+		case RDMALOG_PEER_A_REPL_ERRORS:
+			p->has_repl_errors = get_int(a, &p->repl_errors, 8);
+			break;
 		}
 	}
 }

@@ -68,7 +68,8 @@ void out_log_json(const char *key, const struct rl_info *in)
 /*
  * {"id","address","port","state","msg","reconnects","refusals",
  *  "last_rx_ms","epoch","first_lsn","commit_lsn","next_lsn",
- *  "replicating","bytes_sent","records_sent","acked_lsn","lag"}
+ *  "replicating","bytes_sent","records_sent","acked_lsn","lag",
+ *  "repl_errors"}
  */
 void out_peer_json(const char *key, const struct rl_peer *p)
 {
@@ -99,6 +100,7 @@ void out_peer_json(const char *key, const struct rl_peer *p)
 	jw_u64_if("records_sent", p->has_records_sent, p->records_sent);
 	jw_u64_if("acked_lsn", p->has_acked_lsn, p->acked_lsn);
 	jw_u64_if("lag", p->has_lag, p->lag);
+	jw_u64_if("repl_errors", p->has_repl_errors, p->repl_errors);
 	jw_end_obj();
 }
 

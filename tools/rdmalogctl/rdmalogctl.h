@@ -104,9 +104,9 @@ struct rl_peer {
 	uint64_t epoch, first_lsn, commit_lsn, next_lsn;
 	/* Replication to the peer (RDMALOG_PEER_A_REPLICATING and later). */
 	bool has_replicating, has_bytes_sent, has_records_sent;
-	bool has_acked_lsn, has_lag;
+	bool has_acked_lsn, has_lag, has_repl_errors;
 	bool replicating;
-	uint64_t bytes_sent, records_sent, acked_lsn, lag;
+	uint64_t bytes_sent, records_sent, acked_lsn, lag, repl_errors;
 };
 
 #define RL_MAX_PEERS_SEEN	256
