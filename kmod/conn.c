@@ -2090,9 +2090,7 @@ static int rdmalog_conn_request(struct rdma_cm_id *id,
 		rdmalog_reject(id, RDMALOG_REJ_NOT_READY, 0, 0);
 		return -ECONNREFUSED;
 	}
-	local.node_id = rdmalog_conns.p.node_id;
-	local.cluster_id = rdmalog_conns.p.cluster_id;
-	local.capacity = rdmalog_conns.p.capacity;
+	local = rdmalog_conns.p.local;
 
 	reason = rdmalog_hs_parse(ev->param.conn.private_data,
 				  ev->param.conn.private_data_len, &hs, &detail);
@@ -2187,8 +2185,8 @@ static void rdmalog_listen_work(struct work_struct *work)
 	mutex_lock(&rdmalog_conns.mutex);
 	if (!rdmalog_conns.running || rdmalog_conns.listener)
 		goto out_unlock;
-	rdmalog_addr_to_sa(&rdmalog_conns.p.listen,
-			   rdmalog_conns.p.listen.port, &ss);
+	rdmalog_addr_to_sa(&rdmalog_conns.p.local.listen,
+			   rdmalog_conns.p.local.listen.port, &ss);
 	id = rdma_create_id(&init_net, rdmalog_cm_handler, RDMALOG_LISTENER_CTX,
 			    RDMA_PS_TCP, IB_QPT_RC);
 	if (IS_ERR(id)) {
@@ -2210,7 +2208,7 @@ static void rdmalog_listen_work(struct work_struct *work)
 	rdmalog_conns.listener = id;
 	rdmalog_conns.listen_msg[0] = '\0';
 	pr_info_ratelimited("node %u: listening on %pISpc\n",
-			    rdmalog_conns.p.node_id, &ss);
+			    rdmalog_conns.p.local.node_id, &ss);
 	goto out_unlock;
 
 err:
@@ -2220,7 +2218,7 @@ err:
 		 " (no RDMA device has this address)" :
 		 err == -EADDRINUSE ? " (port in use)" : "");
 	if (strcmp(msg, rdmalog_conns.listen_msg)) {
-		pr_warn_ratelimited("node %u: %s\n", rdmalog_conns.p.node_id,
+		pr_warn_ratelimited("node %u: %s\n", rdmalog_conns.p.local.node_id,
 				    msg);
 		strscpy(rdmalog_conns.listen_msg, msg,
 			sizeof(rdmalog_conns.listen_msg));
@@ -2385,12 +2383,7 @@ struct rdmalog_conn *rdmalog_conn_create(u32 peer_id,
 	conn->state = RDMALOG_PEER_CONFIGURED;
 
 	mutex_lock(&rdmalog_conns.mutex);
-	conn->local.node_id = p->node_id;
-	conn->local.cluster_id = p->cluster_id;
-	conn->local.listen = p->listen;
-	conn->local.capacity = p->capacity;
-	conn->local.max_record = p->max_record;
-	conn->local.epoch = p->epoch;
+	conn->local = p->local;
 	mutex_unlock(&rdmalog_conns.mutex);
 	conn->active = conn->local.node_id < peer_id;
 	conn->backoff_ms = rdmalog_conn_min_backoff(conn);
@@ -2685,7 +2678,7 @@ void rdmalog_conn_device_removed(struct ib_device *ibdev)
 			 sizeof(rdmalog_conns.listen_msg),
 			 "RDMA device %s of the listen address removed; retrying",
 			 dev_name(&ibdev->dev));
-		pr_info_ratelimited("node %u: %s\n", rdmalog_conns.p.node_id,
+		pr_info_ratelimited("node %u: %s\n", rdmalog_conns.p.local.node_id,
 				    rdmalog_conns.listen_msg);
 		if (rdmalog_conns.running)
 			mod_delayed_work(rdmalog_conn_wq,

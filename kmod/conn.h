@@ -20,14 +20,30 @@ struct rdmalog_conn;
 struct rdmalog_log;
 
 /**
- * struct rdmalog_conn_params - what the connections of one up period use
- * @node_id: this node's id
- * @cluster_id: this node's cluster id
+ * struct rdmalog_conn_local - this node, as the connections present it
+ * @node_id: our id
+ * @cluster_id: our cluster id
  * @listen: address and port to listen on (len 0: the IPv4 wildcard) and
  *	the source address of outgoing connections
  * @capacity: ring capacity; peers must agree
  * @max_record: largest record payload (announced in HELLO)
  * @epoch: current epoch
+ *
+ * Part of the up period's parameters, and copied into every conn:
+ * immutable while it exists, read without locks.
+ */
+struct rdmalog_conn_local {
+	u32 node_id;
+	u64 cluster_id;
+	struct rdmalog_addr listen;
+	u64 capacity;
+	u32 max_record;
+	u64 epoch;
+};
+
+/**
+ * struct rdmalog_conn_params - what the connections of one up period use
+ * @local: this node, as the connections present it
  * @role: &enum rdmalog_role (announced in HELLO)
  * @heartbeat_ms: heartbeat interval
  * @peer_timeout_ms: silence after which a peer is declared dead
@@ -35,12 +51,7 @@ struct rdmalog_log;
  *	reference for the up period
  */
 struct rdmalog_conn_params {
-	u32 node_id;
-	u64 cluster_id;
-	struct rdmalog_addr listen;
-	u64 capacity;
-	u32 max_record;
-	u64 epoch;
+	struct rdmalog_conn_local local;
 	u32 role;
 	u32 heartbeat_ms;
 	u32 peer_timeout_ms;

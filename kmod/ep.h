@@ -22,6 +22,7 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
 
+#include "conn.h"
 #include "node.h"
 #include "proto.h"
 #include "repl.h"
@@ -265,27 +266,6 @@ struct rdmalog_ep {
 
 	struct work_struct error_work;
 	struct work_struct close_work;
-};
-
-/**
- * struct rdmalog_conn_local - this node, as the connections present it
- * @node_id: our id
- * @cluster_id: our cluster id
- * @listen: our address (source of outgoing connections)
- * @capacity: ring capacity
- * @max_record: largest record
- * @epoch: epoch
- *
- * A copy of the up period's parameters in every conn: immutable while it
- * exists, read without locks.
- */
-struct rdmalog_conn_local {
-	u32 node_id;
-	u64 cluster_id;
-	struct rdmalog_addr listen;
-	u64 capacity;
-	u32 max_record;
-	u64 epoch;
 };
 
 /**

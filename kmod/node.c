@@ -675,12 +675,14 @@ static int rdmalog_node_start_conns(struct rdmalog_log *log,
 {
 	const struct rdmalog_node_config *cfg = &rdmalog_node.config;
 	struct rdmalog_conn_params cp = {
-		.node_id = cfg->node_id,
-		.cluster_id = cfg->cluster_id,
-		.listen = cfg->listen,
-		.capacity = cfg->capacity,
-		.max_record = cfg->max_record,
-		.epoch = rdmalog_node.epoch,
+		.local = {
+			.node_id = cfg->node_id,
+			.cluster_id = cfg->cluster_id,
+			.listen = cfg->listen,
+			.capacity = cfg->capacity,
+			.max_record = cfg->max_record,
+			.epoch = rdmalog_node.epoch,
+		},
 		.role = cfg->role,
 		.heartbeat_ms = cfg->heartbeat_ms,
 		.peer_timeout_ms = cfg->peer_timeout_ms,
