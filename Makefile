@@ -128,9 +128,11 @@ sparse:
 		tee $(BUILD)/sparse.log
 	@! grep -E "(warning|error):" $(BUILD)/sparse.log
 
+# Our objects only: "make -C KDIR M=. clean" would also delete the
+# out-of-tree siw.ko under build/.
 wbuild:
 	@mkdir -p $(BUILD)
-	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 clean >/dev/null
+	rm -f kmod/*.o kmod/.*.o.cmd rdmalog.ko rdmalog.o rdmalog.mod rdmalog.mod.o
 	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules 2>&1 | tee $(BUILD)/w1.log
 	@! grep -E "(warning|error):" $(BUILD)/w1.log
 
