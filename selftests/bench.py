@@ -323,7 +323,8 @@ def print_table(results, rows):
           f"{m['guest_kernel']}  host {m['host_cpus']} CPUs, guests {m.get('smp', 1)} vCPU")
     print(f"rdmalog: {m['threads']} threads x {m['count']} appends "
           f"(+{m['warmup']} warmup) per size, every record read back and "
-          f"verified; perftest: {m['perftest_iters']} iterations")
+          f"verified; perftest: {m['perftest_iters']} iterations "
+          f"(ib_write_lat above 4 KiB: at most 100)")
     print("latency in microseconds: rdmalog = one write() until durable; "
           "perftest lat = ib_write_lat (half a round trip)")
     if rows and all(r["in_force"] for r in rows):
