@@ -29,6 +29,17 @@
  * memory granted to another connection: the "cross" probe, which shows
  * whether a grant is limited to the queue pair it was given to.
  *
+ * With --garbage KIND it probes the backup's input checks instead: on one
+ * connection, after the HELLOs and the RING, it sends one bad control
+ * message of that kind (see garbage_kinds[]: bad magic, version, type or
+ * length, truncated, oversized, sequence gap or repeat, too many credits,
+ * a second HELLO, a RING, inconsistent or backward APPENDs, an APPEND
+ * committing random ring bytes or a record of another epoch, an ACK, an
+ * unknown FWD_DONE) and waits up to 15 s for the backup to drop the
+ * connection: a DISCONNECTED event or a failed or flushed completion.
+ * KIND "valid" is the control: a valid HEARTBEAT, and the connection must
+ * still be there 3 s later. The JSON says "dropped" and "how".
+ *
  * Output: TAP on stdout, then one line of JSON with every probe's result.
  * Exit status 0 when every probe behaved as required, 1 when one did not,
  * 2 when the protocol could not be run at all (no connection, no RING).
@@ -54,6 +65,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "../kmod/proto.h"
+#include "../uapi/rdmalog.h"
 
 #define RECV_DEPTH	32
 #define PROBE_BYTES	16
@@ -81,6 +93,8 @@ struct opts {
 	uint32_t cross_rkey;
 	bool cross;
 	unsigned int hold_ms;
+	/* --garbage: the kind of bad control message to send */
+	const char *garbage;
 };
 
 /* One connection to (or from) the backup. */
@@ -110,7 +124,9 @@ struct session {
 };
 
 #define SEND_OFF	(RECV_DEPTH * RDMALOG_MSG_SIZE)
-#define PROBE_OFF	(SEND_OFF + RDMALOG_MSG_SIZE)
+/* room for an oversized message (--garbage oversized) */
+#define SEND_MAX	(2 * RDMALOG_MSG_SIZE)
+#define PROBE_OFF	(SEND_OFF + SEND_MAX)
 #define MEM_SIZE	(PROBE_OFF + 4096)
 
 static int tap_n;
@@ -877,13 +893,609 @@ static int run_cross(const struct opts *o)
 	return ret ? 1 : 0;
 }
 
+/* ------------------------------------------------------------------ */
+/* --garbage: one bad control message on a connection of its own */
+
+/* CRC32C as the uapi defines it (seed ~0, final xor ~0), bit by bit. */
+static uint32_t crc32c(const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	uint32_t crc = ~0U;
+	int k;
+
+	while (len--) {
+		crc ^= *p++;
+		for (k = 0; k < 8; k++)
+			crc = (crc >> 1) ^ (0x82F63B78U & (0U - (crc & 1)));
+	}
+	return ~crc;
+}
+
+/* A header as send_msg() writes it, taking the next sequence number. */
+static void hdr_fill(struct session *s, void *msg, uint8_t type, uint16_t len)
+{
+	struct rdmalog_msg_hdr *h = msg;
+
+	h->magic = htole32(RDMALOG_MSG_MAGIC);
+	h->version = RDMALOG_PROTO_VERSION;
+	h->type = type;
+	h->length = htole16(len);
+	h->credits = htole16(s->grant);
+	h->reserved = 0;
+	h->seq = htole32(++s->tx_seq);
+	h->epoch = htole64(s->epoch);
+}
+
+/* Send the first @nbytes of @msg as they are; wait for nothing. */
+static int raw_send(struct session *s, const void *msg, uint32_t nbytes)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)(s->mem + SEND_OFF),
+		.length = nbytes,
+		.lkey = s->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = WRID_SEND,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+	};
+	struct ibv_send_wr *bad;
+
+	if (nbytes > SEND_MAX || !s->credits) {
+		diag("cannot send %u bytes (%u credits)", nbytes, s->credits);
+		return -1;
+	}
+	memcpy(s->mem + SEND_OFF, msg, nbytes);
+	if (ibv_post_send(s->id->qp, &wr, &bad)) {
+		diag("ibv_post_send: %s", strerror(errno));
+		return -1;
+	}
+	s->grant = 0;
+	s->credits--;
+	return 0;
+}
+
+/* The backup's positions, from its HELLO and RING. */
+struct positions {
+	uint64_t head, next, commit, first, tail;
+};
+
+static void positions(const struct session *s, struct positions *p)
+{
+	p->head = le64toh(s->peer_ring.head);
+	p->next = le64toh(s->peer_ring.next_lsn);
+	p->commit = le64toh(s->peer_ring.commit_lsn);
+	p->tail = le64toh(s->peer_ring.tail);
+	p->first = le64toh(s->peer_hello.first_lsn);
+}
+
+/* A valid HEARTBEAT with the backup's own positions, header filled. */
+static void hb_fill(struct session *s, struct rdmalog_msg_heartbeat *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->first_lsn = s->peer_hello.first_lsn;
+	m->commit_lsn = s->peer_ring.commit_lsn;
+	m->next_lsn = s->peer_ring.next_lsn;
+	m->interval_ms = htole32(1000);
+	hdr_fill(s, m, RDMALOG_MSG_HEARTBEAT, sizeof(*m));
+}
+
+/* An APPEND with these positions, header filled (epoch: the session's). */
+static void append_fill(struct session *s, struct rdmalog_msg_append *m,
+			uint64_t head, uint64_t next, uint64_t cpos,
+			uint64_t clsn, uint64_t first)
+{
+	memset(m, 0, sizeof(*m));
+	m->head = htole64(head);
+	m->next_lsn = htole64(next);
+	m->commit_pos = htole64(cpos);
+	m->commit_lsn = htole64(clsn);
+	m->first_lsn = htole64(first);
+	m->gen = htole32(1);
+	hdr_fill(s, m, RDMALOG_MSG_APPEND, sizeof(*m));
+}
+
+/*
+ * RDMA WRITE @len bytes of @data at the backup's stream position @pos
+ * (inside one segment) and wait for its completion: 0 when it succeeded.
+ */
+static int ring_write(const struct opts *o, struct session *s, uint64_t pos,
+		      const void *data, uint32_t len)
+{
+	enum ibv_wc_status st;
+	uint64_t addr;
+	uint32_t rkey;
+
+	if (len > 4096 || ring_addr(s, pos % o->capacity, len, &addr, &rkey)) {
+		diag("%u bytes at stream position %" PRIu64
+		     " do not fit one segment", len, pos);
+		return -1;
+	}
+	memcpy(s->mem + PROBE_OFF, data, len);
+	{
+		struct ibv_sge sge = {
+			.addr = (uintptr_t)(s->mem + PROBE_OFF),
+			.length = len,
+			.lkey = s->mr->lkey,
+		};
+		struct ibv_send_wr wr = {
+			.wr_id = WRID_PROBE,
+			.sg_list = &sge,
+			.num_sge = 1,
+			.opcode = IBV_WR_RDMA_WRITE,
+			.send_flags = IBV_SEND_SIGNALED,
+		};
+		struct ibv_send_wr *bad;
+
+		wr.wr.rdma.remote_addr = addr;
+		wr.wr.rdma.rkey = rkey;
+		s->probe_done = false;
+		if (ibv_post_send(s->id->qp, &wr, &bad)) {
+			diag("ibv_post_send: %s", strerror(errno));
+			return -1;
+		}
+	}
+	if (progress(s, have_probe, 60000))
+		return -1;
+	st = s->probe_status;
+	if (st != IBV_WC_SUCCESS) {
+		diag("WRITE into the ring: %s", status_name(st));
+		return -1;
+	}
+	diag("wrote %u bytes at stream position %" PRIu64 " (0x%" PRIx64
+	     " rkey 0x%x)", len, pos, addr, rkey);
+	return 0;
+}
+
+/*
+ * Wait up to @ms for the backup to drop the connection: an rdma_cm
+ * DISCONNECTED event, or a completion that failed or was flushed. With
+ * @keep_alive, send a HEARTBEAT every half second meanwhile (the control
+ * case). Return true when dropped, with what showed it in @how.
+ */
+static bool wait_dropped(struct session *s, int ms, bool keep_alive,
+			 char *how, size_t how_len)
+{
+	long long start = now_ms(), end = start + ms, next_hb = start + 500;
+	struct ibv_wc wc[8];
+	int n, i;
+
+	snprintf(how, how_len, "nothing");
+	while (now_ms() < end) {
+		struct pollfd pfd = { .fd = s->ch->fd, .events = POLLIN };
+
+		if (poll(&pfd, 1, 0) > 0) {
+			struct rdma_cm_event *ev;
+
+			if (rdma_get_cm_event(s->ch, &ev) == 0) {
+				enum rdma_cm_event_type t = ev->event;
+
+				rdma_ack_cm_event(ev);
+				diag("rdma_cm event %s after %lld ms",
+				     rdma_event_str(t), now_ms() - start);
+				if (t == RDMA_CM_EVENT_DISCONNECTED ||
+				    t == RDMA_CM_EVENT_TIMEWAIT_EXIT) {
+					snprintf(how, how_len, "%s",
+						 rdma_event_str(t));
+					return true;
+				}
+			}
+		}
+		n = ibv_poll_cq(s->cq, 8, wc);
+		if (n < 0) {
+			snprintf(how, how_len, "ibv_poll_cq failed");
+			return true;
+		}
+		for (i = 0; i < n; i++) {
+			if (wc[i].status != IBV_WC_SUCCESS) {
+				diag("completion of wr %" PRIu64 ": %s after %lld ms",
+				     (uint64_t)wc[i].wr_id,
+				     status_name(wc[i].status),
+				     now_ms() - start);
+				snprintf(how, how_len, "%s %s",
+					 wc[i].wr_id < RECV_DEPTH ? "receive" :
+					 "send", status_name(wc[i].status));
+				return true;
+			}
+			if (wc[i].wr_id >= RECV_DEPTH)
+				continue;
+			/* the backup's own messages (an ACK for credits) */
+			if (handle_msg(s, s->mem + wc[i].wr_id * RDMALOG_MSG_SIZE,
+				       wc[i].byte_len))
+				diag("the backup sent a message we do not understand");
+			if (post_recv(s, wc[i].wr_id) == 0)
+				s->grant++;
+		}
+		if (keep_alive && now_ms() >= next_hb && s->credits > 1) {
+			struct rdmalog_msg_heartbeat m;
+
+			hb_fill(s, &m);
+			if (raw_send(s, &m, sizeof(m))) {
+				snprintf(how, how_len, "cannot send");
+				return true;
+			}
+			next_hb = now_ms() + 500;
+		}
+		if (!n)
+			usleep(1000);
+	}
+	return false;
+}
+
+/*
+ * One kind of bad input: send it on @s (connected, HELLOs exchanged, RING
+ * received). Return 0 once sent, -1 when it could not be sent.
+ */
+struct garbage_kind {
+	const char *name;
+	const char *what;
+	int (*send)(const struct opts *o, struct session *s);
+};
+
+static int g_valid(const struct opts *o, struct session *s)
+{
+	struct rdmalog_msg_heartbeat m;
+
+	(void)o;
+	hb_fill(s, &m);
+	return raw_send(s, &m, sizeof(m));
+}
+
+static int g_magic(const struct opts *o, struct session *s)
+{
+	struct rdmalog_msg_heartbeat m;
+
+	(void)o;
+	hb_fill(s, &m);
+	m.hdr.magic = htole32(RDMALOG_MSG_MAGIC ^ 0x20202020);
+	return raw_send(s, &m, sizeof(m));
+}
+
+static int g_version(const struct opts *o, struct session *s)
+{
+	struct rdmalog_msg_heartbeat m;
+
+	(void)o;
+	hb_fill(s, &m);
+	m.hdr.version = RDMALOG_PROTO_VERSION + 1;
+	return raw_send(s, &m, sizeof(m));
+}
+
+static int g_type(const struct opts *o, struct session *s)
+{
+	struct rdmalog_msg_heartbeat m;
+
+	(void)o;
+	hb_fill(s, &m);
+	m.hdr.type = 0x7f;
+	return raw_send(s, &m, sizeof(m));
+}
+
+static int g_length(const struct opts *o, struct session *s)
+{
+	struct rdmalog_msg_heartbeat m;
+
+	(void)o;
+	hb_fill(s, &m);
+	/* says 64 bytes, 56 are sent */
+	m.hdr.length = htole16(sizeof(m) + 8);
+	return raw_send(s, &m, sizeof(m));
+}
+
+static int g_short_hdr(const struct opts *o, struct session *s)
+{
+	struct rdmalog_msg_heartbeat m;
+
+	(void)o;
+	hb_fill(s, &m);
+	m.hdr.length = htole16(16);
+	return raw_send(s, &m, 16);
+}
+
+static int g_short_body(const struct opts *o, struct session *s)
+{
+	struct rdmalog_msg_heartbeat m;
+
+	(void)o;
+	hb_fill(s, &m);
+	/* consistent with the bytes sent, short of a HEARTBEAT */
+	m.hdr.length = htole16(40);
+	return raw_send(s, &m, 40);
+}
+
+static int g_oversized(const struct opts *o, struct session *s)
+{
+	uint8_t buf[RDMALOG_MSG_SIZE + 64];
+	struct rdmalog_msg_heartbeat m;
+
+	(void)o;
+	memset(buf, 0xa5, sizeof(buf));
+	hb_fill(s, &m);
+	m.hdr.length = htole16(sizeof(buf));
+	memcpy(buf, &m, sizeof(m));
+	return raw_send(s, buf, sizeof(buf));
+}
+
+static int g_seq_gap(const struct opts *o, struct session *s)
+{
+	struct rdmalog_msg_heartbeat m;
+
+	(void)o;
+	s->tx_seq++;		/* skip one */
+	hb_fill(s, &m);
+	return raw_send(s, &m, sizeof(m));
+}
+
+static int g_seq_repeat(const struct opts *o, struct session *s)
+{
+	struct rdmalog_msg_heartbeat m;
+
+	(void)o;
+	s->tx_seq--;		/* the HELLO's number again */
+	hb_fill(s, &m);
+	return raw_send(s, &m, sizeof(m));
+}
+
+static int g_credits(const struct opts *o, struct session *s)
+{
+	struct rdmalog_msg_heartbeat m;
+
+	(void)o;
+	hb_fill(s, &m);
+	/* more than we have receive buffers, whatever the backup holds */
+	m.hdr.credits = htole16(RECV_DEPTH + 1);
+	return raw_send(s, &m, sizeof(m));
+}
+
+static int g_hello2(const struct opts *o, struct session *s)
+{
+	struct rdmalog_msg_hello m = {};
+
+	m.node_id = htole32(o->node);
+	m.role = htole32(ROLE_PRIMARY);
+	m.interval_ms = htole32(1000);
+	m.timeout_ms = htole32(5000);
+	m.capacity = htole64(o->capacity);
+	m.max_record = htole32(o->max_record);
+	m.flags = htole32(RDMALOG_HELLO_F_LOG_UP);
+	m.first_lsn = s->peer_hello.first_lsn;
+	m.commit_lsn = s->peer_ring.commit_lsn;
+	m.next_lsn = s->peer_ring.next_lsn;
+	hdr_fill(s, &m, RDMALOG_MSG_HELLO, sizeof(m));
+	return raw_send(s, &m, sizeof(m));
+}
+
+static int g_ring(const struct opts *o, struct session *s)
+{
+	struct rdmalog_msg_ring m = {};
+
+	/* a well-formed one: one segment covering the capacity */
+	m.head = s->peer_ring.head;
+	m.next_lsn = s->peer_ring.next_lsn;
+	m.commit_lsn = s->peer_ring.commit_lsn;
+	m.tail = s->peer_ring.tail;
+	m.nr_segs = htole32(1);
+	m.seg[0].addr = htole64(0x10000000);
+	m.seg[0].length = htole32(o->capacity);
+	m.seg[0].rkey = htole32(0x1234);
+	hdr_fill(s, &m, RDMALOG_MSG_RING, RDMALOG_MSG_RING_LEN(1));
+	return raw_send(s, &m, RDMALOG_MSG_RING_LEN(1));
+}
+
+static int g_append_pos(const struct opts *o, struct session *s)
+{
+	struct rdmalog_msg_append m;
+	struct positions p;
+
+	(void)o;
+	positions(s, &p);
+	/* commit_pos above head */
+	append_fill(s, &m, p.head, p.next, p.head + 64, p.commit, p.first);
+	return raw_send(s, &m, sizeof(m));
+}
+
+static int g_append_lsn(const struct opts *o, struct session *s)
+{
+	struct rdmalog_msg_append m;
+	struct positions p;
+
+	(void)o;
+	positions(s, &p);
+	/* first_lsn above commit_lsn */
+	append_fill(s, &m, p.head, p.next, p.head, p.commit, p.commit + 1);
+	return raw_send(s, &m, sizeof(m));
+}
+
+static int g_append_back(const struct opts *o, struct session *s)
+{
+	struct rdmalog_msg_append m;
+	struct positions p;
+
+	(void)o;
+	positions(s, &p);
+	if (p.commit <= p.first) {
+		diag("the backup's commit LSN %" PRIu64 " cannot move back",
+		     p.commit);
+		return -1;
+	}
+	/* the backup's own positions: accepted, nothing to apply */
+	append_fill(s, &m, p.head, p.next, p.head, p.commit, p.first);
+	if (raw_send(s, &m, sizeof(m)))
+		return -1;
+	/* then the commit LSN one back, everything else consistent */
+	append_fill(s, &m, p.head, p.next, p.head, p.commit - 1, p.first);
+	return raw_send(s, &m, sizeof(m));
+}
+
+static int g_append_garbage(const struct opts *o, struct session *s)
+{
+	struct rdmalog_msg_append m;
+	struct positions p;
+	uint8_t junk[64];
+	unsigned int i;
+
+	positions(s, &p);
+	srandom(now_ms());
+	for (i = 0; i < sizeof(junk); i++)
+		junk[i] = random();
+	junk[0] = (uint8_t)~RDMALOG_RECORD_MAGIC;	/* never a record */
+	if (ring_write(o, s, p.head, junk, sizeof(junk)))
+		return -1;
+	/* one committed record in those bytes */
+	append_fill(s, &m, p.head + sizeof(junk), p.next + 1,
+		    p.head + sizeof(junk), p.next + 1, p.first);
+	return raw_send(s, &m, sizeof(m));
+}
+
+static int g_epoch(const struct opts *o, struct session *s)
+{
+	static const char payload[] = "rogue-stale-epoch";
+	struct rdmalog_ring_record rec = {};
+	uint8_t buf[128] = {};
+	struct rdmalog_msg_append m;
+	struct positions p;
+	uint32_t len = sizeof(payload) - 1;
+	uint32_t fp = (sizeof(rec) + len + RDMALOG_RECORD_ALIGN - 1) &
+		      ~(RDMALOG_RECORD_ALIGN - 1);
+	uint64_t rec_epoch = s->epoch;
+
+	positions(s, &p);
+	/* a record that is valid in every respect, of epoch rec_epoch */
+	rec.magic = htole32(RDMALOG_RECORD_MAGIC);
+	rec.version = htole16(RDMALOG_RECORD_VERSION);
+	rec.len = htole32(len);
+	rec.data_crc = htole32(crc32c(payload, len));
+	rec.lsn = htole64(p.next);
+	rec.epoch = htole64(rec_epoch);
+	rec.timestamp_ns = htole64((uint64_t)time(NULL) * 1000000000ULL);
+	rec.hdr_crc = htole32(crc32c(&rec, offsetof(struct rdmalog_ring_record,
+						     hdr_crc)));
+	memcpy(buf, &rec, sizeof(rec));
+	memcpy(buf + sizeof(rec), payload, len);
+	if (ring_write(o, s, p.head, buf, fp))
+		return -1;
+	/* committed by an APPEND of the next epoch: the record is stale */
+	append_fill(s, &m, p.head + fp, p.next + 1, p.head + fp, p.next + 1,
+		    p.first);
+	m.hdr.epoch = htole64(rec_epoch + 1);
+	diag("record epoch %" PRIu64 ", APPEND epoch %" PRIu64, rec_epoch,
+	     rec_epoch + 1);
+	return raw_send(s, &m, sizeof(m));
+}
+
+static int g_ack(const struct opts *o, struct session *s)
+{
+	struct rdmalog_msg_ack m = {};
+
+	(void)o;
+	m.held_pos = s->peer_ring.head;
+	m.held_lsn = s->peer_ring.next_lsn;
+	m.commit_lsn = s->peer_ring.commit_lsn;
+	m.tail = s->peer_ring.tail;
+	m.first_lsn = s->peer_hello.first_lsn;
+	m.gen = htole32(1);
+	hdr_fill(s, &m, RDMALOG_MSG_ACK, sizeof(m));
+	return raw_send(s, &m, sizeof(m));
+}
+
+static int g_fwd_done(const struct opts *o, struct session *s)
+{
+	struct rdmalog_msg_fwd_done m = {};
+
+	(void)o;
+	m.req_id = htole64(0x5eed0000beefULL);
+	m.lsn = s->peer_ring.next_lsn;
+	hdr_fill(s, &m, RDMALOG_MSG_FWD_DONE, sizeof(m));
+	return raw_send(s, &m, sizeof(m));
+}
+
+static const struct garbage_kind garbage_kinds[] = {
+	{ "valid", "a valid HEARTBEAT (control: kept)", g_valid },
+	{ "magic", "bad magic", g_magic },
+	{ "version", "bad version", g_version },
+	{ "type", "unknown type", g_type },
+	{ "length", "length field 8 bytes more than sent", g_length },
+	{ "short_hdr", "16 bytes: shorter than a header", g_short_hdr },
+	{ "short_body", "a HEARTBEAT of 40 bytes", g_short_body },
+	{ "oversized", "a Send larger than the receive buffers", g_oversized },
+	{ "seq_gap", "sequence number skipped", g_seq_gap },
+	{ "seq_repeat", "sequence number repeated", g_seq_repeat },
+	{ "credits", "more credits than our receive depth", g_credits },
+	{ "hello2", "a second HELLO", g_hello2 },
+	{ "ring", "a RING sent to a backup", g_ring },
+	{ "append_pos", "APPEND with commit_pos above head", g_append_pos },
+	{ "append_lsn", "APPEND with first_lsn above commit_lsn", g_append_lsn },
+	{ "append_back", "APPEND moving the commit LSN back", g_append_back },
+	{ "append_garbage", "APPEND committing random ring bytes",
+	  g_append_garbage },
+	{ "epoch", "APPEND whose epoch differs from its record's", g_epoch },
+	{ "ack", "an ACK sent to a backup", g_ack },
+	{ "fwd_done", "FWD_DONE for an unknown request", g_fwd_done },
+};
+
+#define GARBAGE_WAIT_MS		15000
+#define CONTROL_WAIT_MS		3000
+
+static int run_garbage(const struct opts *o)
+{
+	const struct garbage_kind *k = NULL;
+	bool control, dropped;
+	struct session s;
+	long long t0;
+	char how[96];
+	unsigned int i;
+
+	for (i = 0; i < sizeof(garbage_kinds) / sizeof(garbage_kinds[0]); i++)
+		if (!strcmp(o->garbage, garbage_kinds[i].name))
+			k = &garbage_kinds[i];
+	if (!k) {
+		fprintf(stderr, "unknown --garbage kind %s; one of:", o->garbage);
+		for (i = 0; i < sizeof(garbage_kinds) / sizeof(garbage_kinds[0]); i++)
+			fprintf(stderr, " %s", garbage_kinds[i].name);
+		fprintf(stderr, "\n");
+		return 2;
+	}
+	control = k->send == g_valid;
+	json_add(",\"garbage\":\"%s\"", k->name);
+	if (session_start(o, &s, k->name)) {
+		session_close(&s);
+		return 2;
+	}
+	json_add(",\"head\":%" PRIu64 ",\"next_lsn\":%" PRIu64,
+		 (uint64_t)le64toh(s.peer_ring.head),
+		 (uint64_t)le64toh(s.peer_ring.next_lsn));
+	if (k->send(o, &s)) {
+		tap(false, "%s: sent %s", k->name, k->what);
+		session_close(&s);
+		return 2;
+	}
+	tap(true, "%s: sent %s", k->name, k->what);
+	t0 = now_ms();
+	dropped = wait_dropped(&s, control ? CONTROL_WAIT_MS : GARBAGE_WAIT_MS,
+			       control, how, sizeof(how));
+	json_add(",\"dropped\":%s,\"how\":\"%s\",\"ms\":%lld",
+		 dropped ? "true" : "false", how, now_ms() - t0);
+	if (control)
+		tap(!dropped, "%s: the backup kept the connection for %d ms (%s)",
+		    k->name, CONTROL_WAIT_MS, how);
+	else
+		tap(dropped, "%s: the backup dropped the connection within %d ms (%s)",
+		    k->name, GARBAGE_WAIT_MS, how);
+	session_close(&s);
+	return failures ? 1 : 0;
+}
+
 static void usage(const char *argv0)
 {
 	fprintf(stderr,
 		"usage: %s -a ADDR [-p PORT] [-n NODE] [-d DST] -c CLUSTER -C CAPACITY\n"
 		"          [--max-record N] [--no-read] [--no-stale] [--hold MS]\n"
 		"       %s --listen -a OUR_ADDR -n NODE -d DST -c CLUSTER -C CAPACITY\n"
-		"          --cross-addr ADDR --cross-rkey RKEY\n", argv0, argv0);
+		"          --cross-addr ADDR --cross-rkey RKEY\n"
+		"       %s -a ADDR [-p PORT] [-n NODE] [-d DST] -c CLUSTER -C CAPACITY\n"
+		"          --garbage KIND\n", argv0, argv0, argv0);
 	exit(2);
 }
 
@@ -903,6 +1515,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		{ "cross-addr", required_argument, NULL, 'x' },
 		{ "cross-rkey", required_argument, NULL, 'k' },
 		{ "hold", required_argument, NULL, 'h' },
+		{ "garbage", required_argument, NULL, 'g' },
 		{}
 	};
 	int c;
@@ -929,6 +1542,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'x': o->cross_addr = strtoull(optarg, NULL, 0); o->cross = true; break;
 		case 'k': o->cross_rkey = strtoul(optarg, NULL, 0); break;
 		case 'h': o->hold_ms = strtoul(optarg, NULL, 0); break;
+		case 'g': o->garbage = optarg; break;
 		default: usage(argv[0]);
 		}
 	}
@@ -951,6 +1565,10 @@ int main(int argc, char **argv)
 	json_add("{\"node\":%u,\"dst\":%u", o.node, o.dst);
 	if (o.listen) {
 		ret = run_cross(&o);
+		goto out;
+	}
+	if (o.garbage) {
+		ret = run_garbage(&o);
 		goto out;
 	}
 

@@ -16,6 +16,14 @@ Node 2 must come out of it healthy: the same committed records, the
 connection to node 1 gone with a message, no kernel problem (the runner
 checks every console), and once node 1 takes it back (apply the cluster
 file again) a new record commits and reaches it. States are polled.
+
+With --garbage KIND the rogue sends node 2 one bad control message per
+connection instead (bad magic, version, type or length, truncated,
+oversized, sequence gap or repeat, too many credits, a second HELLO, a
+RING, APPENDs with inconsistent, backward, garbage or wrong-epoch
+commits, an ACK, an unknown FWD_DONE): node 2 drops each connection,
+counts it (bad_msgs, completion_errors or crc_errors), logs the reason
+once, keeps its log, and takes the real node 1 back afterwards.
 """
 
 import json
@@ -193,3 +201,171 @@ def grant_is_limited_to_its_connection(c):
         ("node 3's connection to node 2 wrote into the ring node 2 granted "
          f"to node 1: {cross}")
     assert r.rc == 0, r.out
+
+
+# --garbage KIND of rogue_peer: what node 2 must count and log for it.
+# (kind, counter, the reason in node 2's kernel log and peer message:
+# text for bad_msgs, a regular expression for the others)
+BAD = "bad_msgs"
+GARBAGE = [
+    ("magic", BAD, "bad message magic"),
+    ("version", BAD, "unknown message version"),
+    ("type", BAD, "unknown message type"),
+    ("length", BAD, "message length differs from the bytes received"),
+    ("short_hdr", BAD, "message shorter than a header"),
+    ("short_body", BAD, "message length wrong for its type"),
+    # rxe completes the receive with a local QP operation error; a
+    # NIC may say local length error
+    ("oversized", "completion_errors",
+     r"receive completion: local (length|QP operation) error"),
+    ("seq_gap", BAD, "message out of sequence"),
+    ("seq_repeat", BAD, "message out of sequence"),
+    ("credits", BAD, "peer handed back more credits than it has buffers"),
+    ("hello2", BAD, "second HELLO"),
+    ("ring", BAD, "RING sent to a node that is not the primary"),
+    ("append_pos", BAD, "APPEND with inconsistent positions"),
+    ("append_lsn", BAD, "APPEND with inconsistent positions"),
+    ("append_back", BAD, "APPEND moved the commit or first LSN back"),
+    ("append_garbage", "crc_errors",
+     r"record failed verification: bad record magic, version or flags"),
+    ("epoch", "crc_errors",
+     r"record failed verification: record of another epoch"),
+    ("ack", BAD, "ACK before RING"),
+    ("fwd_done", BAD, "FWD_DONE for a request not outstanding"),
+]
+COUNTERS = ("bad_msgs", "completion_errors", "crc_errors",
+            "heartbeat_timeouts")
+MARK = "rogue-garbage-checked"
+
+
+def node2_view(c):
+    """stats, status, records and the kernel log since the last view of
+    node 2, in one command (each one costs seconds under TCG)."""
+    out = c[2].run("rdmalogctl -j stats; echo @@; rdmalogctl -j status; "
+                   "echo @@; rdmalogcat -j; echo @@; dmesg; "
+                   f"echo {MARK} >/dev/kmsg", timeout=300, check=True).out
+    st, status_, recs, dm = out.split("@@\n")
+    return (json.loads(st), json.loads(status_),
+            [(r["lsn"], r.get("len"), r.get("data"))
+             for r in map(json.loads, recs.splitlines())],
+            dm.rsplit(MARK, 1)[-1])
+
+
+@test
+def garbage_control_messages_drop_the_connection(c):
+    """A rogue node 1 completes the handshake and the HELLO/RING exchange
+    with node 2 and sends one bad control message per connection: each
+    kind of GARBAGE. Node 2 must drop the connection (the rogue sees it
+    go within 15 s), count it, log the reason once, keep its log as it
+    was, and take the real node 1 back afterwards. A valid HEARTBEAT
+    (the control) must not be dropped."""
+    text = cluster_file()
+    for nd in c:
+        if not status(nd)["log"]["up"]:
+            nd.put(text, CONF)
+            nd.run(f"rdmalogctl apply {CONF}", timeout=120, check=True)
+    wait_connected(c, 1)
+    wait_connected(c, 2)
+    nxt = status(c[1])["log"]["next_lsn"]
+    lsns = append(c[1], ["before-garbage-1", "before-garbage-2"])
+    assert lsns == [nxt, nxt + 1], lsns
+    wait_commit(c, nxt + 2)
+
+    # node 2 loses its primary and waits for node 1 to connect again
+    c[1].run("rdmalogctl peer del id 2", timeout=120, check=True)
+    wait_for(lambda: peer(c[2], 1)["state"] != "connected",
+             timeout=WAIT, interval=1, what="node 2 lost node 1")
+    stats0, st0, base, _ = node2_view(c)
+    log0 = st0["log"]
+    assert base and base[-1][0] == nxt + 1, base
+
+    # Node 2 logs each drop rate-limited: at most 10 lines per call site
+    # in 5 s (printk's default), and under TCG a kind takes well under a
+    # second. Emulate that limit with the guest timestamps of the lines
+    # and let node 2's clock leave a full window before a kind whose line
+    # might be swallowed.
+    window = {"begin": None, "lines": 0}
+
+    def uptime():
+        return float(c[2].run("cat /proc/uptime", timeout=60,
+                              check=True).out.split()[0])
+
+    rogue = f"{ROGUE} -a 198.18.0.2 -n 1 -d 2 -c {CLUSTER} -C {CAPACITY}"
+    for kind, counter, why in [("valid", None, None)] + GARBAGE:
+        if window["lines"] >= 8:
+            end = window["begin"] + 6
+            print(f"pacing before {kind}: {window['lines']} lines since "
+                  f"{window['begin']} s")
+            wait_for(lambda: uptime() > end, timeout=WAIT, interval=0.5,
+                     what="node 2's log rate limit window to pass")
+        r = c[1].run(f"{rogue} --garbage {kind}", timeout=300)
+        print(r.out)
+        res = rogue_result(r.out)
+        assert res.get("garbage") == kind, res
+        if counter is None:
+            assert r.rc == 0 and res["dropped"] is False, (kind, r.rc, res)
+        else:
+            assert r.rc == 0 and res["dropped"] is True, \
+                (f"node 2 did not drop the connection after {kind}", res)
+
+        seen = []   # the kernel log accumulates over the views
+
+        def settled():
+            v = node2_view(c)
+            seen.append(v[3])
+            p = {x["id"]: x for x in v[1]["peers"]}[1]
+            return p["state"] != "connected" and v
+        stats1, st1, recs, _ = wait_for(
+            settled, timeout=WAIT, interval=1,
+            what=f"node 2 off the rogue connection after {kind}")
+        dm = "".join(seen)
+        for t in re.findall(r"\[\s*(\d+\.\d+)\] rdmalog: node 2: "
+                            r"connection to node 1 failed", dm):
+            if window["begin"] is None or float(t) > window["begin"] + 5:
+                window["begin"], window["lines"] = float(t), 0
+            window["lines"] += 1
+        p = {x["id"]: x for x in st1["peers"]}[1]
+        delta = {k: stats1[k] - stats0[k] for k in COUNTERS}
+        print(f"{kind}: peer 1 {p['state']}: {p.get('msg')}; {delta}")
+        assert delta["heartbeat_timeouts"] == 0, (kind, delta)
+        drops = re.findall(r"node 2: dropping the connection to node 1: "
+                           r"(.*)", dm)
+        if counter is None:
+            assert not any(delta.values()), (kind, delta)
+            assert not drops, (kind, dm)
+        else:
+            if counter == BAD:
+                assert delta[BAD] == 1, (kind, delta)
+                assert len(drops) == 1 and drops[0].startswith(why), \
+                    (kind, drops, dm)
+            else:
+                # a receive error may come with a queue pair event
+                assert delta[counter] >= 1 if counter != "crc_errors" \
+                    else delta[counter] == 1, (kind, delta)
+                assert re.search(r"node 2: connection to node 1 failed: "
+                                 + why, dm), (kind, dm)
+                if counter == "crc_errors":
+                    assert re.search(r"node 2: a record from primary 1 "
+                                     r"failed verification: "
+                                     + why.split(": ", 1)[1], dm), (kind, dm)
+            assert re.search(why if counter != BAD else re.escape(why),
+                             p.get("msg") or ""), (kind, p)
+            assert p["state"] == "disconnected", (kind, p)
+        assert st1["node"]["role"] == "backup", st1
+        for k in ("first_lsn", "commit_lsn", "next_lsn"):
+            assert st1["log"][k] == log0[k], (kind, k, st1["log"], log0)
+        assert recs == base, (kind, recs, base)
+        assert not re.search(r"Oops|WARNING:|BUG:|general protection", dm)
+        stats0 = stats1
+
+    # node 1 takes node 2 back: it rejoins in sync and replicates again
+    c[1].run(f"rdmalogctl apply {CONF}", timeout=120, check=True)
+    wait_connected(c, 1)
+    wait_connected(c, 2, nodes=(1,))
+    lsns = append(c[1], ["after-garbage"])
+    assert lsns == [nxt + 2], lsns
+    wait_commit(c, nxt + 3)
+    wait_for(lambda: records(c[2]) == records(c[1]), timeout=WAIT,
+             interval=1, what="node 2 holds the new record")
+    assert records(c[2])[:len(base)] == base
+    assert records(c[2])[-1][2] == "after-garbage", records(c[2])
