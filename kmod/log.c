@@ -1148,6 +1148,8 @@ int rdmalog_log_apply(struct rdmalog_log *log, u64 upto_pos, u64 upto_lsn,
 	if (upto_lsn <= lsn)
 		goto out;
 	if (upto_pos < pos || upto_pos - tail > log->capacity) {
+		/* The notice is wrong, not a record: a bad message. */
+		rdmalog_stats_inc(RDMALOG_STAT_BAD_MSGS);
 		*why = "commit point outside the ring";
 		ret = -EBADMSG;
 		goto out;
@@ -1173,6 +1175,7 @@ int rdmalog_log_apply(struct rdmalog_log *log, u64 upto_pos, u64 upto_lsn,
 		cond_resched();
 	}
 	if (pos != upto_pos) {
+		rdmalog_stats_inc(RDMALOG_STAT_BAD_MSGS);
 		*why = "the commit point is not where the records end";
 		ret = -EBADMSG;
 		goto out;
