@@ -406,6 +406,21 @@ void rdmalog_ep_error(struct rdmalog_ep *ep, const char *fmt, ...)
 		rdmalog_ep_put(ep);
 }
 
+bool rdmalog_ep_wc_ok(struct rdmalog_ep *ep, struct ib_wc *wc,
+		      const char *what)
+{
+	if (likely(wc->status == IB_WC_SUCCESS))
+		return true;
+	/* Flushes are how a connection going away completes its requests. */
+	if (wc->status != IB_WC_WR_FLUSH_ERR &&
+	    !test_bit(RDMALOG_EP_DEAD, &ep->flags)) {
+		rdmalog_stats_inc(RDMALOG_STAT_COMPLETION_ERRORS);
+		rdmalog_ep_error(ep, "%s: %s", what,
+				 ib_wc_status_msg(wc->status));
+	}
+	return false;
+}
+
 static void rdmalog_ep_error_work(struct work_struct *work)
 {
 	struct rdmalog_ep *ep = container_of(work, struct rdmalog_ep,
@@ -539,13 +554,7 @@ static void rdmalog_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_lock(&ep->lock);
 	list_add(&sb->free, &ep->send_free);
 	spin_unlock(&ep->lock);
-	if (unlikely(wc->status != IB_WC_SUCCESS) &&
-	    wc->status != IB_WC_WR_FLUSH_ERR &&
-	    !test_bit(RDMALOG_EP_DEAD, &ep->flags)) {
-		rdmalog_stats_inc(RDMALOG_STAT_COMPLETION_ERRORS);
-		rdmalog_ep_error(ep, "send completion: %s",
-				 ib_wc_status_msg(wc->status));
-	}
+	rdmalog_ep_wc_ok(ep, wc, "send completion");
 }
 
 static void rdmalog_fill_positions(__le64 *first, __le64 *commit,
@@ -755,13 +764,7 @@ static void rdmalog_ring_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct rdmalog_ep *ep = container_of(wc->wr_cqe, struct rdmalog_ep,
 					     ring_cqe);
 
-	if (unlikely(wc->status != IB_WC_SUCCESS) &&
-	    wc->status != IB_WC_WR_FLUSH_ERR &&
-	    !test_bit(RDMALOG_EP_DEAD, &ep->flags)) {
-		rdmalog_stats_inc(RDMALOG_STAT_COMPLETION_ERRORS);
-		rdmalog_ep_error(ep, "ring registration: %s",
-				 ib_wc_status_msg(wc->status));
-	}
+	rdmalog_ep_wc_ok(ep, wc, "ring registration");
 }
 
 /*
@@ -1105,15 +1108,8 @@ static void rdmalog_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	u32 len;
 	int err;
 
-	if (unlikely(wc->status != IB_WC_SUCCESS)) {
-		if (wc->status != IB_WC_WR_FLUSH_ERR &&
-		    !test_bit(RDMALOG_EP_DEAD, &ep->flags)) {
-			rdmalog_stats_inc(RDMALOG_STAT_COMPLETION_ERRORS);
-			rdmalog_ep_error(ep, "receive completion: %s",
-					 ib_wc_status_msg(wc->status));
-		}
+	if (!rdmalog_ep_wc_ok(ep, wc, "receive completion"))
 		return;
-	}
 	if (test_bit(RDMALOG_EP_DEAD, &ep->flags))
 		return;
 

@@ -351,6 +351,13 @@ int rdmalog_ep_send(struct rdmalog_ep *ep, void *msg, u16 len, u8 type,
 /* Report a fatal error of @ep from any context; the connection is closed. */
 __printf(2, 3)
 void rdmalog_ep_error(struct rdmalog_ep *ep, const char *fmt, ...);
+/*
+ * A completion handler's first step: true when @wc succeeded; otherwise
+ * (unless it is a flush or the endpoint is being released) count it and
+ * close the connection, naming @what. Any context.
+ */
+bool rdmalog_ep_wc_ok(struct rdmalog_ep *ep, struct ib_wc *wc,
+		      const char *what);
 void rdmalog_ep_get(struct rdmalog_ep *ep);
 void rdmalog_ep_put(struct rdmalog_ep *ep);
 /* The primary's live endpoint with a reference, or NULL (forward.c). */

@@ -350,24 +350,7 @@ static void rdmalog_fwd_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct rdmalog_fwd_reg *r = container_of(wc->wr_cqe,
 						 struct rdmalog_fwd_reg,
 						 reg_cqe);
-	struct rdmalog_ep *ep = r->ep;
-
-	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR &&
-	    !test_bit(RDMALOG_EP_DEAD, &ep->flags)) {
-		rdmalog_stats_inc(RDMALOG_STAT_COMPLETION_ERRORS);
-		rdmalog_ep_error(ep, "forwarded payload registration: %s",
-				 ib_wc_status_msg(wc->status));
-	}
-}
-
-static void rdmalog_fwd_inv_error(struct rdmalog_ep *ep, struct ib_wc *wc)
-{
-	if (wc->status != IB_WC_WR_FLUSH_ERR &&
-	    !test_bit(RDMALOG_EP_DEAD, &ep->flags)) {
-		rdmalog_stats_inc(RDMALOG_STAT_COMPLETION_ERRORS);
-		rdmalog_ep_error(ep, "forwarded payload invalidation: %s",
-				 ib_wc_status_msg(wc->status));
-	}
+	rdmalog_ep_wc_ok(r->ep, wc, "forwarded payload registration");
 }
 
 /* LOCAL_INV done (backup side): free the payload, return the MR. */
@@ -379,8 +362,7 @@ static void rdmalog_fwd_inv_done_free(struct ib_cq *cq, struct ib_wc *wc)
 	struct rdmalog_ep *ep = r->ep;
 	struct rdmalog_fwd_buf *buf;
 
-	if (wc->status != IB_WC_SUCCESS) {
-		rdmalog_fwd_inv_error(ep, wc);
+	if (!rdmalog_ep_wc_ok(ep, wc, "forwarded payload invalidation")) {
 		rdmalog_fwd_reg_retire(&ep->fwd, r);
 		return;
 	}
@@ -401,9 +383,8 @@ static void rdmalog_fwd_inv_done_wake(struct ib_cq *cq, struct ib_wc *wc)
 						 struct rdmalog_fwd_reg,
 						 inv_cqe);
 
-	r->inv_ok = wc->status == IB_WC_SUCCESS;
-	if (!r->inv_ok)
-		rdmalog_fwd_inv_error(r->ep, wc);
+	r->inv_ok = rdmalog_ep_wc_ok(r->ep, wc,
+				     "forwarded payload invalidation");
 	complete(&r->inv_done);
 }
 
@@ -802,13 +783,7 @@ static void rdmalog_fwd_read_done(struct ib_cq *cq, struct ib_wc *wc)
 						  read_cqe);
 	struct rdmalog_ep *ep = w->ep;
 
-	w->read_ok = wc->status == IB_WC_SUCCESS;
-	if (!w->read_ok && wc->status != IB_WC_WR_FLUSH_ERR &&
-	    !test_bit(RDMALOG_EP_DEAD, &ep->flags)) {
-		rdmalog_stats_inc(RDMALOG_STAT_COMPLETION_ERRORS);
-		rdmalog_ep_error(ep, "forwarded payload READ: %s",
-				 ib_wc_status_msg(wc->status));
-	}
+	w->read_ok = rdmalog_ep_wc_ok(ep, wc, "forwarded payload READ");
 	complete(&w->read_done);
 }
 
