@@ -220,6 +220,16 @@ enum rdmalog_attr {
  * @RDMALOG_PEER_A_REPL_ERRORS: u64, replication work requests to the peer
  *	that failed to post or completed in error on the current connection
  *	(flushes of a connection going away included; 0 when not connected)
+ * @RDMALOG_PEER_A_CATCHUP: u32, &enum rdmalog_catchup_state of the
+ *	connection: whether a catch-up with the peer is in progress, and in
+ *	which direction
+ * @RDMALOG_PEER_A_CATCHUP_LEFT: u64, bytes of the catch-up not pulled
+ *	yet; present while CATCHUP is not NONE
+ * @RDMALOG_PEER_A_CATCHUP_RATE: u64, bytes per second pulled since the
+ *	catch-up started (on the pulling side; 0 on the serving side);
+ *	present while CATCHUP is not NONE
+ * @RDMALOG_PEER_A_CATCHUP_BYTES: u64, bytes pulled with RDMA READ from
+ *	the peer on the current connection (0 when not connected)
  * @__RDMALOG_PEER_A_MAX: number of attributes
  */
 enum rdmalog_peer_attr {
@@ -243,11 +253,30 @@ enum rdmalog_peer_attr {
 	RDMALOG_PEER_A_ACKED_LSN,
 	RDMALOG_PEER_A_LAG,
 	RDMALOG_PEER_A_REPL_ERRORS,
+	RDMALOG_PEER_A_CATCHUP,
+	RDMALOG_PEER_A_CATCHUP_LEFT,
+	RDMALOG_PEER_A_CATCHUP_RATE,
+	RDMALOG_PEER_A_CATCHUP_BYTES,
 
 	__RDMALOG_PEER_A_MAX
 };
 
 #define RDMALOG_PEER_A_MAX (__RDMALOG_PEER_A_MAX - 1)
+
+/**
+ * enum rdmalog_catchup_state - %RDMALOG_PEER_A_CATCHUP
+ * @RDMALOG_CATCHUP_NONE: no catch-up on this connection
+ * @RDMALOG_CATCHUP_PULLING: this node (a backup behind the primary) pulls
+ *	the committed records it lacks from the peer's ring with RDMA READ;
+ *	it joins replication when done
+ * @RDMALOG_CATCHUP_SERVING: the peer (a backup) pulls from this node's
+ *	ring; it does not count toward the commit rule until it joins
+ */
+enum rdmalog_catchup_state {
+	RDMALOG_CATCHUP_NONE,
+	RDMALOG_CATCHUP_PULLING,
+	RDMALOG_CATCHUP_SERVING,
+};
 
 /**
  * enum rdmalog_peer_state - connection state of a peer
@@ -309,6 +338,12 @@ enum rdmalog_peer_state {
  * @RDMALOG_STAT_FWD_SENT: appends a backup forwarded to the primary
  * @RDMALOG_STAT_FWD_SERVED: forwarded appends the primary answered
  * @RDMALOG_STAT_FWD_ERRORS: forwarded appends that failed (either side)
+ * @RDMALOG_STAT_CATCHUPS: catch-ups a backup started (one per CATCHUP
+ *	message received)
+ * @RDMALOG_STAT_CATCHUP_BYTES: bytes a backup pulled with RDMA READ
+ * @RDMALOG_STAT_LOG_RESETS: times a backup restarted its log at the
+ *	primary's first retained LSN (what it held was discarded)
+ * @RDMALOG_STAT_JOINS: backups that joined replication (primary side)
  * @__RDMALOG_STAT_MAX: number of counters
  */
 enum rdmalog_stat {
@@ -344,6 +379,10 @@ enum rdmalog_stat {
 	RDMALOG_STAT_FWD_SENT,
 	RDMALOG_STAT_FWD_SERVED,
 	RDMALOG_STAT_FWD_ERRORS,
+	RDMALOG_STAT_CATCHUPS,
+	RDMALOG_STAT_CATCHUP_BYTES,
+	RDMALOG_STAT_LOG_RESETS,
+	RDMALOG_STAT_JOINS,
 
 	__RDMALOG_STAT_MAX
 };
@@ -362,6 +401,13 @@ enum rdmalog_stat {
  * @RDMALOG_EVENT_PEER_REMOVED: a peer was removed (carries PEER)
  * @RDMALOG_EVENT_PEER_STATE: a peer's connection state changed (PEER)
  * @RDMALOG_EVENT_TRIMMED: records were trimmed (carries FIRST_LSN)
+ * @RDMALOG_EVENT_PEER_JOINED: on the primary: a backup joined replication
+ *	(it is in sync, or caught up) and now counts toward the commit rule
+ *	(carries PEER)
+ * @RDMALOG_EVENT_LOG_RESET: on a backup: the primary no longer retains
+ *	what this node needs to catch up, so its log restarted empty at the
+ *	primary's first retained LSN (carries FIRST_LSN and PEER: the
+ *	primary)
  * @__RDMALOG_EVENT_MAX: number of events
  */
 enum rdmalog_event {
@@ -374,6 +420,8 @@ enum rdmalog_event {
 	RDMALOG_EVENT_PEER_REMOVED,
 	RDMALOG_EVENT_PEER_STATE,
 	RDMALOG_EVENT_TRIMMED,
+	RDMALOG_EVENT_PEER_JOINED,
+	RDMALOG_EVENT_LOG_RESET,
 
 	__RDMALOG_EVENT_MAX
 };
