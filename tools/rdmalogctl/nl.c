@@ -422,6 +422,18 @@ static void parse_peer(const struct nlattr *nest, struct rl_peer *p)
 		case RDMALOG_PEER_A_REPL_ERRORS:
 			p->has_repl_errors = get_int(a, &p->repl_errors, 8);
 			break;
+		case RDMALOG_PEER_A_CATCHUP:
+			p->has_catchup = get_int(a, &p->catchup, 4);
+			break;
+		case RDMALOG_PEER_A_CATCHUP_LEFT:
+			p->has_catchup_left = get_int(a, &p->catchup_left, 8);
+			break;
+		case RDMALOG_PEER_A_CATCHUP_RATE:
+			p->has_catchup_rate = get_int(a, &p->catchup_rate, 8);
+			break;
+		case RDMALOG_PEER_A_CATCHUP_BYTES:
+			p->has_catchup_bytes = get_int(a, &p->catchup_bytes, 8);
+			break;
 		}
 	}
 }

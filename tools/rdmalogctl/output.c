@@ -69,7 +69,7 @@ void out_log_json(const char *key, const struct rl_info *in)
  * {"id","address","port","state","msg","reconnects","refusals",
  *  "last_rx_ms","epoch","first_lsn","commit_lsn","next_lsn",
  *  "replicating","bytes_sent","records_sent","acked_lsn","lag",
- *  "repl_errors"}
+ *  "repl_errors","catchup","catchup_left","catchup_rate","catchup_bytes"}
  */
 void out_peer_json(const char *key, const struct rl_peer *p)
 {
@@ -101,7 +101,39 @@ void out_peer_json(const char *key, const struct rl_peer *p)
 	jw_u64_if("acked_lsn", p->has_acked_lsn, p->acked_lsn);
 	jw_u64_if("lag", p->has_lag, p->lag);
 	jw_u64_if("repl_errors", p->has_repl_errors, p->repl_errors);
+	if (p->has_catchup)
+		jw_str("catchup", catchup_name(p->catchup));
+	else
+		jw_null("catchup");
+	jw_u64_if("catchup_left", p->has_catchup_left, p->catchup_left);
+	jw_u64_if("catchup_rate", p->has_catchup_rate, p->catchup_rate);
+	jw_u64_if("catchup_bytes", p->has_catchup_bytes, p->catchup_bytes);
 	jw_end_obj();
+}
+
+/*
+ * "catchup pulling 12.3MiB left 4.1MiB/s" while a catch-up with @p is in
+ * progress, "" otherwise. The rate is left out on the serving side,
+ * where the kernel does not measure it (0).
+ */
+static const char *catchup_str(const struct rl_peer *p, char *buf,
+			       size_t len)
+{
+	char left[40] = "", rate[40] = "", sz[32];
+
+	buf[0] = '\0';
+	if (!p->has_catchup || p->catchup == RDMALOG_CATCHUP_NONE)
+		return buf;
+	if (p->has_catchup_left)
+		snprintf(left, sizeof(left), " %s left",
+			 human_size(p->catchup_left, sz, sizeof(sz)));
+	if (p->has_catchup_rate &&
+	    (p->catchup != RDMALOG_CATCHUP_SERVING || p->catchup_rate))
+		snprintf(rate, sizeof(rate), " %s/s",
+			 human_size(p->catchup_rate, sz, sizeof(sz)));
+	snprintf(buf, len, "catchup %s%s%s", catchup_name(p->catchup), left,
+		 rate);
+	return buf;
 }
 
 static void u64_or_dash(char *buf, size_t len, bool has, uint64_t v,
@@ -118,7 +150,8 @@ static void u64_or_dash(char *buf, size_t len, bool has, uint64_t v,
  * [MESSAGE]: what the peer reported last (COMMIT: its commit LSN), what
  * this node replicates to it (SENT: records written, ACKED: LSN below
  * which it holds every record, LAG: records it does not hold yet; ACKED
- * and LAG only while replicating) and why the state is what it is.
+ * and LAG only while replicating) and why the state is what it is,
+ * after the catch-up in progress with the peer if there is one.
  */
 void out_peers_table(const struct rl_peer *peers, unsigned int n,
 		     const char *indent)
@@ -139,8 +172,9 @@ void out_peers_table(const struct rl_peer *peers, unsigned int n,
 	for (i = 0; i < n; i++) {
 		const struct rl_peer *p = &peers[i];
 		char id[16] = "-", port[8] = "-", rc[24], rf[24], rx[32], cm[24];
-		char sn[24], ak[24], lg[24];
+		char sn[24], ak[24], lg[24], cu[96], msg[384];
 		bool repl = p->has_replicating && p->replicating;
+		const char *m = p->has_msg ? p->msg : "";
 
 		if (p->has_id)
 			snprintf(id, sizeof(id), "%u", p->id);
@@ -155,11 +189,14 @@ void out_peers_table(const struct rl_peer *peers, unsigned int n,
 		u64_or_dash(ak, sizeof(ak), repl && p->has_acked_lsn,
 			    p->acked_lsn, "");
 		u64_or_dash(lg, sizeof(lg), repl && p->has_lag, p->lag, "");
+		catchup_str(p, cu, sizeof(cu));
+		snprintf(msg, sizeof(msg), "%s%s%s", cu, cu[0] && m[0] ? "; " : "",
+			 m);
 		printf("%s%-5s %-*s %-6s %-12s %-6s %-7s %-8s %-7s %-7s %-7s %-5s %s\n",
 		       indent, id, w,
 		       p->has_addr ? addr_str(&p->addr, buf, sizeof(buf)) : "-",
 		       port, p->has_state ? peer_state_name(p->state) : "-",
-		       rc, rf, rx, cm, sn, ak, lg, p->has_msg ? p->msg : "");
+		       rc, rf, rx, cm, sn, ak, lg, msg);
 	}
 }
 
@@ -371,7 +408,7 @@ void out_stats(const struct rl_info *in)
 /* One line (or one JSON object) per event, with whatever it carries. */
 void out_event(const struct rl_info *ev)
 {
-	char buf[INET6_ADDRSTRLEN], sz[32];
+	char buf[INET6_ADDRSTRLEN], sz[32], cu[96];
 
 	if (opt.json) {
 		jw_begin_obj(NULL);
@@ -465,6 +502,8 @@ void out_event(const struct rl_info *ev)
 			printf(" port %u", p->port);
 		if (p->has_state)
 			printf(" state %s", peer_state_name(p->state));
+		if (catchup_str(p, cu, sizeof(cu))[0])
+			printf(" %s", cu);
 		if (p->has_msg && p->msg[0])
 			printf(" peer-message \"%s\"", p->msg);
 	}

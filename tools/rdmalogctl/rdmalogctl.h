@@ -26,6 +26,10 @@
 #define RDMALOGCTL_VERSION	"0.1.0"
 #define PROG			"rdmalogctl"
 
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
+#endif
+
 /* Exit statuses. */
 enum {
 	EXIT_OK = 0,
@@ -81,11 +85,14 @@ int parse_role(const char *s);
 const char *durability_name(uint32_t d);
 int parse_durability(const char *s);
 const char *peer_state_name(uint32_t st);
+const char *catchup_name(uint32_t cs);
 const char *event_name(uint32_t ev);
 const char *stat_name(unsigned int stat, char *buf, size_t len);
 
 /* "64M", "1G", else the number of bytes. */
 const char *size_str(uint64_t v, char *buf, size_t len);
+/* Approximate, for amounts that change: "512B", "12.3MiB". */
+const char *human_size(uint64_t v, char *buf, size_t len);
 
 /* ------------------------------------------------------------------ */
 /* Everything a reply or an event may carry (nl.c parses it). */
@@ -107,6 +114,11 @@ struct rl_peer {
 	bool has_acked_lsn, has_lag, has_repl_errors;
 	bool replicating;
 	uint64_t bytes_sent, records_sent, acked_lsn, lag, repl_errors;
+	/* Catch-up with the peer (RDMALOG_PEER_A_CATCHUP and later). */
+	bool has_catchup, has_catchup_left, has_catchup_rate;
+	bool has_catchup_bytes;
+	uint32_t catchup;	/* enum rdmalog_catchup_state */
+	uint64_t catchup_left, catchup_rate, catchup_bytes;
 };
 
 #define RL_MAX_PEERS_SEEN	256

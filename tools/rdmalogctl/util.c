@@ -186,7 +186,18 @@ const char *peer_state_name(uint32_t st)
 		[RDMALOG_PEER_REFUSED] = "refused",
 	};
 
-	return st < sizeof(names) / sizeof(names[0]) ? names[st] : "unknown";
+	return st < ARRAY_SIZE(names) ? names[st] : "unknown";
+}
+
+const char *catchup_name(uint32_t cs)
+{
+	static const char *const names[] = {
+		[RDMALOG_CATCHUP_NONE] = "none",
+		[RDMALOG_CATCHUP_PULLING] = "pulling",
+		[RDMALOG_CATCHUP_SERVING] = "serving",
+	};
+
+	return cs < ARRAY_SIZE(names) ? names[cs] : "unknown";
 }
 
 const char *event_name(uint32_t ev)
@@ -201,9 +212,14 @@ const char *event_name(uint32_t ev)
 		[RDMALOG_EVENT_PEER_REMOVED] = "peer_removed",
 		[RDMALOG_EVENT_PEER_STATE] = "peer_state",
 		[RDMALOG_EVENT_TRIMMED] = "trimmed",
+		[RDMALOG_EVENT_PEER_JOINED] = "peer_joined",
+		[RDMALOG_EVENT_LOG_RESET] = "log_reset",
 	};
 
-	return ev <= RDMALOG_EVENT_MAX ? names[ev] : "unknown";
+	/* Bounded by the table, not by the uapi: an event added there
+	 * before it is named here prints as "unknown".
+	 */
+	return ev < ARRAY_SIZE(names) && names[ev] ? names[ev] : "unknown";
 }
 
 const char *stat_name(unsigned int stat, char *buf, size_t len)
@@ -239,9 +255,13 @@ const char *stat_name(unsigned int stat, char *buf, size_t len)
 		[RDMALOG_STAT_FWD_SENT] = "fwd_sent",
 		[RDMALOG_STAT_FWD_SERVED] = "fwd_served",
 		[RDMALOG_STAT_FWD_ERRORS] = "fwd_errors",
+		[RDMALOG_STAT_CATCHUPS] = "catchups",
+		[RDMALOG_STAT_CATCHUP_BYTES] = "catchup_bytes",
+		[RDMALOG_STAT_LOG_RESETS] = "log_resets",
+		[RDMALOG_STAT_JOINS] = "joins",
 	};
 
-	if (stat <= RDMALOG_STAT_MAX && names[stat])
+	if (stat < ARRAY_SIZE(names) && names[stat])
 		return names[stat];
 	snprintf(buf, len, "stat_%u", stat);
 	return buf;
@@ -262,5 +282,27 @@ const char *size_str(uint64_t v, char *buf, size_t len)
 		}
 	}
 	snprintf(buf, len, "%llu", (unsigned long long)v);
+	return buf;
+}
+
+const char *human_size(uint64_t v, char *buf, size_t len)
+{
+	static const char *const units[] = {
+		"KiB", "MiB", "GiB", "TiB", "PiB", "EiB",
+	};
+	double d = (double)v;
+	unsigned int i = 0;
+
+	if (v < 1024) {
+		snprintf(buf, len, "%lluB", (unsigned long long)v);
+		return buf;
+	}
+	d /= 1024;
+	/* Up a unit before "1024.0" could be printed. */
+	while (d >= 1023.95 && i + 1 < ARRAY_SIZE(units)) {
+		d /= 1024;
+		i++;
+	}
+	snprintf(buf, len, "%.1f%s", d, units[i]);
 	return buf;
 }
