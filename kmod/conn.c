@@ -248,8 +248,32 @@ static void rdmalog_conn_fill_info_locked(struct rdmalog_conn *conn,
 		info->remote_next_lsn = conn->remote.next_lsn;
 	}
 	spin_unlock_bh(&conn->info_lock);
-	if (conn->ep && conn->ep->established)
+	if (conn->ep && conn->ep->established) {
 		rdmalog_repl_ep_info(conn->ep, &info->repl);
+		rdmalog_catchup_ep_info(conn->ep, &info->cu);
+	}
+}
+
+void rdmalog_conn_notify_ep(struct rdmalog_ep *ep, enum rdmalog_event event,
+			    u64 first_lsn)
+{
+	struct rdmalog_conn *conn = ep->conn;
+	struct rdmalog_peer_info *info;
+
+	info = kzalloc(sizeof(*info), GFP_KERNEL);
+	if (!info)
+		return;
+	info->node_id = conn->peer_id;
+	info->addr = conn->addr;
+	mutex_lock(&conn->lock);
+	rdmalog_conn_fill_info_locked(conn, info);
+	mutex_unlock(&conn->lock);
+	if (event == RDMALOG_EVENT_LOG_RESET)
+		rdmalog_netlink_notify_log_reset(conn->local.node_id, first_lsn,
+						 info);
+	else
+		rdmalog_netlink_notify_peer(event, conn->local.node_id, info);
+	kfree(info);
 }
 
 /* Change the displayed state; a change is announced (PEER_STATE). */
@@ -874,18 +898,47 @@ static const char *rdmalog_ep_maybe_grant_ring(struct rdmalog_ep *ep)
 	return rdmalog_ep_grant_ring(ep);
 }
 
+const char *rdmalog_ep_take_segs(struct rdmalog_ep *ep,
+				 const struct rdmalog_ring_seg *segs, u32 nr,
+				 const char *what)
+{
+	u64 len = 0;
+	u32 i;
+
+	/* rdmalog_msg_process() checked 1 <= nr <= RDMALOG_RING_MAX_SEGS. */
+	for (i = 0; i < nr; i++) {
+		u64 addr = le64_to_cpu(segs[i].addr);
+		u32 seg_len = le32_to_cpu(segs[i].length);
+		u32 rkey = le32_to_cpu(segs[i].rkey);
+
+		if (!seg_len || !IS_ALIGNED(seg_len, SZ_4K))
+			return "ring segment with a zero or unaligned length";
+		if (!rkey)
+			return "ring segment with a zero rkey";
+		if (addr + seg_len < addr)
+			return "ring segment whose address range wraps";
+		len += seg_len;
+		ep->remote_ring.seg[i].addr = addr;
+		ep->remote_ring.seg[i].length = seg_len;
+		ep->remote_ring.seg[i].rkey = rkey;
+	}
+	if (len != ep->conn->local.capacity)
+		return "ring segments that do not add up to the ring capacity";
+	ep->remote_ring.nr_segs = nr;
+	pr_debug("node %u: %s from node %u: %u segments\n",
+		 ep->conn->local.node_id, what, ep->conn->peer_id, nr);
+	return NULL;
+}
+
 /*
- * A backup's RING arrived (we are the primary): validate it and decide
- * whether the backup is in sync. CQ handler context. Return: NULL, or why
- * the connection must be dropped.
+ * A backup's RING arrived (we are the primary): validate it and judge the
+ * backup (catchup.c). CQ handler context. Return: NULL, or why the
+ * connection must be dropped.
  */
 static const char *rdmalog_ep_ring_received(struct rdmalog_ep *ep,
 					    const struct rdmalog_msg_ring *m)
 {
-	u32 i, nr = le32_to_cpu(m->nr_segs);
-	const char *why;
-	bool in_sync;
-	u64 len = 0;
+	const char *why, *what;
 
 	if (READ_ONCE(rdmalog_conns.role) != RDMALOG_ROLE_PRIMARY)
 		return "RING sent to a node that is not the primary";
@@ -893,39 +946,18 @@ static const char *rdmalog_ep_ring_received(struct rdmalog_ep *ep,
 		return "RING before HELLO";
 	if (test_and_set_bit(RDMALOG_EP_RING_RX, &ep->flags))
 		return "second RING";
-	/* rdmalog_msg_process() checked 1 <= nr <= RDMALOG_RING_MAX_SEGS. */
-	for (i = 0; i < nr; i++) {
-		u64 addr = le64_to_cpu(m->seg[i].addr);
-		u32 seg_len = le32_to_cpu(m->seg[i].length);
-		u32 rkey = le32_to_cpu(m->seg[i].rkey);
-
-		if (!seg_len || !IS_ALIGNED(seg_len, SZ_4K))
-			return "RING with a zero or unaligned segment length";
-		if (!rkey)
-			return "RING with a zero rkey";
-		if (addr + seg_len < addr)
-			return "RING whose address range wraps";
-		len += seg_len;
-		ep->remote_ring.seg[i].addr = addr;
-		ep->remote_ring.seg[i].length = seg_len;
-		ep->remote_ring.seg[i].rkey = rkey;
-	}
-	if (len != ep->conn->local.capacity)
-		return "RING whose segments do not add up to the ring capacity";
-	ep->remote_ring.nr_segs = nr;
-	why = rdmalog_repl_ep_join(ep, le64_to_cpu(m->head),
-				   le64_to_cpu(m->next_lsn),
-				   le64_to_cpu(m->tail), &in_sync);
+	why = rdmalog_ep_take_segs(ep, m->seg, le32_to_cpu(m->nr_segs), "RING");
 	if (why)
 		return why;
-	ep->remote_in_sync = in_sync;
+	why = rdmalog_catchup_ring(ep, le64_to_cpu(m->head),
+				   le64_to_cpu(m->next_lsn),
+				   le64_to_cpu(m->tail), &what);
+	if (why)
+		return why;
 	pr_info_ratelimited("node %u: node %u granted its ring (%llu bytes, %u segment%s): %s\n",
-			    ep->conn->local.node_id, ep->conn->peer_id, len, nr,
-			    nr == 1 ? "" : "s",
-			    in_sync ? (ep->repl.ack_mode ?
-				       "in sync, replicating (ACK mode)" :
-				       "in sync, replicating") :
-			    "behind (catch-up is not implemented)");
+			    ep->conn->local.node_id, ep->conn->peer_id,
+			    ep->conn->local.capacity, ep->remote_ring.nr_segs,
+			    ep->remote_ring.nr_segs == 1 ? "" : "s", what);
 	return NULL;
 }
 
@@ -942,6 +974,8 @@ union rdmalog_msg_any {
 	struct rdmalog_msg_ack ack;
 	struct rdmalog_msg_fwd fwd;
 	struct rdmalog_msg_fwd_done fwd_done;
+	struct rdmalog_msg_catchup catchup;
+	struct rdmalog_msg_join join;
 	u8 raw[RDMALOG_MSG_SIZE];
 };
 
@@ -1023,6 +1057,18 @@ static const char *rdmalog_msg_process(struct rdmalog_ep *ep,
 	case RDMALOG_MSG_FWD_DONE:
 		want = sizeof(m->fwd_done);
 		break;
+	case RDMALOG_MSG_CATCHUP:
+		/* Variable length, as RING. */
+		if (len < RDMALOG_MSG_CATCHUP_LEN(0))
+			return "message length wrong for its type";
+		want = le32_to_cpu(m->catchup.nr_segs);
+		if (!want || want > RDMALOG_RING_MAX_SEGS)
+			return "CATCHUP with a bad segment count";
+		want = RDMALOG_MSG_CATCHUP_LEN(want);
+		break;
+	case RDMALOG_MSG_JOIN:
+		want = sizeof(m->join);
+		break;
 	default:
 		return "unknown message type";
 	}
@@ -1073,7 +1119,20 @@ static const char *rdmalog_msg_process(struct rdmalog_ep *ep,
 	case RDMALOG_MSG_APPEND:
 		if (!test_bit(RDMALOG_EP_RING_REG, &ep->flags))
 			return "APPEND before our RING";
+		if (rdmalog_catchup_pulling(ep))
+			return "APPEND while we catch up";
 		why = rdmalog_repl_append_received(ep, &m->append);
+		break;
+	case RDMALOG_MSG_CATCHUP:
+		if (!test_bit(RDMALOG_EP_RING_REG, &ep->flags) ||
+		    !test_bit(RDMALOG_EP_PEER_PRIMARY, &ep->flags))
+			return "CATCHUP before our RING, or not from the primary";
+		why = rdmalog_catchup_received(ep, &m->catchup);
+		break;
+	case RDMALOG_MSG_JOIN:
+		if (!test_bit(RDMALOG_EP_RING_RX, &ep->flags))
+			return "JOIN before RING";
+		why = rdmalog_catchup_join_received(ep, &m->join);
 		break;
 	case RDMALOG_MSG_ACK:
 		if (!test_bit(RDMALOG_EP_RING_RX, &ep->flags))
@@ -1170,6 +1229,7 @@ static struct rdmalog_ep *rdmalog_ep_alloc(struct rdmalog_conn *conn,
 	ep->peer_hb_ms = RDMALOG_DEFAULT_HEARTBEAT_MS;
 	rdmalog_repl_ep_init(ep);
 	rdmalog_fwd_ep_init(ep);
+	rdmalog_catchup_ep_init(ep);
 	atomic_inc(&rdmalog_conns.nr_eps);
 	return ep;
 }

@@ -27,6 +27,7 @@
 #include "proto.h"
 #include "repl.h"
 #include "forward.h"
+#include "catchup.h"
 
 /* Receive buffers per connection: the peer's send credits. */
 #define RDMALOG_RECV_DEPTH		64
@@ -51,13 +52,17 @@
  * signalled REG_MR per ring segment once per connection (no LOCAL_INV: the
  * MRs are deregistered after the QP is drained and destroyed, which
  * invalidates them), forwarding its READs (primary) or REG_MR + LOCAL_INV
- * pairs (backup), and ib_drain_qp() needs one more slot on each queue.
+ * pairs (backup), catch-up its READs (backup) or the REG_MR and LOCAL_INV
+ * of each segment of its read grant (primary), and ib_drain_qp() needs one
+ * more slot on each queue.
  */
 #define RDMALOG_SQ_SIZE			(RDMALOG_SEND_DEPTH + \
 					 RDMALOG_REPL_MAX_WRITES + \
 					 RDMALOG_RING_MAX_SEGS + \
 					 RDMALOG_FWD_MAX_READS + \
-					 2 * RDMALOG_FWD_MAX_REGS + 1)
+					 2 * RDMALOG_FWD_MAX_REGS + \
+					 RDMALOG_CU_MAX_READS + \
+					 2 * RDMALOG_RING_MAX_SEGS + 1)
 #define RDMALOG_RQ_SIZE			(RDMALOG_RECV_DEPTH + 1)
 #define RDMALOG_CQ_SIZE			(RDMALOG_SQ_SIZE + RDMALOG_RQ_SIZE)
 
@@ -177,20 +182,21 @@ struct rdmalog_sbuf {
  * @peer_hb_ms: the peer's heartbeat interval (READ_ONCE/WRITE_ONCE)
  * @flags: RDMALOG_EP_* bits
  * @err: what went wrong, written once by whoever set %RDMALOG_EP_ERROR
- * @ring_regs: @ring_nr_regs registrations covering our ring in order (a
- *	backup's ring, for the primary to write), or NULL (no FRWR, ring
- *	not registrable, out of memory); each registered once, by the
- *	REG_MRs posted when the primary's HELLO arrives; deregistered by the
- *	release, after the QP is destroyed
+ * @ring_regs: @ring_nr_regs registrations covering our ring in order, or
+ *	NULL (no FRWR, ring not registrable, out of memory). A backup's, for
+ *	the primary to write: registered once, by the REG_MRs posted when
+ *	the primary's HELLO arrives (also the local keys of its catch-up
+ *	READs); a primary's, for a backup to read while it catches up:
+ *	registered REMOTE_READ for each CATCHUP and invalidated at its JOIN
+ *	(catchup.c). Deregistered by the release, after the QP is destroyed
  * @ring_nr_regs: entries of @ring_regs (set up or partly set up)
  * @ring_page_size: the MR page size of every registration
  * @ring_cqe: completion of those REG_MRs (shared: .done only checks the
  *	status)
  * @ring_why: why @ring_regs is NULL (static text), for the log
- * @remote_ring: the peer's ring segments (primary side), valid once
- *	%RDMALOG_EP_RING_RX is set
- * @remote_in_sync: the peer's log position equalled ours when its RING
- *	arrived (else it is "behind")
+ * @remote_ring: the peer's ring segments: a backup's (primary side), valid
+ *	once %RDMALOG_EP_RING_RX is set; the primary's (backup side), valid
+ *	while a catch-up pulls; CQ handler context (or its work, after)
  * @src_dma: DMA addresses of our ring's chunks, mapped DMA_TO_DEVICE for
  *	the replication WRITEs (primary side), or NULL; unmapped by the
  *	release after the QP is drained
@@ -199,6 +205,7 @@ struct rdmalog_sbuf {
  * @src_order: the ring's chunk order
  * @repl: replication state of this connection (repl.c; its locking there)
  * @fwd: forwarded appends on this connection (forward.c; its locking there)
+ * @cu: catch-up on this connection (catchup.c; its locking in catchup.h)
  * @error_work: closes the endpoint after a completion or QP error
  * @close_work: releases everything; runs once, after rdmalog_ep_close()
  */
@@ -255,7 +262,6 @@ struct rdmalog_ep {
 			u32 rkey;
 		} seg[RDMALOG_RING_MAX_SEGS];
 	} remote_ring;
-	bool remote_in_sync;
 
 	u64 *src_dma;
 	unsigned long src_nr;
@@ -263,6 +269,7 @@ struct rdmalog_ep {
 	unsigned int src_order;
 	struct rdmalog_repl_ep repl;
 	struct rdmalog_fwd_ep fwd;
+	struct rdmalog_catchup_ep cu;
 
 	struct work_struct error_work;
 	struct work_struct close_work;
@@ -362,5 +369,25 @@ void rdmalog_ep_get(struct rdmalog_ep *ep);
 void rdmalog_ep_put(struct rdmalog_ep *ep);
 /* The primary's live endpoint with a reference, or NULL (forward.c). */
 struct rdmalog_ep *rdmalog_conn_primary_ep(void);
+/*
+ * Check @nr ring segments a peer sent in @what (RING, CATCHUP) against our
+ * capacity and keep them in &rdmalog_ep.remote_ring. CQ handler context.
+ * Return: NULL, or why the connection must be dropped.
+ */
+const char *rdmalog_ep_take_segs(struct rdmalog_ep *ep,
+				 const struct rdmalog_ring_seg *segs, u32 nr,
+				 const char *what);
+/*
+ * The peer's remote address and key for ring offset @off, and the bytes
+ * left in that segment (repl.c).
+ */
+bool rdmalog_repl_remote(const struct rdmalog_ep *ep, u64 off, u64 *addr,
+			 u32 *rkey, u64 *room);
+/*
+ * Announce @event (PEER_JOINED; LOG_RESET with @first_lsn) about @ep's
+ * peer on netlink. Process context; takes the conn lock.
+ */
+void rdmalog_conn_notify_ep(struct rdmalog_ep *ep, enum rdmalog_event event,
+			    u64 first_lsn);
 
 #endif /* _RDMALOG_EP_H */

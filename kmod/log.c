@@ -1056,38 +1056,79 @@ void rdmalog_log_set_floor(struct rdmalog_log *log, u64 floor)
 		rdmalog_log_wake(&log->space_wq);
 }
 
-bool rdmalog_log_pin(struct rdmalog_log *log, u64 lsn, u64 pos, u64 floor)
+int rdmalog_log_plan(struct rdmalog_log *log, u64 lsn, u64 pos, u64 tail,
+		     u64 floor, bool pull, struct rdmalog_log_plan *p)
 {
-	bool ok;
+	bool boundary;
+	u64 fl;
+	int kind;
 
+	memset(p, 0, sizeof(*p));
+	if (tail > pos)
+		return RDMALOG_PLAN_DIVERGED;
 	spin_lock_bh(&log->lock);
+	if (log->dead) {
+		kind = RDMALOG_PLAN_DIVERGED;
+		goto out;
+	}
+	boundary = lsn >= log->first_lsn && lsn <= log->next_lsn &&
+		   *rdmalog_log_slot(log, lsn) == pos;
+	if (boundary) {
+		kind = pull && lsn < log->commit_lsn ? RDMALOG_PLAN_PULL :
+						       RDMALOG_PLAN_JOIN;
+		p->start_pos = pos;
+		p->start_lsn = lsn;
+		fl = min(floor, tail);
+	} else if (lsn < log->first_lsn && pos <= log->tail) {
+		/* Our history, but we no longer retain what follows it. */
+		kind = RDMALOG_PLAN_RESET;
+		p->start_pos = log->tail;
+		p->start_lsn = log->first_lsn;
+		fl = min(floor, log->tail);
+	} else {
+		kind = RDMALOG_PLAN_DIVERGED;
+		goto out;
+	}
 	/*
-	 * The backup's head must be one of our record boundaries, and what
-	 * we will write from there (up to head, and later appends up to the
-	 * floor + capacity) must not reach the bytes it still retains.
+	 * What we will write or let it read from there (up to head, and
+	 * later appends up to the floor + capacity) must not reach the
+	 * bytes it still retains.
 	 */
-	ok = !log->dead && lsn >= log->first_lsn && lsn <= log->next_lsn &&
-	     *rdmalog_log_slot(log, lsn) == pos && floor <= pos &&
-	     log->head - floor <= log->capacity;
-	if (ok)
-		log->floor = floor;
+	if (fl > p->start_pos || log->head - fl > log->capacity) {
+		kind = RDMALOG_PLAN_DIVERGED;
+		goto out;
+	}
+	p->target_pos = *rdmalog_log_slot(log, log->commit_lsn);
+	p->target_lsn = log->commit_lsn;
+	if (kind == RDMALOG_PLAN_JOIN || p->target_lsn < p->start_lsn) {
+		p->target_pos = p->start_pos;
+		p->target_lsn = p->start_lsn;
+	}
+	p->floor = fl;
+	log->floor = fl;
+out:
 	spin_unlock_bh(&log->lock);
-	return ok;
+	return kind;
 }
 
 /*
  * Verify the record that should start at stream position @pos with LSN
- * @lsn, within [@pos, @limit). Return: its footprint, or 0 with *@why set.
+ * @lsn, within [@pos, @limit). Return: its footprint, or 0 with *@why set
+ * (and *@incomplete set when the only fault is that it does not end below
+ * @limit).
  */
 static u64 rdmalog_log_verify_at(struct rdmalog_log *log, u64 pos, u64 lsn,
-				 u64 limit, u64 epoch, const char **why)
+				 u64 limit, u64 epoch, const char **why,
+				 bool *incomplete)
 {
 	struct rdmalog_ring_record rec;
 	u64 footprint;
 	u32 len;
 
+	*incomplete = false;
 	if (limit - pos < RDMALOG_LOG_HDR_SIZE) {
 		*why = "a record header runs past the commit point";
+		*incomplete = true;
 		return 0;
 	}
 	rdmalog_ring_read(log, pos, &rec, sizeof(rec));
@@ -1116,6 +1157,7 @@ static u64 rdmalog_log_verify_at(struct rdmalog_log *log, u64 pos, u64 lsn,
 	footprint = rdmalog_log_footprint(len);
 	if (limit - pos < footprint) {
 		*why = "a record runs past the commit point";
+		*incomplete = true;
 		return 0;
 	}
 	if (rdmalog_ring_crc(log, pos + RDMALOG_LOG_HDR_SIZE, len) !=
@@ -1126,11 +1168,17 @@ static u64 rdmalog_log_verify_at(struct rdmalog_log *log, u64 pos, u64 lsn,
 	return footprint;
 }
 
-int rdmalog_log_apply(struct rdmalog_log *log, u64 upto_pos, u64 upto_lsn,
-		      u64 epoch, const char **why)
+/*
+ * rdmalog_log_apply() and rdmalog_log_apply_pulled(): verify and expose
+ * the records from head on that end at or below @limit (@limit ==
+ * @upto_pos: all of them up to @upto_lsn, ending exactly there).
+ */
+static int rdmalog_log_apply_below(struct rdmalog_log *log, u64 limit,
+				   u64 upto_pos, u64 upto_lsn, u64 epoch,
+				   const char **why)
 {
 	u64 pos, lsn, tail, fp, n;
-	bool dead;
+	bool dead, incomplete;
 	int ret = 0;
 
 	*why = NULL;
@@ -1147,23 +1195,31 @@ int rdmalog_log_apply(struct rdmalog_log *log, u64 upto_pos, u64 upto_lsn,
 	}
 	if (upto_lsn <= lsn)
 		goto out;
-	if (upto_pos < pos || upto_pos - tail > log->capacity) {
+	if (upto_pos < pos || upto_pos - tail > log->capacity ||
+	    limit > upto_pos) {
 		/* The notice is wrong, not a record: a bad message. */
 		rdmalog_stats_inc(RDMALOG_STAT_BAD_MSGS);
 		*why = "commit point outside the ring";
 		ret = -EBADMSG;
 		goto out;
 	}
-	n = upto_lsn - lsn;
+	if (limit < pos)
+		goto out;
+	n = lsn;
 	/*
-	 * Nobody writes [pos, upto_pos) any more: the primary wrote it
-	 * before the notice, and rewrites only uncommitted bytes. The index
-	 * slots of LSNs above next_lsn are read by nobody (and alias no
-	 * retained LSN: upto_pos - tail <= capacity), so they are filled in
-	 * without the lock and become visible with next_lsn below.
+	 * Nobody writes [pos, limit) any more: the primary wrote it before
+	 * the notice (or we pulled it), and rewrites only uncommitted bytes.
+	 * The index slots of LSNs above next_lsn are read by nobody (and
+	 * alias no retained LSN: upto_pos - tail <= capacity), so they are
+	 * filled in without the lock and become visible with next_lsn below.
 	 */
 	while (lsn < upto_lsn) {
-		fp = rdmalog_log_verify_at(log, pos, lsn, upto_pos, epoch, why);
+		fp = rdmalog_log_verify_at(log, pos, lsn, limit, epoch, why,
+					   &incomplete);
+		if (!fp && incomplete && limit < upto_pos) {
+			*why = NULL;	/* the rest is not here yet */
+			break;
+		}
 		if (!fp) {
 			rdmalog_stats_inc(RDMALOG_STAT_CRC_ERRORS);
 			ret = -EBADMSG;
@@ -1174,12 +1230,15 @@ int rdmalog_log_apply(struct rdmalog_log *log, u64 upto_pos, u64 upto_lsn,
 		*rdmalog_log_slot(log, lsn) = pos;
 		cond_resched();
 	}
-	if (pos != upto_pos) {
+	if (lsn == upto_lsn && pos != upto_pos) {
 		rdmalog_stats_inc(RDMALOG_STAT_BAD_MSGS);
 		*why = "the commit point is not where the records end";
 		ret = -EBADMSG;
 		goto out;
 	}
+	n = lsn - n;
+	if (!n)
+		goto out;
 	spin_lock_bh(&log->lock);
 	if (log->dead) {
 		ret = -ENETDOWN;
@@ -1197,6 +1256,58 @@ int rdmalog_log_apply(struct rdmalog_log *log, u64 upto_pos, u64 upto_lsn,
 out:
 	mutex_unlock(&log->append_mutex);
 	return ret;
+}
+
+int rdmalog_log_apply(struct rdmalog_log *log, u64 upto_pos, u64 upto_lsn,
+		      u64 epoch, const char **why)
+{
+	return rdmalog_log_apply_below(log, upto_pos, upto_pos, upto_lsn, epoch,
+				       why);
+}
+
+int rdmalog_log_apply_pulled(struct rdmalog_log *log, u64 limit,
+			     u64 upto_pos, u64 upto_lsn, u64 epoch,
+			     const char **why)
+{
+	return rdmalog_log_apply_below(log, limit, upto_pos, upto_lsn, epoch,
+				       why);
+}
+
+int rdmalog_log_reset(struct rdmalog_log *log, u64 lsn, u64 pos)
+{
+	u64 dropped = 0;
+	int ret = 0;
+
+	mutex_lock(&log->append_mutex);
+	spin_lock_bh(&log->lock);
+	if (log->dead) {
+		ret = -ENETDOWN;
+	} else if (lsn <= log->next_lsn || pos < log->head ||
+		   !list_empty(&log->waiters)) {
+		ret = -EINVAL;
+	} else {
+		/*
+		 * As a trim of everything, then a jump: readers of the
+		 * discarded records see first_lsn above them (-ERANGE).
+		 */
+		dropped = log->next_lsn - log->first_lsn;
+		log->first_lsn = lsn;
+		log->commit_lsn = lsn;
+		log->next_lsn = lsn;
+		log->tail = pos;
+		log->head = pos;
+		*rdmalog_log_slot(log, lsn) = pos;
+	}
+	spin_unlock_bh(&log->lock);
+	mutex_unlock(&log->append_mutex);
+	if (ret)
+		return ret;
+	if (dropped)
+		rdmalog_stats_add(RDMALOG_STAT_TRIMMED_RECORDS, dropped);
+	rdmalog_stats_inc(RDMALOG_STAT_LOG_RESETS);
+	rdmalog_log_wake(&log->commit_wq);
+	rdmalog_log_wake(&log->space_wq);
+	return 0;
 }
 
 u64 rdmalog_log_truncate(struct rdmalog_log *log)

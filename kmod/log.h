@@ -274,17 +274,60 @@ void rdmalog_log_set_policy(struct rdmalog_log *log, bool self_commit,
 void rdmalog_log_set_floor(struct rdmalog_log *log, u64 floor);
 
 /**
- * rdmalog_log_pin() - check that a backup can be written from @pos on
- * @log: the log
+ * enum rdmalog_log_plan_kind - how a backup gets what it lacks of our log
+ * @RDMALOG_PLAN_JOIN: it is at one of our record boundaries and (or: the
+ *	caller allowed it) lacks no committed record: replicate to it
+ * @RDMALOG_PLAN_PULL: at one of our record boundaries, below our commit
+ *	point: it pulls [start, target) before it joins
+ * @RDMALOG_PLAN_RESET: behind our first retained record: it restarts its
+ *	log at our first record (start) and pulls up to target
+ * @RDMALOG_PLAN_DIVERGED: it holds what we never had, or retains bytes we
+ *	would overwrite, or we are dead: nothing can be done
+ */
+enum rdmalog_log_plan_kind {
+	RDMALOG_PLAN_JOIN,
+	RDMALOG_PLAN_PULL,
+	RDMALOG_PLAN_RESET,
+	RDMALOG_PLAN_DIVERGED,
+};
+
+/**
+ * struct rdmalog_log_plan - where a backup starts, and up to where it pulls
+ * @start_pos: stream position of record @start_lsn
+ * @start_lsn: the backup's next LSN once it starts (restarted, if RESET)
+ * @target_pos: stream position of record @target_lsn (== @start_pos for
+ *	JOIN)
+ * @target_lsn: our commit LSN (== @start_lsn for JOIN)
+ * @floor: the floor set (see rdmalog_log_set_floor())
+ */
+struct rdmalog_log_plan {
+	u64 start_pos;
+	u64 start_lsn;
+	u64 target_pos;
+	u64 target_lsn;
+	u64 floor;
+};
+
+/**
+ * rdmalog_log_plan() - judge a backup at @lsn / @pos against our log
+ * @log: the log (of the primary)
  * @lsn: the backup's next LSN
  * @pos: the backup's head
- * @floor: the new floor (see rdmalog_log_set_floor()) if the check passes
+ * @tail: the backup's tail
+ * @floor: the floor of the other backups (U64_MAX for none)
+ * @pull: a backup below our commit point must pull (else it joins and
+ *	replication writes what it lacks)
+ * @p: out: the plan, for JOIN, PULL and RESET
  *
- * Atomically: true when record @lsn is retained here (first_lsn <= @lsn
- * <= next_lsn) and starts at @pos, and then the floor is set to @floor.
+ * Atomically with the judgement, for JOIN, PULL and RESET, the floor is
+ * set to the lower of @floor and the backup's tail-to-be, so that no
+ * append overwrites what the backup retains or is about to read.
  * Softirq-safe.
+ *
+ * Return: &enum rdmalog_log_plan_kind.
  */
-bool rdmalog_log_pin(struct rdmalog_log *log, u64 lsn, u64 pos, u64 floor);
+int rdmalog_log_plan(struct rdmalog_log *log, u64 lsn, u64 pos, u64 tail,
+		     u64 floor, bool pull, struct rdmalog_log_plan *p);
 
 /**
  * rdmalog_log_apply() - a backup exposes records the primary wrote
@@ -304,6 +347,43 @@ bool rdmalog_log_pin(struct rdmalog_log *log, u64 lsn, u64 pos, u64 floor);
  */
 int rdmalog_log_apply(struct rdmalog_log *log, u64 upto_pos, u64 upto_lsn,
 		      u64 epoch, const char **why);
+
+/**
+ * rdmalog_log_apply_pulled() - rdmalog_log_apply() for a range being pulled
+ * @log: the log (of a backup)
+ * @limit: every stream byte below it is in the ring (pulled), @limit <=
+ *	@upto_pos
+ * @upto_pos: where record @upto_lsn starts (the end of the range)
+ * @upto_lsn: every record below it is committed on the primary
+ * @epoch: the epoch every record must carry
+ * @why: out: on -EBADMSG, what was wrong (static text)
+ *
+ * Verifies as rdmalog_log_apply() does, but only the records that end at
+ * or below @limit, and publishes those; a record that @limit cuts is left
+ * for a later call. With @limit == @upto_pos it is rdmalog_log_apply().
+ * Process context.
+ *
+ * Return: 0, -EBADMSG (nothing published), -ENETDOWN.
+ */
+int rdmalog_log_apply_pulled(struct rdmalog_log *log, u64 limit,
+			     u64 upto_pos, u64 upto_lsn, u64 epoch,
+			     const char **why);
+
+/**
+ * rdmalog_log_reset() - a backup restarts its log, empty, further on
+ * @log: the log (of a backup: nothing appends to it locally)
+ * @lsn: the new first, commit and next LSN; above the current next LSN
+ * @pos: the new tail and head; at or above the current head
+ *
+ * What a backup does when the primary no longer retains the records that
+ * follow its head: every retained record is discarded (counted as trimmed;
+ * readers of them get -ERANGE as after a trim, pollers whose cursor is
+ * below @lsn EPOLLERR), and the log continues at @lsn. Process context.
+ *
+ * Return: 0, -EINVAL (@lsn or @pos would not move the log forward, or
+ * appends are waiting for their commit), -ENETDOWN.
+ */
+int rdmalog_log_reset(struct rdmalog_log *log, u64 lsn, u64 pos);
 
 /**
  * rdmalog_log_truncate() - remove every uncommitted record

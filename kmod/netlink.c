@@ -288,6 +288,17 @@ static int rdmalog_nl_put_peer(struct sk_buff *skb, int type,
 	     nla_put_u64_64bit(skb, RDMALOG_PEER_A_LAG, peer->repl.lag,
 			       RDMALOG_PEER_A_PAD)))
 		goto err;
+	/* Catch-up on the connection (either side). */
+	if (nla_put_u32(skb, RDMALOG_PEER_A_CATCHUP, peer->cu.state) ||
+	    nla_put_u64_64bit(skb, RDMALOG_PEER_A_CATCHUP_BYTES, peer->cu.bytes,
+			      RDMALOG_PEER_A_PAD))
+		goto err;
+	if (peer->cu.state != RDMALOG_CATCHUP_NONE &&
+	    (nla_put_u64_64bit(skb, RDMALOG_PEER_A_CATCHUP_LEFT, peer->cu.left,
+			       RDMALOG_PEER_A_PAD) ||
+	     nla_put_u64_64bit(skb, RDMALOG_PEER_A_CATCHUP_RATE, peer->cu.rate,
+			       RDMALOG_PEER_A_PAD)))
+		goto err;
 	nla_nest_end(skb, nest);
 	return 0;
 
@@ -1014,7 +1025,8 @@ void rdmalog_netlink_notify_node(enum rdmalog_event event,
 
 /**
  * rdmalog_netlink_notify_peer() - send an event about a peer
- * @event: %RDMALOG_EVENT_PEER_ADDED, _PEER_REMOVED or _PEER_STATE
+ * @event: %RDMALOG_EVENT_PEER_ADDED, _PEER_REMOVED, _PEER_STATE or
+ *	_PEER_JOINED
  * @node_id: this node's id
  * @peer: the peer (as it was, for _PEER_REMOVED)
  */
@@ -1047,6 +1059,28 @@ void rdmalog_netlink_notify_trimmed(u32 node_id, u64 first_lsn)
 	rdmalog_nl_event_send(skb, hdr, RDMALOG_EVENT_TRIMMED,
 			      nla_put_u64_64bit(skb, RDMALOG_A_FIRST_LSN,
 						first_lsn, RDMALOG_A_PAD));
+}
+
+/**
+ * rdmalog_netlink_notify_log_reset() - send %RDMALOG_EVENT_LOG_RESET
+ * @node_id: this node's id
+ * @first_lsn: where the log restarted
+ * @primary: the primary it catches up from
+ */
+void rdmalog_netlink_notify_log_reset(u32 node_id, u64 first_lsn,
+				      const struct rdmalog_peer_info *primary)
+{
+	struct sk_buff *skb;
+	void *hdr;
+
+	skb = rdmalog_nl_event_new(RDMALOG_EVENT_LOG_RESET, node_id, &hdr);
+	if (!skb)
+		return;
+	rdmalog_nl_event_send(skb, hdr, RDMALOG_EVENT_LOG_RESET,
+			      nla_put_u64_64bit(skb, RDMALOG_A_FIRST_LSN,
+						first_lsn, RDMALOG_A_PAD) ?:
+			      rdmalog_nl_put_peer(skb, RDMALOG_A_PEER,
+						  primary));
 }
 
 /**

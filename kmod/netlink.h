@@ -28,10 +28,16 @@ void rdmalog_netlink_exit(void);
 void rdmalog_netlink_notify_node(enum rdmalog_event event,
 				 const struct rdmalog_node_config *cfg,
 				 u64 epoch);
-/* @event: RDMALOG_EVENT_PEER_ADDED, _REMOVED or _STATE (NODE_ID, PEER). */
+/*
+ * @event: RDMALOG_EVENT_PEER_ADDED, _REMOVED, _STATE or _JOINED (NODE_ID,
+ * PEER).
+ */
 void rdmalog_netlink_notify_peer(enum rdmalog_event event, u32 node_id,
 				 const struct rdmalog_peer_info *peer);
 /* RDMALOG_EVENT_TRIMMED (NODE_ID, FIRST_LSN). */
 void rdmalog_netlink_notify_trimmed(u32 node_id, u64 first_lsn);
+/* RDMALOG_EVENT_LOG_RESET (NODE_ID, FIRST_LSN, PEER: the primary). */
+void rdmalog_netlink_notify_log_reset(u32 node_id, u64 first_lsn,
+				      const struct rdmalog_peer_info *primary);
 
 #endif /* _RDMALOG_NETLINK_H */

@@ -12,6 +12,7 @@
 #include "../uapi/rdmalog_genl.h"
 #include "log.h"
 #include "repl.h"
+#include "catchup.h"
 
 struct rdmalog_log;
 struct netlink_ext_ack;
@@ -76,6 +77,7 @@ struct rdmalog_node_config {
  * @remote_commit_lsn: the peer's commit LSN per its last message
  * @remote_next_lsn: the peer's next LSN per its last message
  * @repl: replication to the peer (primary side), while connected
+ * @cu: catch-up on the connection to the peer (either side)
  */
 struct rdmalog_peer_info {
 	u32 node_id;
@@ -91,6 +93,7 @@ struct rdmalog_peer_info {
 	u64 remote_commit_lsn;
 	u64 remote_next_lsn;
 	struct rdmalog_repl_peer_info repl;
+	struct rdmalog_catchup_info cu;
 };
 
 /**

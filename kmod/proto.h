@@ -19,13 +19,16 @@
  *
  * 2. Control messages over Send/Recv on the RC queue pair: a
  *    &struct rdmalog_msg_hdr followed by a body whose size is fixed by the
- *    type (HELLO, HEARTBEAT, APPEND, ACK, FWD_DONE), by its segment count
- *    (RING) or by its inline payload (FWD). Receive buffers are
+ *    type (HELLO, HEARTBEAT, APPEND, ACK, FWD_DONE, JOIN), by its segment
+ *    count (RING, CATCHUP) or by its inline payload (FWD). Receive buffers are
  *    %RDMALOG_MSG_SIZE bytes.
  *
  * 3. The data path: the primary RDMA-WRITEs its ring's bytes into the
  *    backups' rings at the same offsets (RING grants the access) and
- *    follows them with an APPEND on the same queue pair.
+ *    follows them with an APPEND on the same queue pair. A backup that
+ *    is behind first pulls the committed records it lacks from the
+ *    primary's ring with RDMA READs (CATCHUP grants the access), then
+ *    JOINs.
  */
 #ifndef _RDMALOG_PROTO_H
 #define _RDMALOG_PROTO_H
@@ -178,6 +181,10 @@ static_assert(sizeof(struct rdmalog_cm_rej) == 16);
  *	write() on the backup): &struct rdmalog_msg_fwd
  * @RDMALOG_MSG_FWD_DONE: primary to backup: the result of a FWD:
  *	&struct rdmalog_msg_fwd_done
+ * @RDMALOG_MSG_CATCHUP: primary to a backup that is behind: pull this
+ *	range of my ring with RDMA READ: &struct rdmalog_msg_catchup
+ * @RDMALOG_MSG_JOIN: backup to primary: the catch-up is done, write to my
+ *	ring from here on: &struct rdmalog_msg_join
  * @__RDMALOG_MSG_MAX: first unknown type; a receiver drops the connection
  *	on a type it does not know
  */
@@ -189,6 +196,8 @@ enum rdmalog_msg_type {
 	RDMALOG_MSG_ACK			= 5,
 	RDMALOG_MSG_FWD			= 6,
 	RDMALOG_MSG_FWD_DONE		= 7,
+	RDMALOG_MSG_CATCHUP		= 8,
+	RDMALOG_MSG_JOIN		= 9,
 
 	__RDMALOG_MSG_MAX
 };
@@ -349,8 +358,11 @@ static_assert(sizeof(struct rdmalog_ring_seg) == 16);
  * segment whose address range wraps. It writes to the ring only while the
  * backup is in sync: @next_lsn is one of the primary's retained LSNs (from
  * its first LSN to its next LSN) and @head is where that record starts in
- * the primary's stream; the primary then writes everything from @head on
- * (otherwise the backup is "behind": catch-up is the next version).
+ * the primary's stream and the backup lacks no committed record; the
+ * primary then writes everything from @head on. Otherwise the backup is
+ * "behind": the primary answers with a CATCHUP (&struct
+ * rdmalog_msg_catchup), or, when the backup holds what the primary never
+ * had (diverged), does not replicate to it at all.
  */
 struct rdmalog_msg_ring {
 	struct rdmalog_msg_hdr hdr;
@@ -508,10 +520,98 @@ struct rdmalog_msg_fwd_done {
 
 static_assert(sizeof(struct rdmalog_msg_fwd_done) == 48);
 
+/**
+ * enum rdmalog_catchup_flags - &rdmalog_msg_catchup.flags
+ * @RDMALOG_CATCHUP_F_RESET: the primary no longer retains the records
+ *	that follow the backup's head: the backup discards its log and
+ *	restarts it empty at @start_lsn / @start_pos (&struct
+ *	rdmalog_msg_catchup), then pulls from there
+ */
+enum rdmalog_catchup_flags {
+	RDMALOG_CATCHUP_F_RESET		= 1 << 0,
+};
+
+/**
+ * struct rdmalog_msg_catchup - the primary lets a backup that is behind
+ * read the committed part of its ring
+ * @hdr: type %RDMALOG_MSG_CATCHUP; @hdr.length is 64 + 16 * @nr_segs;
+ *	@hdr.epoch is the epoch every pulled record must carry
+ * @start_pos: stream position where the backup starts pulling: its head,
+ *	or with %RDMALOG_CATCHUP_F_RESET the primary's tail
+ * @start_lsn: LSN of the record at @start_pos
+ * @target_pos: stream position where record @target_lsn starts: the
+ *	primary's commit point when it sent this
+ * @target_lsn: the primary's commit LSN when it sent this
+ * @flags: &enum rdmalog_catchup_flags
+ * @nr_segs: segments that follow, 1 .. %RDMALOG_RING_MAX_SEGS
+ * @seg: the primary's ring, laid out as in &struct rdmalog_msg_ring; every
+ *	rkey grants REMOTE_READ only, to this connection's queue pair only,
+ *	and is invalidated when the backup's JOIN arrives or the connection
+ *	ends
+ *
+ * The primary keeps [@start_pos, @target_pos) in its ring (its floor, see
+ * &struct rdmalog_msg_ring's @tail) until the JOIN. The backup reads the
+ * range with RDMA READs of at most 1 MiB into the same offsets of its own
+ * ring, several in flight, verifies every record (magic, version, LSN
+ * continuity from @start_lsn, epoch, both CRC32C, ending exactly at
+ * @target_pos), exposes them committed and answers with a JOIN. Sent only
+ * by the primary, only after the backup's RING, and never while a catch-up
+ * is in progress on the connection. The backup drops the connection when
+ * anything here is out of range: @start_pos > @target_pos, @start_lsn >
+ * @target_lsn, a range longer than the ring, segments as RING checks them,
+ * unknown flags, or (without %RDMALOG_CATCHUP_F_RESET) a start that is not
+ * its head and next LSN, or (with it) a start below them.
+ */
+struct rdmalog_msg_catchup {
+	struct rdmalog_msg_hdr hdr;
+	__le64 start_pos;
+	__le64 start_lsn;
+	__le64 target_pos;
+	__le64 target_lsn;
+	__le32 flags;
+	__le32 nr_segs;
+	struct rdmalog_ring_seg seg[RDMALOG_RING_MAX_SEGS];
+};
+
+/** RDMALOG_MSG_CATCHUP_LEN - bytes of a CATCHUP message with @n segments */
+#define RDMALOG_MSG_CATCHUP_LEN(n) \
+	(offsetof(struct rdmalog_msg_catchup, seg) + \
+	 (n) * sizeof(struct rdmalog_ring_seg))
+
+static_assert(offsetof(struct rdmalog_msg_catchup, seg) == 64);
+static_assert(sizeof(struct rdmalog_msg_catchup) == 256);
+
+/**
+ * struct rdmalog_msg_join - a backup finished its catch-up
+ * @hdr: type %RDMALOG_MSG_JOIN
+ * @head: the backup's head (its next record starts there)
+ * @next_lsn: the backup's next LSN
+ * @commit_lsn: the backup's commit LSN
+ * @tail: the backup's tail, as in &struct rdmalog_msg_ring
+ *
+ * Sent once per CATCHUP, after the whole range was pulled and verified.
+ * The primary revokes the ring's read access, then judges the backup as
+ * it judges a RING: it joins (replication WRITEs what it still lacks), or
+ * is sent another CATCHUP (the primary trimmed past it meanwhile), or the
+ * connection is dropped. A JOIN without a CATCHUP before it drops the
+ * connection.
+ */
+struct rdmalog_msg_join {
+	struct rdmalog_msg_hdr hdr;
+	__le64 head;
+	__le64 next_lsn;
+	__le64 commit_lsn;
+	__le64 tail;
+};
+
+static_assert(sizeof(struct rdmalog_msg_join) == 56);
+
 static_assert(sizeof(struct rdmalog_msg_hello) <= RDMALOG_MSG_SIZE);
 static_assert(sizeof(struct rdmalog_msg_ring) <= RDMALOG_MSG_SIZE);
 static_assert(sizeof(struct rdmalog_msg_heartbeat) <= RDMALOG_MSG_SIZE);
 static_assert(sizeof(struct rdmalog_msg_append) <= RDMALOG_MSG_SIZE);
 static_assert(sizeof(struct rdmalog_msg_ack) <= RDMALOG_MSG_SIZE);
+static_assert(sizeof(struct rdmalog_msg_catchup) <= RDMALOG_MSG_SIZE);
+static_assert(sizeof(struct rdmalog_msg_join) <= RDMALOG_MSG_SIZE);
 
 #endif /* _RDMALOG_PROTO_H */

@@ -109,6 +109,8 @@ MODULE_PARM_DESC(force_ack,
  * @nr_nodes: nodes of the cluster, this one included
  * @gen: truncation generation (see &struct rdmalog_msg_append)
  * @eps: joined endpoints (&rdmalog_repl_ep.node)
+ * @holds: endpoints of backups catching up (&rdmalog_repl_ep.hold_node):
+ *	they keep the floor down until they join or leave
  * @quiesce_wq: a quiesce waiting for in-flight work to drain
  */
 struct rdmalog_repl_state {
@@ -122,12 +124,14 @@ struct rdmalog_repl_state {
 	u32 nr_nodes;
 	u32 gen;
 	struct list_head eps;
+	struct list_head holds;
 	wait_queue_head_t quiesce_wq;
 };
 
 static struct rdmalog_repl_state rdmalog_repl = {
 	.lock = __SPIN_LOCK_UNLOCKED(rdmalog_repl.lock),
 	.eps = LIST_HEAD_INIT(rdmalog_repl.eps),
+	.holds = LIST_HEAD_INIT(rdmalog_repl.holds),
 	.quiesce_wq = __WAIT_QUEUE_HEAD_INITIALIZER(rdmalog_repl.quiesce_wq),
 };
 
@@ -183,7 +187,10 @@ static void rdmalog_repl_commit_locked(void)
 	rdmalog_log_commit(rdmalog_repl.log, held[needed - 1]);
 }
 
-/* The lowest tail of the joined backups, U64_MAX for none. Lock held. */
+/*
+ * The lowest tail of the joined backups and of those catching up, U64_MAX
+ * for none. Lock held.
+ */
 static u64 rdmalog_repl_floor_locked(const struct rdmalog_repl_ep *except)
 {
 	struct rdmalog_repl_ep *r;
@@ -192,6 +199,9 @@ static u64 rdmalog_repl_floor_locked(const struct rdmalog_repl_ep *except)
 	list_for_each_entry(r, &rdmalog_repl.eps, node)
 		if (r != except)
 			floor = min(floor, r->r_tail);
+	list_for_each_entry(r, &rdmalog_repl.holds, hold_node)
+		if (r != except)
+			floor = min(floor, r->hold_floor);
 	return floor;
 }
 
@@ -210,9 +220,8 @@ static void rdmalog_repl_sbuf_init(struct rdmalog_sbuf *sb, void *arg)
 	sb->gen = b->gen;
 }
 
-/* The backup's remote address and key for ring offset @off, and room. */
-static bool rdmalog_repl_remote(const struct rdmalog_ep *ep, u64 off,
-				u64 *addr, u32 *rkey, u64 *room)
+bool rdmalog_repl_remote(const struct rdmalog_ep *ep, u64 off, u64 *addr,
+			 u32 *rkey, u64 *room)
 {
 	u64 start = 0;
 	u32 i;
@@ -446,21 +455,28 @@ static const struct rdmalog_log_hooks rdmalog_repl_hooks = {
 	.resume = rdmalog_repl_resume,
 };
 
-const char *rdmalog_repl_ep_join(struct rdmalog_ep *ep, u64 head, u64 next_lsn,
-				 u64 tail, bool *in_sync)
+int rdmalog_repl_ep_join(struct rdmalog_ep *ep, u64 head, u64 next_lsn,
+			 u64 tail, bool pull, struct rdmalog_log_plan *plan)
 {
 	struct rdmalog_repl_ep *r = &ep->repl;
-	u64 floor;
+	int kind = RDMALOG_PLAN_DIVERGED;
 
-	*in_sync = false;
-	if (tail > head)
-		return "RING with a tail above its head";
+	memset(plan, 0, sizeof(*plan));
 	spin_lock_bh(&rdmalog_repl.lock);
 	if (!rdmalog_repl.running || !rdmalog_repl_is_primary() || r->joined ||
-	    !ep->src_dma)
+	    r->holding || !ep->src_dma)
 		goto out;
-	floor = min(rdmalog_repl_floor_locked(NULL), tail);
-	if (!rdmalog_log_pin(rdmalog_repl.log, next_lsn, head, floor))
+	kind = rdmalog_log_plan(rdmalog_repl.log, next_lsn, head, tail,
+				rdmalog_repl_floor_locked(NULL), pull, plan);
+	if (kind == RDMALOG_PLAN_PULL || kind == RDMALOG_PLAN_RESET) {
+		/* It reads [start, target) of our ring until it joins. */
+		r->holding = true;
+		r->hold_floor = plan->floor;
+		rdmalog_ep_get(ep);		/* the list's */
+		list_add_tail(&r->hold_node, &rdmalog_repl.holds);
+		goto out;
+	}
+	if (kind != RDMALOG_PLAN_JOIN)
 		goto out;
 	r->ack_mode = force_ack ||
 		      rdma_protocol_iwarp(ep->ibdev, ep->cm_id->port_num);
@@ -477,11 +493,30 @@ const char *rdmalog_repl_ep_join(struct rdmalog_ep *ep, u64 head, u64 next_lsn,
 	r->joined = true;
 	rdmalog_ep_get(ep);		/* the list's */
 	list_add_tail(&r->node, &rdmalog_repl.eps);
-	*in_sync = true;
+	rdmalog_stats_inc(RDMALOG_STAT_JOINS);
 	rdmalog_repl_kick_locked();
 out:
 	spin_unlock_bh(&rdmalog_repl.lock);
-	return NULL;
+	return kind;
+}
+
+void rdmalog_repl_ep_unhold(struct rdmalog_ep *ep)
+{
+	struct rdmalog_repl_ep *r = &ep->repl;
+	bool held;
+
+	spin_lock_bh(&rdmalog_repl.lock);
+	held = r->holding;
+	if (held) {
+		list_del_init(&r->hold_node);
+		r->holding = false;
+		if (rdmalog_repl.log)
+			rdmalog_log_set_floor(rdmalog_repl.log,
+					      rdmalog_repl_floor_locked(NULL));
+	}
+	spin_unlock_bh(&rdmalog_repl.lock);
+	if (held)
+		rdmalog_ep_put(ep);
 }
 
 void rdmalog_repl_ep_leave(struct rdmalog_ep *ep)
@@ -489,6 +524,7 @@ void rdmalog_repl_ep_leave(struct rdmalog_ep *ep)
 	struct rdmalog_repl_ep *r = &ep->repl;
 	bool joined;
 
+	rdmalog_repl_ep_unhold(ep);
 	spin_lock_bh(&rdmalog_repl.lock);
 	joined = r->joined;
 	if (joined) {
@@ -747,6 +783,7 @@ void rdmalog_repl_after_rx(struct rdmalog_ep *ep)
 void rdmalog_repl_ep_init(struct rdmalog_ep *ep)
 {
 	INIT_LIST_HEAD(&ep->repl.node);
+	INIT_LIST_HEAD(&ep->repl.hold_node);
 	INIT_WORK(&ep->repl.apply_work, rdmalog_repl_apply_work);
 }
 
@@ -790,6 +827,7 @@ void rdmalog_repl_stop(void)
 	rdmalog_repl.running = false;
 	/* conn.c released every endpoint: none is joined any more. */
 	WARN_ON_ONCE(!list_empty(&rdmalog_repl.eps));
+	WARN_ON_ONCE(!list_empty(&rdmalog_repl.holds));
 	spin_unlock_bh(&rdmalog_repl.lock);
 	/* Queued apply work holds endpoint references, not the log's. */
 	flush_workqueue(rdmalog_repl_wq);
@@ -798,6 +836,16 @@ void rdmalog_repl_stop(void)
 	rdmalog_repl.log = NULL;
 	spin_unlock_bh(&rdmalog_repl.lock);
 	rdmalog_log_put(log);
+}
+
+bool rdmalog_repl_queue(struct work_struct *work)
+{
+	return queue_work(rdmalog_repl_wq, work);
+}
+
+struct rdmalog_log *rdmalog_repl_log(void)
+{
+	return READ_ONCE(rdmalog_repl.log);
 }
 
 void rdmalog_repl_set_policy(u32 durability, u32 nr_nodes,

@@ -19,6 +19,7 @@
 
 struct rdmalog_ep;
 struct rdmalog_log;
+struct rdmalog_log_plan;
 struct rdmalog_sbuf;
 struct rdmalog_msg_append;
 struct rdmalog_msg_ack;
@@ -49,6 +50,11 @@ struct rdmalog_msg_ack;
  * @batches: APPENDs posted
  * @errors: posts that failed and completions in error
  * @joined_lsn: @sent_lsn when it joined
+ * @hold_node: entry on rdmalog_repl.holds while @holding (holds an ep
+ *	reference)
+ * @holding: the backup is catching up (catchup.c): not joined, but the
+ *	floor stays at or below @hold_floor
+ * @hold_floor: the floor the catch-up needs
  *
  * Backup side (the primary's connection), under &rdmalog_ep.lock:
  * @nt_valid: @nt holds an APPEND not applied yet
@@ -77,6 +83,9 @@ struct rdmalog_repl_ep {
 	u64 batches;
 	u64 errors;
 	u64 joined_lsn;
+	struct list_head hold_node;
+	bool holding;
+	u64 hold_floor;
 
 	bool nt_valid;
 	struct {
@@ -114,6 +123,16 @@ int rdmalog_repl_init(void);
 void rdmalog_repl_exit(void);
 void rdmalog_repl_start(const struct rdmalog_repl_params *p);
 void rdmalog_repl_stop(void);
+/*
+ * Queue @work on the replication workqueue, which rdmalog_repl_stop()
+ * flushes before the log goes (catchup.c). Return: queue_work()'s.
+ */
+bool rdmalog_repl_queue(struct work_struct *work);
+/*
+ * The log of the up period, or NULL; valid in work queued with
+ * rdmalog_repl_queue() and in completion handlers of live endpoints.
+ */
+struct rdmalog_log *rdmalog_repl_log(void);
 /* Durability, cluster size or timeout changed while up. */
 void rdmalog_repl_set_policy(u32 durability, u32 nr_nodes,
 			     u32 commit_timeout_ms);
@@ -131,8 +150,18 @@ u32 rdmalog_repl_effective(u32 requested, u32 *in_sync, u32 *needed);
 
 /* From conn.c. */
 void rdmalog_repl_ep_init(struct rdmalog_ep *ep);
-const char *rdmalog_repl_ep_join(struct rdmalog_ep *ep, u64 head, u64 next_lsn,
-				 u64 tail, bool *in_sync);
+/*
+ * A backup at @head / @next_lsn (tail @tail) offers its ring: judge it
+ * (rdmalog_log_plan(), @pull and @plan as there). JOIN: it joined. PULL
+ * and RESET: it must catch up first (catchup.c); the floor is held for it
+ * until rdmalog_repl_ep_unhold() or rdmalog_repl_ep_leave(). DIVERGED
+ * (also when we do not replicate, or it already joined or holds): nothing.
+ * Any context. Return: &enum rdmalog_log_plan_kind.
+ */
+int rdmalog_repl_ep_join(struct rdmalog_ep *ep, u64 head, u64 next_lsn,
+			 u64 tail, bool pull, struct rdmalog_log_plan *plan);
+/* Release the floor held for a catch-up. Any context. */
+void rdmalog_repl_ep_unhold(struct rdmalog_ep *ep);
 void rdmalog_repl_ep_leave(struct rdmalog_ep *ep);
 void rdmalog_repl_notice_done(struct rdmalog_ep *ep, struct rdmalog_sbuf *sb,
 			      bool ok);

@@ -158,8 +158,7 @@ def backup_without_primary(c):
     assert r.rc != 0, r.out
     assert "No route to host" in r.out, r.out      # EHOSTUNREACH
     assert r.elapsed < 10, f"took {r.elapsed:.1f} s"
-    # the cluster back (fresh logs everywhere: catch-up of backups that
-    # are behind is not implemented): forwarding works again
+    # the cluster back (fresh logs everywhere): forwarding works again
     up(c)
     r = c[2].run("rdmalogcat -a back", timeout=120, check=True)
     assert int(r.out) == 1, r.out

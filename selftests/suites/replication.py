@@ -100,13 +100,14 @@ def backups_grant_default_ring(c):
 
 
 @test
-def behind_backup_is_not_in_sync(c):
+def diverged_backup_is_not_replicated(c):
     for nd in c:
         nd.run("dmesg -c >/dev/null", timeout=60, check=True)
     up(c, cluster_file())
     # three records on every node; then node 1 (primary) and node 2 come
     # back with fresh, empty logs: node 2 is in sync with the new primary
-    # (both at LSN 1), node 3 is not (it holds LSNs 1..3)
+    # (both at LSN 1), node 3 is not: it holds LSNs 1..3, which the new
+    # primary never had (diverged: neither joined nor caught up)
     c[1].run("rdmalogcat -a a b c >/dev/null", timeout=60, check=True)
     wait_for(lambda: all(status(c[n])["log"]["commit_lsn"] == 4
                          for n in (2, 3)),
@@ -120,16 +121,18 @@ def behind_backup_is_not_in_sync(c):
 
     def judged():
         out = dmesg(c[1])
-        return (re.search(r"node 1: node 3 granted its ring .*: behind", out)
+        return (re.search(r"node 1: node 3 granted its ring .*: diverged, "
+                          r"not replicating", out)
                 and re.search(r"node 1: node 2 granted its ring .*: in sync",
                               out))
     wait_for(judged, timeout=WAIT, interval=2,
-             what="node3 behind, node2 in sync")
+             what="node3 diverged, node2 in sync")
     # quorum holds with node 2: appends commit, node 3 is left alone
     c[1].run("rdmalogcat -a d >/dev/null", timeout=60, check=True)
     wait_for(lambda: status(c[2])["log"]["commit_lsn"] == 2,
              timeout=WAIT, interval=2, what="node 2 holds the new record")
     assert status(c[3])["log"]["next_lsn"] == 4, status(c[3])["log"]
+    assert stats(c[3]).get("catchups", 0) == 0, stats(c[3])
 
 
 @test

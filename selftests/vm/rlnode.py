@@ -5,6 +5,8 @@ so that they read the same JSON the same way."""
 
 import json
 
+from testlib import wait_for
+
 CONF = "/etc/rdmalog.conf"
 
 
@@ -45,3 +47,76 @@ def records(nd):
     out = nd.run("rdmalogcat -j", timeout=300, check=True).out
     return [(r["lsn"], r.get("len"), r.get("data"))
             for r in map(json.loads, out.splitlines())]
+
+
+def log_of(nd):
+    st = status(nd)
+    return st["log"]
+
+
+def peer_state(nd, peer):
+    for p in status(nd)["peers"]:
+        if p["id"] == peer:
+            return p["state"]
+    return None
+
+
+def dump(nd):
+    """Every retained committed record of nd, headers and payloads.
+
+    Returns {"sha": sha256 of "rdmalogcat -j -H", "hdrs": [header dicts
+    without the payload], "count": n}; the payloads stay in the guest
+    (only their hash and CRCs travel).
+    """
+    r = nd.run("rdmalogcat -j -H > /tmp/dump.json && "
+               "sha256sum < /tmp/dump.json && "
+               "sed 's/,\"data\":.*/}/' /tmp/dump.json",
+               timeout=300, check=True)
+    lines = r.out.splitlines()
+    sha = lines[0].split()[0]
+    hdrs = [json.loads(x) for x in lines[1:] if x.strip()]
+    return {"sha": sha, "hdrs": hdrs, "count": len(hdrs)}
+
+
+def assert_gapless(d, first, upto, who):
+    lsns = [h["lsn"] for h in d["hdrs"]]
+    assert lsns == list(range(first, upto)), \
+        (who, f"LSNs {lsns[:3]}..{lsns[-3:]} ({len(lsns)}), "
+              f"expected {first}..{upto - 1}")
+
+
+def assert_same_logs(c, nodes=(1, 2, 3), timeout=180):
+    """Logs of nodes equal to node 1's (idle: commit and first equal
+    everywhere first); returns node 1's dump and log state."""
+    st = wait_idle(c, nodes, timeout)
+    base = dump(c[nodes[0]])
+    assert_gapless(base, st["first_lsn"], st["commit_lsn"], c[nodes[0]].name)
+    for n in nodes[1:]:
+        d = dump(c[n])
+        if d["sha"] != base["sha"]:
+            diff = [(a, b) for a, b in zip(base["hdrs"], d["hdrs"]) if a != b]
+            raise AssertionError(
+                f"node{n}'s log differs from node{nodes[0]}'s: "
+                f"{d['count']} vs {base['count']} records, first "
+                f"differences {diff[:3]}")
+    return base, st
+
+
+def wait_idle(c, nodes=(1, 2, 3), timeout=180):
+    """Wait until every node's commit LSN is the primary's next LSN and
+    every node retains from the same first LSN; return that log state."""
+    box = {}
+
+    def idle():
+        logs = [log_of(c[n]) for n in nodes]
+        box["logs"] = logs
+        p = logs[0]
+        return p["commit_lsn"] == p["next_lsn"] and all(
+            lg["commit_lsn"] == p["commit_lsn"] and
+            lg["first_lsn"] == p["first_lsn"] for lg in logs) and p
+    try:
+        return wait_for(idle, timeout=timeout, interval=1,
+                        what=f"commit and first LSN equal on {nodes}")
+    except AssertionError as e:
+        raise AssertionError(f"{e}; last states "
+                             f"{[(lg['first_lsn'], lg['commit_lsn'], lg['next_lsn']) for lg in box.get('logs', [])]}")

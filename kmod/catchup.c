@@ -1,0 +1,655 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rdmalog - catch-up: a backup that is behind the primary pulls the
+ * committed records it lacks with RDMA READ before it joins replication.
+ *
+ * Primary side
+ *
+ * A backup's RING says where its log ends. rdmalog_repl_ep_join() judges
+ * it against ours (rdmalog_log_plan()): at one of our record boundaries
+ * with every committed record, it joins at once; at a boundary below our
+ * commit point it must PULL [its head, our commit point); below our first
+ * retained record it must RESET (restart its log at our first record) and
+ * pull from there; anything else is a diverged log, not replicated to.
+ * For PULL and RESET the floor is held at the backup's tail-to-be, so no
+ * append overwrites what it is about to read, and we grant it REMOTE_READ
+ * on our ring for this connection only: FRWR registrations of our ring on
+ * the connection's PD (fresh keys for every grant), posted before the
+ * CATCHUP message on the same send queue, and invalidated (LOCAL_INV)
+ * before anything else is done with its JOIN; they die with the QP in any
+ * case. After the JOIN the backup is judged again, allowing it to join
+ * below our commit point (replication WRITEs the rest: what was committed
+ * while it pulled); only if we trimmed past it meanwhile does it get
+ * another round, at most %RDMALOG_CU_MAX_ROUNDS per connection.
+ *
+ * Backup side
+ *
+ * The CATCHUP is checked in the completion handler; the work item then
+ * restarts the log if asked (rdmalog_log_reset(): counted, logged,
+ * announced with a LOG_RESET event) or checks that the range starts at
+ * our head, checks that the range fits our ring without touching what we
+ * retain, and posts up to %RDMALOG_CU_MAX_READS RDMA READs of at most
+ * %RDMALOG_CU_MAX_READ bytes each from the primary's ring into the same
+ * offsets of ours (split at the ring's end and at either side's segment
+ * boundaries). Each completion posts the next READ and queues the work,
+ * which verifies and exposes every whole record that arrived
+ * (rdmalog_log_apply_pulled(): header, LSN continuity, epoch, both
+ * CRC32C); a record that fails drops the connection. When the whole range
+ * is in and verified, the work sends JOIN with our new position.
+ *
+ * Locking and lifetime: &rdmalog_catchup_ep.lock (see catchup.h) protects
+ * the state; posting takes &rdmalog_ep.lock (through the send helpers or
+ * directly, for the READs) only after it is released. The work runs on the
+ * replication workqueue (rdmalog_repl_queue()), which is flushed before the
+ * log of the up period goes, and holds an endpoint reference; READs and
+ * registrations are completed (flushed) by ib_drain_qp() before the
+ * endpoint's resources go.
+ */
+#include <linux/jiffies.h>
+#include <linux/kernel.h>
+#include <linux/math64.h>
+#include <linux/minmax.h>
+#include <linux/sizes.h>
+#include <linux/spinlock.h>
+#include <rdma/ib_verbs.h>
+
+#include "catchup.h"
+#include "ep.h"
+#include "log.h"
+#include "netlink.h"
+#include "proto.h"
+#include "repl.h"
+#include "stats.h"
+
+/* ------------------------------------------------------------------ */
+/* Primary side */
+
+static void rdmalog_cu_reg_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rdmalog_ep *ep = container_of(wc->wr_cqe, struct rdmalog_ep,
+					     cu.reg_cqe);
+
+	rdmalog_ep_wc_ok(ep, wc, "catch-up read grant");
+}
+
+/*
+ * Post one LOCAL_INV (@inv) or REG_MR (REMOTE_READ only) per registration
+ * of our ring. Caller holds &rdmalog_ep.lock and checked that it is live.
+ */
+static int rdmalog_cu_post_regs(struct rdmalog_ep *ep, bool inv)
+{
+	unsigned int i;
+	int err = 0;
+
+	for (i = 0; !err && i < ep->ring_nr_regs; i++) {
+		struct ib_mr *mr = ep->ring_regs[i].mr;
+		struct ib_send_wr wr = {};
+		struct ib_reg_wr reg = {};
+
+		if (inv) {
+			wr.opcode = IB_WR_LOCAL_INV;
+			wr.wr_cqe = &ep->cu.reg_cqe;
+			wr.send_flags = IB_SEND_SIGNALED;
+			wr.ex.invalidate_rkey = mr->rkey;
+			err = ib_post_send(ep->qp, &wr, NULL);
+			continue;
+		}
+		reg.wr.opcode = IB_WR_REG_MR;
+		reg.wr.wr_cqe = &ep->cu.reg_cqe;
+		reg.wr.send_flags = IB_SEND_SIGNALED;
+		reg.mr = mr;
+		reg.key = mr->rkey;
+		reg.access = IB_ACCESS_REMOTE_READ;
+		err = ib_post_send(ep->qp, &reg.wr, NULL);
+	}
+	return err;
+}
+
+/*
+ * Grant the backup read access to our ring and send it the CATCHUP for
+ * @plan. Any context. Return: NULL, or why the connection must go.
+ */
+static const char *rdmalog_cu_serve(struct rdmalog_ep *ep,
+				    const struct rdmalog_log_plan *plan,
+				    bool reset)
+{
+	struct rdmalog_catchup_ep *cu = &ep->cu;
+	struct rdmalog_msg_catchup m = {};
+	unsigned int i;
+	int n, err = 0;
+
+	for (i = 0; i < ep->ring_nr_regs; i++) {
+		struct ib_mr *mr = ep->ring_regs[i].mr;
+
+		/* A new key for every grant: an old one never works again. */
+		ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+		n = ib_map_mr_sg(mr, ep->ring_regs[i].sgt.sgl,
+				 ep->ring_regs[i].nents, NULL,
+				 ep->ring_page_size);
+		if (n != ep->ring_regs[i].nents ||
+		    mr->length > RDMALOG_RING_SEG_MAX)
+			return "cannot map the ring for a catch-up";
+		m.seg[i].addr = cpu_to_le64(mr->iova);
+		m.seg[i].length = cpu_to_le32(mr->length);
+		m.seg[i].rkey = cpu_to_le32(mr->rkey);
+	}
+	spin_lock_bh(&cu->lock);
+	cu->state = RDMALOG_CATCHUP_SERVING;
+	cu->start_pos = plan->start_pos;
+	cu->start_lsn = plan->start_lsn;
+	cu->target_pos = plan->target_pos;
+	cu->target_lsn = plan->target_lsn;
+	cu->since = jiffies;
+	cu->rounds++;
+	spin_unlock_bh(&cu->lock);
+
+	/* The registrations execute before the CATCHUP is sent. */
+	cu->reg_cqe.done = rdmalog_cu_reg_done;
+	spin_lock_bh(&ep->lock);
+	err = ep->live ? rdmalog_cu_post_regs(ep, false) : -ENOTCONN;
+	spin_unlock_bh(&ep->lock);
+	if (err == -ENOTCONN)
+		return NULL;
+	if (err)
+		return "cannot post the catch-up read grant";
+
+	m.start_pos = cpu_to_le64(plan->start_pos);
+	m.start_lsn = cpu_to_le64(plan->start_lsn);
+	m.target_pos = cpu_to_le64(plan->target_pos);
+	m.target_lsn = cpu_to_le64(plan->target_lsn);
+	m.flags = cpu_to_le32(reset ? RDMALOG_CATCHUP_F_RESET : 0);
+	m.nr_segs = cpu_to_le32(ep->ring_nr_regs);
+	err = rdmalog_ep_send(ep, &m, RDMALOG_MSG_CATCHUP_LEN(ep->ring_nr_regs),
+			      RDMALOG_MSG_CATCHUP, 2);
+	if (err && err != -ENOTCONN)
+		return "cannot send the CATCHUP";
+	pr_info_ratelimited("node %u: node %u is behind: it pulls LSN %llu to %llu (%llu bytes)%s\n",
+			    ep->conn->local.node_id, ep->conn->peer_id,
+			    plan->start_lsn, plan->target_lsn,
+			    plan->target_pos - plan->start_pos,
+			    reset ? ", restarting its log (we no longer retain what follows its head)" :
+				    "");
+	return NULL;
+}
+
+/* Queue the work with a reference. Any context. */
+static void rdmalog_cu_queue(struct rdmalog_ep *ep)
+{
+	rdmalog_ep_get(ep);
+	if (!rdmalog_repl_queue(&ep->cu.work))
+		rdmalog_ep_put(ep);
+}
+
+/*
+ * Judge the backup at @head / @next_lsn and act on it; @pull as for
+ * rdmalog_log_plan(); *@what: the judgement, for the kernel log. Any
+ * context. Return: NULL or why the connection must go.
+ */
+static const char *rdmalog_cu_judge(struct rdmalog_ep *ep, u64 head,
+				    u64 next_lsn, u64 tail, bool pull,
+				    const char **what)
+{
+	struct rdmalog_catchup_ep *cu = &ep->cu;
+	struct rdmalog_log_plan plan;
+	int kind;
+
+	kind = rdmalog_repl_ep_join(ep, head, next_lsn, tail, pull, &plan);
+	switch (kind) {
+	case RDMALOG_PLAN_JOIN:
+		spin_lock_bh(&cu->lock);
+		cu->state = RDMALOG_CATCHUP_NONE;
+		cu->notify_joined = true;
+		spin_unlock_bh(&cu->lock);
+		rdmalog_cu_queue(ep);
+		*what = ep->repl.ack_mode ? "in sync, replicating (ACK mode)" :
+					    "in sync, replicating";
+		return NULL;
+	case RDMALOG_PLAN_PULL:
+	case RDMALOG_PLAN_RESET:
+		*what = kind == RDMALOG_PLAN_PULL ?
+			"behind, catching up" :
+			"behind our first retained record: restarting its log, catching up";
+		if (ep->cu.rounds >= RDMALOG_CU_MAX_ROUNDS) {
+			rdmalog_repl_ep_unhold(ep);
+			return "catch-up does not converge";
+		}
+		if (!ep->ring_regs) {
+			rdmalog_repl_ep_unhold(ep);
+			*what = ep->ring_why ?: "behind, and our ring cannot be registered for it to catch up";
+			return NULL;
+		}
+		return rdmalog_cu_serve(ep, &plan, kind == RDMALOG_PLAN_RESET);
+	default:
+		spin_lock_bh(&cu->lock);
+		cu->state = RDMALOG_CATCHUP_NONE;
+		spin_unlock_bh(&cu->lock);
+		*what = "diverged, not replicating (it holds records we never had, or we are going down)";
+		return NULL;
+	}
+}
+
+const char *rdmalog_catchup_ring(struct rdmalog_ep *ep, u64 head,
+				 u64 next_lsn, u64 tail, const char **what)
+{
+	*what = "";
+	if (tail > head)
+		return "RING with a tail above its head";
+	return rdmalog_cu_judge(ep, head, next_lsn, tail, true, what);
+}
+
+const char *rdmalog_catchup_join_received(struct rdmalog_ep *ep,
+					  const struct rdmalog_msg_join *m)
+{
+	struct rdmalog_catchup_ep *cu = &ep->cu;
+	u64 head = le64_to_cpu(m->head), next = le64_to_cpu(m->next_lsn);
+	u64 tail = le64_to_cpu(m->tail);
+
+	if (tail > head)
+		return "JOIN with a tail above its head";
+	spin_lock(&cu->lock);
+	if (cu->state != RDMALOG_CATCHUP_SERVING || cu->join_rx) {
+		spin_unlock(&cu->lock);
+		return "JOIN without a CATCHUP";
+	}
+	cu->join_rx = true;
+	cu->join.head = head;
+	cu->join.next_lsn = next;
+	cu->join.tail = tail;
+	spin_unlock(&cu->lock);
+	rdmalog_cu_queue(ep);
+	return NULL;
+}
+
+/* Work: revoke the grant, judge the backup again. */
+static void rdmalog_cu_primary_work(struct rdmalog_ep *ep)
+{
+	struct rdmalog_catchup_ep *cu = &ep->cu;
+	const char *why, *what;
+	bool join, notify;
+	u64 head, next, tail;
+	int err;
+
+	spin_lock_bh(&cu->lock);
+	join = cu->join_rx;
+	cu->join_rx = false;
+	head = cu->join.head;
+	next = cu->join.next_lsn;
+	tail = cu->join.tail;
+	spin_unlock_bh(&cu->lock);
+
+	if (join) {
+		/* Nothing of the JOIN counts until its keys are dead. */
+		spin_lock_bh(&ep->lock);
+		err = ep->live ? rdmalog_cu_post_regs(ep, true) : -ENOTCONN;
+		spin_unlock_bh(&ep->lock);
+		if (err) {
+			if (err != -ENOTCONN)
+				rdmalog_ep_error(ep, "cannot revoke the catch-up read grant: %d",
+						 err);
+			return;
+		}
+		why = rdmalog_cu_judge(ep, head, next, tail, false, &what);
+		if (why) {
+			rdmalog_stats_inc(RDMALOG_STAT_BAD_MSGS);
+			rdmalog_ep_error(ep, "%s", why);
+			return;
+		}
+		pr_info_ratelimited("node %u: node %u caught up to LSN %llu: %s\n",
+				    ep->conn->local.node_id, ep->conn->peer_id,
+				    next, what);
+	}
+
+	spin_lock_bh(&cu->lock);
+	notify = cu->notify_joined;
+	cu->notify_joined = false;
+	spin_unlock_bh(&cu->lock);
+	if (notify)
+		rdmalog_conn_notify_ep(ep, RDMALOG_EVENT_PEER_JOINED, 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* Backup side */
+
+/* Our ring's local address and key for ring offset @off, and room. */
+static bool rdmalog_cu_local(const struct rdmalog_ep *ep, u64 off,
+			     u64 *addr, u32 *lkey, u64 *room)
+{
+	u64 start = 0;
+	unsigned int i;
+
+	for (i = 0; i < ep->ring_nr_regs; i++) {
+		const struct ib_mr *mr = ep->ring_regs[i].mr;
+
+		if (off < start + mr->length) {
+			*addr = mr->iova + (off - start);
+			*lkey = mr->lkey;
+			*room = start + mr->length - off;
+			return true;
+		}
+		start += mr->length;
+	}
+	return false;
+}
+
+static void rdmalog_cu_read_done(struct ib_cq *cq, struct ib_wc *wc);
+
+/*
+ * Post READs while slots are free and bytes are left. Any context, without
+ * either lock. Return: 0 or a negative errno (-ENOTCONN: not live).
+ */
+static int rdmalog_cu_post_reads(struct rdmalog_ep *ep)
+{
+	struct rdmalog_catchup_ep *cu = &ep->cu;
+	u64 cap = ep->conn->local.capacity;
+
+	for (;;) {
+		struct rdmalog_cu_read *rd;
+		struct ib_rdma_wr wr = {};
+		struct ib_sge sge;
+		u64 off, len, raddr, laddr, rroom, lroom;
+		u32 rkey, lkey;
+		int err;
+
+		spin_lock_bh(&cu->lock);
+		if (cu->state != RDMALOG_CATCHUP_PULLING || !cu->started ||
+		    cu->inflight >= RDMALOG_CU_MAX_READS ||
+		    cu->posted >= cu->target_pos) {
+			spin_unlock_bh(&cu->lock);
+			return 0;
+		}
+		off = cu->posted % cap;
+		len = min3(cu->target_pos - cu->posted,
+			   (u64)RDMALOG_CU_MAX_READ, cap - off);
+		if (!rdmalog_repl_remote(ep, off, &raddr, &rkey, &rroom) ||
+		    !rdmalog_cu_local(ep, off, &laddr, &lkey, &lroom)) {
+			spin_unlock_bh(&cu->lock);
+			return -EINVAL;
+		}
+		len = min3(len, rroom, lroom);
+		rd = &cu->reads[cu->next_read];
+		cu->next_read = (cu->next_read + 1) % RDMALOG_CU_MAX_READS;
+		cu->posted += len;
+		cu->inflight++;
+		rd->end = cu->posted;
+		rd->len = len;
+		spin_unlock_bh(&cu->lock);
+
+		sge.addr = laddr;
+		sge.length = len;
+		sge.lkey = lkey;
+		wr.wr.opcode = IB_WR_RDMA_READ;
+		wr.wr.wr_cqe = &rd->cqe;
+		wr.wr.send_flags = IB_SEND_SIGNALED;
+		wr.wr.sg_list = &sge;
+		wr.wr.num_sge = 1;
+		wr.remote_addr = raddr;
+		wr.rkey = rkey;
+		spin_lock_bh(&ep->lock);
+		err = ep->live ? ib_post_send(ep->qp, &wr.wr, NULL) :
+				 -ENOTCONN;
+		spin_unlock_bh(&ep->lock);
+		if (err)
+			return err;
+	}
+}
+
+static void rdmalog_cu_read_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rdmalog_cu_read *rd = container_of(wc->wr_cqe,
+						  struct rdmalog_cu_read, cqe);
+	struct rdmalog_ep *ep = rd->ep;
+	struct rdmalog_catchup_ep *cu = &ep->cu;
+	int err;
+
+	if (!rdmalog_ep_wc_ok(ep, wc, "catch-up read"))
+		return;
+	spin_lock(&cu->lock);
+	cu->inflight--;
+	cu->pulled = rd->end;
+	cu->round_bytes += rd->len;
+	cu->bytes += rd->len;
+	spin_unlock(&cu->lock);
+	rdmalog_stats_add(RDMALOG_STAT_CATCHUP_BYTES, rd->len);
+	err = rdmalog_cu_post_reads(ep);
+	if (err && err != -ENOTCONN) {
+		rdmalog_ep_error(ep, "cannot post a catch-up read: %d", err);
+		return;
+	}
+	rdmalog_cu_queue(ep);
+}
+
+const char *rdmalog_catchup_received(struct rdmalog_ep *ep,
+				     const struct rdmalog_msg_catchup *m)
+{
+	struct rdmalog_catchup_ep *cu = &ep->cu;
+	u64 spos = le64_to_cpu(m->start_pos), slsn = le64_to_cpu(m->start_lsn);
+	u64 tpos = le64_to_cpu(m->target_pos), tlsn = le64_to_cpu(m->target_lsn);
+	u32 flags = le32_to_cpu(m->flags);
+	const char *why;
+
+	if (flags & ~RDMALOG_CATCHUP_F_RESET)
+		return "CATCHUP with unknown flags";
+	if (spos > tpos || slsn > tlsn || (spos == tpos) != (slsn == tlsn) ||
+	    tpos - spos > ep->conn->local.capacity || !slsn)
+		return "CATCHUP with an inconsistent range";
+	spin_lock(&cu->lock);
+	if (cu->state != RDMALOG_CATCHUP_NONE) {
+		spin_unlock(&cu->lock);
+		return "CATCHUP while catching up";
+	}
+	spin_unlock(&cu->lock);
+	/* The primary's ring, as a RING describes ours. */
+	why = rdmalog_ep_take_segs(ep, m->seg, le32_to_cpu(m->nr_segs),
+				   "CATCHUP");
+	if (why)
+		return why;
+	spin_lock(&cu->lock);
+	cu->state = RDMALOG_CATCHUP_PULLING;
+	cu->reset = flags & RDMALOG_CATCHUP_F_RESET;
+	cu->started = false;
+	cu->join_sent = false;
+	cu->epoch = le64_to_cpu(m->hdr.epoch);
+	cu->start_pos = spos;
+	cu->start_lsn = slsn;
+	cu->target_pos = tpos;
+	cu->target_lsn = tlsn;
+	cu->posted = spos;
+	cu->pulled = spos;
+	cu->since = jiffies;
+	cu->round_bytes = 0;
+	spin_unlock(&cu->lock);
+	rdmalog_stats_inc(RDMALOG_STAT_CATCHUPS);
+	rdmalog_cu_queue(ep);
+	return NULL;
+}
+
+/* Work, first run of a round: put the log at the start of the range. */
+static const char *rdmalog_cu_start(struct rdmalog_ep *ep,
+				    struct rdmalog_log *log)
+{
+	struct rdmalog_catchup_ep *cu = &ep->cu;
+	struct rdmalog_log_pos pos;
+	u64 spos, slsn, tpos, tlsn;
+	bool reset;
+	int err;
+
+	spin_lock_bh(&cu->lock);
+	reset = cu->reset;
+	spos = cu->start_pos;
+	slsn = cu->start_lsn;
+	tpos = cu->target_pos;
+	tlsn = cu->target_lsn;
+	spin_unlock_bh(&cu->lock);
+
+	rdmalog_log_get_pos(log, &pos);
+	if (reset) {
+		err = rdmalog_log_reset(log, slsn, spos);
+		if (err == -ENETDOWN)
+			return NULL;
+		if (err)
+			return "CATCHUP would move our log back";
+		pr_warn_ratelimited("node %u: restarted the log at LSN %llu: primary %u no longer retains what follows our LSN %llu (records %llu to %llu discarded)\n",
+				    ep->conn->local.node_id, slsn,
+				    ep->conn->peer_id, pos.next_lsn,
+				    pos.first_lsn, pos.next_lsn - 1);
+		rdmalog_conn_notify_ep(ep, RDMALOG_EVENT_LOG_RESET, slsn);
+		rdmalog_log_get_pos(log, &pos);
+	}
+	if (pos.head != spos || pos.next_lsn != slsn)
+		return "CATCHUP does not start at our head";
+	/* The READs must not land on records we retain. */
+	if (tpos - pos.tail > ep->conn->local.capacity)
+		return "CATCHUP range overlaps what we retain";
+	spin_lock_bh(&cu->lock);
+	cu->started = true;
+	spin_unlock_bh(&cu->lock);
+	pr_info_ratelimited("node %u: catching up from primary %u: LSN %llu to %llu (%llu bytes)\n",
+			    ep->conn->local.node_id, ep->conn->peer_id, slsn,
+			    tlsn, tpos - spos);
+	return NULL;
+}
+
+/* Work: send JOIN with where the log is now. */
+static int rdmalog_cu_send_join(struct rdmalog_ep *ep,
+				struct rdmalog_log *log)
+{
+	struct rdmalog_msg_join m = {};
+	struct rdmalog_log_pos pos;
+
+	rdmalog_log_get_pos(log, &pos);
+	m.head = cpu_to_le64(pos.head);
+	m.next_lsn = cpu_to_le64(pos.next_lsn);
+	m.commit_lsn = cpu_to_le64(pos.commit_lsn);
+	m.tail = cpu_to_le64(pos.tail);
+	WRITE_ONCE(ep->repl.last_tail, pos.tail);
+	return rdmalog_ep_send(ep, &m, sizeof(m), RDMALOG_MSG_JOIN, 2);
+}
+
+static void rdmalog_cu_backup_work(struct rdmalog_ep *ep,
+				   struct rdmalog_log *log)
+{
+	struct rdmalog_catchup_ep *cu = &ep->cu;
+	const char *why = NULL;
+	u64 pulled, tpos, tlsn, epoch;
+	bool started, done;
+	int err;
+
+	spin_lock_bh(&cu->lock);
+	if (cu->state != RDMALOG_CATCHUP_PULLING || cu->join_sent) {
+		spin_unlock_bh(&cu->lock);
+		return;
+	}
+	started = cu->started;
+	spin_unlock_bh(&cu->lock);
+	if (!started) {
+		why = rdmalog_cu_start(ep, log);
+		if (why)
+			goto bad;
+		err = rdmalog_cu_post_reads(ep);
+		if (err && err != -ENOTCONN) {
+			rdmalog_ep_error(ep, "cannot post a catch-up read: %d",
+					 err);
+			return;
+		}
+	}
+
+	spin_lock_bh(&cu->lock);
+	pulled = cu->pulled;
+	tpos = cu->target_pos;
+	tlsn = cu->target_lsn;
+	epoch = cu->epoch;
+	spin_unlock_bh(&cu->lock);
+	err = rdmalog_log_apply_pulled(log, pulled, tpos, tlsn, epoch, &why);
+	if (err == -EBADMSG) {
+		pr_err_ratelimited("node %u: a record pulled from primary %u failed verification: %s\n",
+				   ep->conn->local.node_id, ep->conn->peer_id,
+				   why);
+		rdmalog_ep_error(ep, "pulled record failed verification: %s",
+				 why);
+		return;
+	}
+	if (err)
+		return;
+	if (pulled < tpos)
+		return;
+
+	/* Everything is in and verified: join. */
+	spin_lock_bh(&cu->lock);
+	done = !cu->join_sent;
+	cu->join_sent = true;
+	spin_unlock_bh(&cu->lock);
+	if (!done)
+		return;
+	err = rdmalog_cu_send_join(ep, log);
+	if (err && err != -ENOTCONN) {
+		rdmalog_ep_error(ep, "cannot send JOIN: %d", err);
+		return;
+	}
+	spin_lock_bh(&cu->lock);
+	cu->state = RDMALOG_CATCHUP_NONE;
+	spin_unlock_bh(&cu->lock);
+	pr_info_ratelimited("node %u: caught up with primary %u at LSN %llu\n",
+			    ep->conn->local.node_id, ep->conn->peer_id, tlsn);
+	return;
+
+bad:
+	rdmalog_stats_inc(RDMALOG_STAT_BAD_MSGS);
+	pr_warn_ratelimited("node %u: dropping the connection to node %u: %s\n",
+			    ep->conn->local.node_id, ep->conn->peer_id, why);
+	rdmalog_ep_error(ep, "bad message: %s", why);
+}
+
+static void rdmalog_cu_work(struct work_struct *work)
+{
+	struct rdmalog_ep *ep = container_of(work, struct rdmalog_ep,
+					     cu.work);
+	struct rdmalog_log *log = rdmalog_repl_log();
+
+	if (log && !test_bit(RDMALOG_EP_DEAD, &ep->flags)) {
+		if (READ_ONCE(ep->cu.state) == RDMALOG_CATCHUP_PULLING)
+			rdmalog_cu_backup_work(ep, log);
+		else
+			rdmalog_cu_primary_work(ep);
+	}
+	rdmalog_ep_put(ep);
+}
+
+bool rdmalog_catchup_pulling(struct rdmalog_ep *ep)
+{
+	return READ_ONCE(ep->cu.state) == RDMALOG_CATCHUP_PULLING;
+}
+
+void rdmalog_catchup_ep_info(struct rdmalog_ep *ep,
+			     struct rdmalog_catchup_info *info)
+{
+	struct rdmalog_catchup_ep *cu = &ep->cu;
+	unsigned int ms;
+
+	spin_lock_bh(&cu->lock);
+	info->state = cu->state;
+	info->bytes = cu->bytes;
+	info->left = 0;
+	info->rate = 0;
+	if (cu->state == RDMALOG_CATCHUP_PULLING) {
+		info->left = cu->target_pos - cu->pulled;
+		ms = jiffies_to_msecs(jiffies - cu->since);
+		info->rate = div_u64(cu->round_bytes * MSEC_PER_SEC,
+				     max(ms, 1U));
+	} else if (cu->state == RDMALOG_CATCHUP_SERVING) {
+		info->left = cu->target_pos - cu->start_pos;
+	}
+	spin_unlock_bh(&cu->lock);
+}
+
+void rdmalog_catchup_ep_init(struct rdmalog_ep *ep)
+{
+	struct rdmalog_catchup_ep *cu = &ep->cu;
+	unsigned int i;
+
+	spin_lock_init(&cu->lock);
+	INIT_WORK(&cu->work, rdmalog_cu_work);
+	for (i = 0; i < RDMALOG_CU_MAX_READS; i++) {
+		cu->reads[i].ep = ep;
+		cu->reads[i].cqe.done = rdmalog_cu_read_done;
+	}
+}

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rdmalog - catch-up: a backup that is behind the primary pulls the
+ * committed records it lacks from the primary's ring with RDMA READ,
+ * verifies them, and only then joins replication.
+ *
+ * conn.c hands it a backup's RING and JOIN (primary side) and the
+ * primary's CATCHUP (backup side), from the completion handler; the rest
+ * happens in its work item (on the replication workqueue) and in its RDMA
+ * READ completions. The protocol is in proto.h and protocol.rst.
+ */
+#ifndef _RDMALOG_CATCHUP_H
+#define _RDMALOG_CATCHUP_H
+
+#include <linux/sizes.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/workqueue.h>
+#include <rdma/ib_verbs.h>
+
+struct rdmalog_ep;
+struct rdmalog_msg_catchup;
+struct rdmalog_msg_join;
+
+/* RDMA READs of one catch-up in flight at once, and the largest one. */
+#define RDMALOG_CU_MAX_READS		4
+#define RDMALOG_CU_MAX_READ		SZ_1M
+/* CATCHUP rounds one connection may need before its backup joins. */
+#define RDMALOG_CU_MAX_ROUNDS		8
+
+/**
+ * struct rdmalog_cu_read - one RDMA READ of a catch-up
+ * @cqe: its completion; .done = rdmalog_cu_read_done
+ * @ep: the endpoint
+ * @end: stream position where the bytes it reads end
+ * @len: bytes it reads
+ */
+struct rdmalog_cu_read {
+	struct ib_cqe cqe;
+	struct rdmalog_ep *ep;
+	u64 end;
+	u32 len;
+};
+
+/**
+ * struct rdmalog_catchup_ep - catch-up state of one connection
+ * @lock: protects every field below but @work and the constant parts of
+ *	@reads; taken with _bh outside the completion handler; taken after
+ *	&rdmalog_ep.lock is released, never together with it
+ * @state: &enum rdmalog_catchup_state
+ * @reset: (backup) the CATCHUP asked for a log restart
+ * @started: (backup) the log is at the start of the range: READs may go
+ * @join_sent: (backup) the JOIN for this round was sent
+ * @epoch: (backup) the epoch every pulled record must carry
+ * @start_pos: stream position where the range starts
+ * @start_lsn: LSN of the record there
+ * @target_pos: stream position where the range ends
+ * @target_lsn: LSN of the record there
+ * @posted: (backup) READs are posted up to this stream position
+ * @pulled: (backup) every byte below it arrived (READs complete in order)
+ * @inflight: (backup) READs posted and not completed
+ * @since: jiffies when the current round started
+ * @round_bytes: bytes pulled in the current round
+ * @bytes: bytes pulled on this connection
+ * @rounds: (primary) CATCHUPs sent on this connection
+ * @join_rx: (primary) a JOIN arrived and waits for @work
+ * @join: (primary) its positions (host order)
+ * @notify_joined: (primary) @work announces that the backup joined
+ * @reads: the READ slots, used round-robin (at most
+ *	%RDMALOG_CU_MAX_READS in flight, completing in order)
+ * @next_read: the slot of the next READ
+ * @reg_cqe: (primary) completions of the REG_MR and LOCAL_INV work
+ *	requests of the read grant (.done only checks the status)
+ * @work: backup: restarts the log, posts the first READs, verifies and
+ *	exposes what arrived, sends JOIN; primary: revokes the read grant and
+ *	joins the backup after its JOIN, and sends netlink events. Queued
+ *	with an endpoint reference, which it drops
+ */
+struct rdmalog_catchup_ep {
+	spinlock_t lock; /* see above */
+	u32 state;
+	bool reset;
+	bool started;
+	bool join_sent;
+	u64 epoch;
+	u64 start_pos;
+	u64 start_lsn;
+	u64 target_pos;
+	u64 target_lsn;
+	u64 posted;
+	u64 pulled;
+	u32 inflight;
+	unsigned long since;
+	u64 round_bytes;
+	u64 bytes;
+	u32 rounds;
+	bool join_rx;
+	struct {
+		u64 head;
+		u64 next_lsn;
+		u64 tail;
+	} join;
+	bool notify_joined;
+	struct rdmalog_cu_read reads[RDMALOG_CU_MAX_READS];
+	unsigned int next_read;
+	struct ib_cqe reg_cqe;
+	struct work_struct work;
+};
+
+/**
+ * struct rdmalog_catchup_info - catch-up on a connection, for status
+ * @state: &enum rdmalog_catchup_state
+ * @left: bytes not pulled yet (the serving side: the range granted)
+ * @rate: bytes per second pulled in this round (0 on the serving side)
+ * @bytes: bytes pulled on this connection
+ */
+struct rdmalog_catchup_info {
+	u32 state;
+	u64 left;
+	u64 rate;
+	u64 bytes;
+};
+
+void rdmalog_catchup_ep_init(struct rdmalog_ep *ep);
+/*
+ * Primary: a backup's RING was validated; judge the backup (join it, or
+ * grant it its catch-up); *@what: the judgement, for the kernel log. CQ
+ * handler context. Return: NULL, or why the connection must be dropped.
+ */
+const char *rdmalog_catchup_ring(struct rdmalog_ep *ep, u64 head,
+				 u64 next_lsn, u64 tail, const char **what);
+/* Backup: the primary's CATCHUP. CQ handler context; NULL or why not. */
+const char *rdmalog_catchup_received(struct rdmalog_ep *ep,
+				     const struct rdmalog_msg_catchup *m);
+/* Primary: the backup's JOIN. CQ handler context; NULL or why not. */
+const char *rdmalog_catchup_join_received(struct rdmalog_ep *ep,
+					  const struct rdmalog_msg_join *m);
+/* Backup: pulling from this connection now (an APPEND would be wrong). */
+bool rdmalog_catchup_pulling(struct rdmalog_ep *ep);
+void rdmalog_catchup_ep_info(struct rdmalog_ep *ep,
+			     struct rdmalog_catchup_info *info);
+
+#endif /* _RDMALOG_CATCHUP_H */

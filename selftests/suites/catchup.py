@@ -1,0 +1,207 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Catch-up: a backup that comes back behind the primary pulls the
+committed records it lacks with RDMA READ, verifies them and only then
+joins; one behind the primary's first retained record restarts its log
+there (counted, logged, announced), never silently.
+
+Three soft-RoCE nodes, node 1 primary, quorum. A backup is cut off with
+a cable pull (QMP set_link off: the peer timeout drops the connection),
+the others go on committing, the cable comes back and the backup
+reconnects with its old log. Logs are compared record by record with
+their headers (rlnode.assert_same_logs).
+"""
+
+import functools
+import json
+
+from testlib import test, wait_for
+import rlnode
+from rlnode import status, stats, log_of, peer_state, assert_same_logs
+
+NODES = 3
+TIMEOUT = 420
+WAIT = 180
+WRITER = "/usr/lib/rdmalog/selftests/dp_writer"
+
+# short timers: a pulled cable is noticed within a second or two
+cluster_file = functools.partial(rlnode.cluster_file, cluster=46,
+                                 heartbeat=200, peer_timeout=1000,
+                                 timeout=10000)
+
+
+def setup(c):
+    for nd in c:
+        nd.run("modprobe rdmalog", timeout=60, check=True)
+
+
+def up(c, text):
+    for nd in c:
+        nd.run("rdmalogctl node down 2>/dev/null; dmesg -c >/dev/null; true",
+               timeout=120)
+    for nd in c:
+        rlnode.apply(nd, text)
+    wait_connected(c, (2, 3))
+
+
+def wait_connected(c, peers):
+    wait_for(lambda: all(peer_state(c[1], p) == "connected" and
+                         rlnode.peers(c[1])[p]["replicating"]
+                         for p in peers),
+             timeout=WAIT, interval=1,
+             what=f"primary replicates to {peers}")
+
+
+def dmesg(nd):
+    return nd.run("dmesg", timeout=60, check=True).out
+
+
+def cut(c, n):
+    """Pull node n's cable; wait until the primary lost it."""
+    c[n].link(False)
+    wait_for(lambda: peer_state(c[1], n) != "connected", timeout=WAIT,
+             interval=0.5, what=f"primary lost node {n}")
+
+
+def restore(c, n):
+    c[n].link(True)
+
+
+def write(nd, count, sizes, prefix):
+    r = nd.run(f"{WRITER} -n {count} -S {sizes} -p {prefix}",
+               timeout=600)
+    assert r.rc == 0, r.out[-2000:]
+
+
+def delta(before, after, key):
+    return after.get(key, 0) - before.get(key, 0)
+
+
+@test
+def behind_backup_pulls_and_joins(c):
+    up(c, cluster_file(capacity="8M"))
+    write(c[1], 20, "100,3000", "a")
+    cut(c, 3)
+    before3, before1 = stats(c[3]), stats(c[1])
+    next3 = log_of(c[3])["next_lsn"]
+    # committed by node 1 and node 2 while node 3 is away: about 1.5 MiB
+    write(c[1], 60, "1,65536,20000,77", "b")
+    assert log_of(c[3])["next_lsn"] == next3, "node 3 got records while cut"
+    restore(c, 3)
+    wait_connected(c, (2, 3))
+    base, st = assert_same_logs(c)
+    after3, after1 = stats(c[3]), stats(c[1])
+    pulled = delta(before3, after3, "catchup_bytes")
+    assert delta(before3, after3, "catchups") == 1, after3
+    assert pulled > 1 << 20, f"pulled only {pulled} bytes"
+    assert delta(before3, after3, "log_resets") == 0, after3
+    assert delta(before1, after1, "joins") == 1, after1
+    # several READs of at most 1 MiB: the per-peer total is the same
+    p = rlnode.peers(c[3])[1]
+    assert p["catchup"] == "none" and p["catchup_bytes"] == pulled, p
+    out1, out3 = dmesg(c[1]), dmesg(c[3])
+    assert "node 1: node 3 granted its ring" in out1 and \
+        "behind, catching up" in out1, out1[-3000:]
+    assert f"node 3: catching up from primary 1: LSN {next3} to" in out3, \
+        out3[-3000:]
+    assert "node 1: node 3 caught up to LSN" in out1, out1[-3000:]
+    # and it counts again: appends commit with node 2 away
+    cut(c, 2)
+    lsn = int(c[1].run("rdmalogcat -a after", timeout=60, check=True).out)
+    wait_for(lambda: log_of(c[3])["commit_lsn"] > lsn, timeout=WAIT,
+             interval=1, what="node 3 committed the new record")
+    restore(c, 2)
+
+
+@test
+def progress_shows_in_status(c):
+    """A slow link: the pull takes seconds, and status shows it."""
+    up(c, cluster_file(capacity="16M", max_record="1M"))
+    cut(c, 3)
+    write(c[1], 8, "1048000", "big")
+    # node 1 serves the READ responses; 16 Mbit/s makes 8 MiB take ~4 s
+    c[1].run("tc qdisc add dev eth0 root netem rate 16mbit limit 100000",
+             timeout=60, check=True)
+    try:
+        restore(c, 3)
+        seen = {"pulling": None, "serving": None}
+
+        def progressing():
+            p3 = rlnode.peers(c[3])[1]
+            if p3.get("catchup") == "pulling":
+                seen["pulling"] = p3
+            p1 = rlnode.peers(c[1])[3]
+            if p1.get("catchup") == "serving":
+                seen["serving"] = p1
+            return all(seen.values())
+        wait_for(progressing, timeout=WAIT, interval=0.2,
+                 what="catch-up in progress on both sides")
+        p3, p1 = seen["pulling"], seen["serving"]
+        assert 0 < p3["catchup_left"] <= 8 * 1048576, p3
+        assert p1["catchup_left"] >= 8 * 1048000, p1
+        txt = c[3].run("rdmalogctl status", timeout=60, check=True).out
+        wait_connected(c, (2, 3))
+    finally:
+        c[1].run("tc qdisc del dev eth0 root", timeout=60)
+    assert_same_logs(c)
+    print(f"# pulling: {json.dumps(p3)}")
+    print(f"# status text while pulling (may be done already): {txt!r}")
+
+
+@test
+def trimmed_past_backup_restarts_its_log(c):
+    up(c, cluster_file(capacity="4M"))
+    write(c[1], 10, "500", "a")
+    cut(c, 3)
+    old = log_of(c[3])
+    write(c[1], 30, "4000", "b")
+    first = log_of(c[1])["commit_lsn"] - 5
+    c[1].run(f"rdmalogctl log trim {first}", timeout=60, check=True)
+    before = stats(c[3])
+    mon = c[3].spawn("rdmalogctl -j monitor --count 50 > /tmp/mon.json")
+    try:
+        restore(c, 3)
+        wait_connected(c, (2, 3))
+        base, st = assert_same_logs(c)
+        assert st["first_lsn"] == first, st
+        log3 = log_of(c[3])
+        assert log3["first_lsn"] == first and log3["first_lsn"] > \
+            old["next_lsn"], (old, log3)
+        after = stats(c[3])
+        assert delta(before, after, "log_resets") == 1, after
+        assert delta(before, after, "trimmed_records") >= \
+            old["next_lsn"] - old["first_lsn"], (before, after)
+        out3 = dmesg(c[3])
+        assert f"node 3: restarted the log at LSN {first}" in out3, \
+            out3[-3000:]
+
+        def reset_event():
+            out = c[3].run("cat /tmp/mon.json", timeout=60).out
+            evs = [json.loads(x) for x in out.splitlines() if x.strip()]
+            return [e for e in evs if e.get("event") == "log_reset"]
+        evs = wait_for(reset_event, timeout=WAIT, interval=1,
+                       what="log_reset event on node 3")
+        assert evs[0].get("first_lsn") == first, evs
+    finally:
+        mon.kill()
+
+
+@test
+def join_is_an_event(c):
+    up(c, cluster_file())
+    mon = c[1].spawn("rdmalogctl -j monitor --count 50 > /tmp/mon.json")
+    try:
+        cut(c, 2)
+        c[1].run("rdmalogcat -a x y z >/dev/null", timeout=60, check=True)
+        restore(c, 2)
+        wait_connected(c, (2, 3))
+
+        def joined():
+            out = c[1].run("cat /tmp/mon.json", timeout=60).out
+            evs = [json.loads(x) for x in out.splitlines() if x.strip()]
+            return [e for e in evs if e.get("event") == "peer_joined"]
+        evs = wait_for(joined, timeout=WAIT, interval=1,
+                       what="peer_joined event on node 1")
+        assert any(e.get("peer", {}).get("id") == 2 for e in evs), evs
+    finally:
+        mon.kill()
+    assert_same_logs(c)
