@@ -460,24 +460,37 @@ int rdmalog_repl_ep_join(struct rdmalog_ep *ep, u64 head, u64 next_lsn,
 {
 	struct rdmalog_repl_ep *r = &ep->repl;
 	int kind = RDMALOG_PLAN_DIVERGED;
+	bool had, put = false;
 
 	memset(plan, 0, sizeof(*plan));
 	spin_lock_bh(&rdmalog_repl.lock);
 	if (!rdmalog_repl.running || !rdmalog_repl_is_primary() || r->joined ||
-	    r->holding || !ep->src_dma)
+	    !ep->src_dma)
 		goto out;
+	/* A catch-up's hold (and its list reference) passes on or ends. */
 	kind = rdmalog_log_plan(rdmalog_repl.log, next_lsn, head, tail,
-				rdmalog_repl_floor_locked(NULL), pull, plan);
+				rdmalog_repl_floor_locked(r), pull, plan);
 	if (kind == RDMALOG_PLAN_PULL || kind == RDMALOG_PLAN_RESET) {
 		/* It reads [start, target) of our ring until it joins. */
-		r->holding = true;
 		r->hold_floor = plan->floor;
-		rdmalog_ep_get(ep);		/* the list's */
-		list_add_tail(&r->hold_node, &rdmalog_repl.holds);
+		if (!r->holding) {
+			r->holding = true;
+			rdmalog_ep_get(ep);		/* the list's */
+			list_add_tail(&r->hold_node, &rdmalog_repl.holds);
+		}
 		goto out;
 	}
-	if (kind != RDMALOG_PLAN_JOIN)
+	had = r->holding;
+	if (had) {
+		list_del_init(&r->hold_node);
+		r->holding = false;
+	}
+	if (kind != RDMALOG_PLAN_JOIN) {
+		put = had;
+		rdmalog_log_set_floor(rdmalog_repl.log,
+				      rdmalog_repl_floor_locked(NULL));
 		goto out;
+	}
 	r->ack_mode = force_ack ||
 		      rdma_protocol_iwarp(ep->ibdev, ep->cm_id->port_num);
 	r->sent_pos = head;
@@ -491,12 +504,15 @@ int rdmalog_repl_ep_join(struct rdmalog_ep *ep, u64 head, u64 next_lsn,
 	r->sent_commit = 0;
 	r->sent_first = 0;
 	r->joined = true;
-	rdmalog_ep_get(ep);		/* the list's */
+	if (!had)
+		rdmalog_ep_get(ep);	/* the list's (else the hold's passes on) */
 	list_add_tail(&r->node, &rdmalog_repl.eps);
 	rdmalog_stats_inc(RDMALOG_STAT_JOINS);
 	rdmalog_repl_kick_locked();
 out:
 	spin_unlock_bh(&rdmalog_repl.lock);
+	if (put)
+		rdmalog_ep_put(ep);
 	return kind;
 }
 

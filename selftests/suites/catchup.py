@@ -127,24 +127,29 @@ def progress_shows_in_status(c):
 
         def progressing():
             p3 = rlnode.peers(c[3])[1]
-            if p3.get("catchup") == "pulling":
-                seen["pulling"] = p3
+            if p3.get("catchup") == "pulling" and not seen["pulling"]:
+                txt = c[3].run("rdmalogctl status", timeout=60,
+                               check=True).out
+                seen["pulling"] = (p3, txt)
             p1 = rlnode.peers(c[1])[3]
             if p1.get("catchup") == "serving":
                 seen["serving"] = p1
             return all(seen.values())
         wait_for(progressing, timeout=WAIT, interval=0.2,
                  what="catch-up in progress on both sides")
-        p3, p1 = seen["pulling"], seen["serving"]
+        (p3, txt), p1 = seen["pulling"], seen["serving"]
         assert 0 < p3["catchup_left"] <= 8 * 1048576, p3
         assert p1["catchup_left"] >= 8 * 1048000, p1
-        txt = c[3].run("rdmalogctl status", timeout=60, check=True).out
         wait_connected(c, (2, 3))
     finally:
         c[1].run("tc qdisc del dev eth0 root", timeout=60)
     assert_same_logs(c)
     print(f"# pulling: {json.dumps(p3)}")
-    print(f"# status text while pulling (may be done already): {txt!r}")
+    # the text line of the primary, seen from node 3 while it pulled (or
+    # just after: then the pull had finished in between)
+    line = [x for x in txt.splitlines() if x.split()[:1] == ["1"]]
+    assert line and ("catchup pulling" in line[0] or
+                     "catchup" not in txt), txt
 
 
 @test
