@@ -167,8 +167,7 @@ static const char *rdmalog_cu_serve(struct rdmalog_ep *ep,
 			    ep->conn->local.node_id, ep->conn->peer_id,
 			    plan->start_lsn, plan->target_lsn,
 			    plan->target_pos - plan->start_pos,
-			    reset ? ", restarting its log (we no longer retain what follows its head)" :
-				    "");
+			    reset ? ", restarting its log" : "");
 	return NULL;
 }
 
@@ -215,7 +214,8 @@ static const char *rdmalog_cu_judge(struct rdmalog_ep *ep, u64 head,
 		}
 		if (!ep->ring_regs) {
 			rdmalog_repl_ep_unhold(ep);
-			*what = ep->ring_why ?: "behind, and our ring cannot be registered for it to catch up";
+			*what = ep->ring_why ?:
+				"behind, and our ring cannot be registered";
 			return NULL;
 		}
 		return rdmalog_cu_serve(ep, &plan, kind == RDMALOG_PLAN_RESET);
@@ -223,7 +223,7 @@ static const char *rdmalog_cu_judge(struct rdmalog_ep *ep, u64 head,
 		spin_lock_bh(&cu->lock);
 		cu->state = RDMALOG_CATCHUP_NONE;
 		spin_unlock_bh(&cu->lock);
-		*what = "diverged, not replicating (it holds records we never had, or we are going down)";
+		*what = "diverged, not replicating";
 		return NULL;
 	}
 }
@@ -429,8 +429,9 @@ const char *rdmalog_catchup_received(struct rdmalog_ep *ep,
 
 	if (flags & ~RDMALOG_CATCHUP_F_RESET)
 		return "CATCHUP with unknown flags";
-	if (spos > tpos || slsn > tlsn || (spos == tpos) != (slsn == tlsn) ||
-	    tpos - spos > ep->conn->local.capacity || !slsn)
+	if (spos > tpos || slsn > tlsn || !slsn ||
+	    tpos - spos > ep->conn->local.capacity ||
+	    (spos == tpos && slsn != tlsn) || (spos != tpos && slsn == tlsn))
 		return "CATCHUP with an inconsistent range";
 	spin_lock(&cu->lock);
 	if (cu->state != RDMALOG_CATCHUP_NONE) {
