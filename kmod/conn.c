@@ -1087,7 +1087,18 @@ static const char *rdmalog_msg_process(struct rdmalog_ep *ep,
 	ep->credits += credits;
 	spin_unlock(&ep->lock);
 
+	/*
+	 * Epochs only grow: a message of an epoch below the one the peer
+	 * already spoke in on this connection is stale, and so is a primary's
+	 * data message (APPEND, CATCHUP) of an epoch below ours.
+	 */
 	epoch = le64_to_cpu(hdr->epoch);
+	if (hdr->type != RDMALOG_MSG_HELLO && epoch < ep->peer_epoch)
+		return "message of a stale epoch";
+	ep->peer_epoch = epoch;
+	if ((hdr->type == RDMALOG_MSG_APPEND ||
+	     hdr->type == RDMALOG_MSG_CATCHUP) && epoch < conn->local.epoch)
+		return "data from a primary of an older epoch";
 	switch (hdr->type) {
 	case RDMALOG_MSG_HELLO:
 		if (le32_to_cpu(m->hello.node_id) != conn->peer_id)

@@ -180,6 +180,8 @@ struct rdmalog_sbuf {
  * @peer_recv_depth: the peer's receive depth from the handshake (credits
  *	can never exceed it); set before the QP can receive anything
  * @peer_hb_ms: the peer's heartbeat interval (READ_ONCE/WRITE_ONCE)
+ * @peer_epoch: the highest epoch the peer sent a message in; CQ handler
+ *	only
  * @flags: RDMALOG_EP_* bits
  * @err: what went wrong, written once by whoever set %RDMALOG_EP_ERROR
  * @ring_regs: @ring_nr_regs registrations covering our ring in order, or
@@ -245,6 +247,7 @@ struct rdmalog_ep {
 	u32 rx_seq;
 	u32 peer_recv_depth;
 	u32 peer_hb_ms;
+	u64 peer_epoch;
 
 	unsigned long flags;
 	char err[96];
