@@ -464,8 +464,13 @@ int rdmalog_repl_ep_join(struct rdmalog_ep *ep, u64 head, u64 next_lsn,
 
 	memset(plan, 0, sizeof(*plan));
 	spin_lock_bh(&rdmalog_repl.lock);
+	/*
+	 * The release sets DEAD before rdmalog_repl_ep_leave() takes this
+	 * lock: a join from catch-up work that comes after the leave sees it
+	 * and adds nothing.
+	 */
 	if (!rdmalog_repl.running || !rdmalog_repl_is_primary() || r->joined ||
-	    !ep->src_dma)
+	    !ep->src_dma || test_bit(RDMALOG_EP_DEAD, &ep->flags))
 		goto out;
 	/* A catch-up's hold (and its list reference) passes on or ends. */
 	kind = rdmalog_log_plan(rdmalog_repl.log, next_lsn, head, tail,
