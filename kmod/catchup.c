@@ -61,6 +61,27 @@
 #include "repl.h"
 #include "stats.h"
 
+/*
+ * The last log restart of this up period, for the node's status message:
+ * a reset is never silent. Cleared when the node comes up.
+ */
+static DEFINE_SPINLOCK(rdmalog_cu_note_lock);
+static char rdmalog_cu_note[96];
+
+void rdmalog_catchup_status_msg(char *buf, size_t len)
+{
+	spin_lock_bh(&rdmalog_cu_note_lock);
+	strscpy(buf, rdmalog_cu_note, len);
+	spin_unlock_bh(&rdmalog_cu_note_lock);
+}
+
+void rdmalog_catchup_clear_note(void)
+{
+	spin_lock_bh(&rdmalog_cu_note_lock);
+	rdmalog_cu_note[0] = '\0';
+	spin_unlock_bh(&rdmalog_cu_note_lock);
+}
+
 /* ------------------------------------------------------------------ */
 /* Primary side */
 
@@ -493,6 +514,12 @@ static const char *rdmalog_cu_start(struct rdmalog_ep *ep,
 				    ep->conn->local.node_id, slsn,
 				    ep->conn->peer_id, pos.next_lsn,
 				    pos.first_lsn, pos.next_lsn - 1);
+		spin_lock_bh(&rdmalog_cu_note_lock);
+		snprintf(rdmalog_cu_note, sizeof(rdmalog_cu_note),
+			 "log restarted at LSN %llu by primary %u (LSNs %llu to %llu discarded)",
+			 slsn, ep->conn->peer_id, pos.first_lsn,
+			 pos.next_lsn - 1);
+		spin_unlock_bh(&rdmalog_cu_note_lock);
 		rdmalog_conn_notify_ep(ep, RDMALOG_EVENT_LOG_RESET, slsn);
 		rdmalog_log_get_pos(log, &pos);
 	}

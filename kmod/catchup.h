@@ -139,5 +139,9 @@ const char *rdmalog_catchup_join_received(struct rdmalog_ep *ep,
 bool rdmalog_catchup_pulling(struct rdmalog_ep *ep);
 void rdmalog_catchup_ep_info(struct rdmalog_ep *ep,
 			     struct rdmalog_catchup_info *info);
+/* The last log restart of this up period ("" if none), for status. */
+void rdmalog_catchup_status_msg(char *buf, size_t len);
+/* A new up period: forget it. */
+void rdmalog_catchup_clear_note(void);
 
 #endif /* _RDMALOG_CATCHUP_H */

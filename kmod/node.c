@@ -909,7 +909,7 @@ void rdmalog_node_get_status(struct rdmalog_node_status *st)
 	else if (!rdmalog_node.up)
 		strscpy(st->msg, "log is down", sizeof(st->msg));
 	if (rdmalog_node.up) {
-		char note[128];
+		char note[224];
 
 		/* A listener that could not be set up is worth saying. */
 		rdmalog_conn_status_msg(note, sizeof(note));

@@ -178,6 +178,9 @@ def trimmed_past_backup_restarts_its_log(c):
         out3 = dmesg(c[3])
         assert f"node 3: restarted the log at LSN {first}" in out3, \
             out3[-3000:]
+        # and in status, until the log goes down
+        msg = status(c[3]).get("message", "")
+        assert f"log restarted at LSN {first} by primary 1" in msg, msg
 
         def reset_event():
             out = c[3].run("cat /tmp/mon.json", timeout=60).out
