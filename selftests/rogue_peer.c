@@ -34,9 +34,15 @@
  * message of that kind (see garbage_kinds[]: bad magic, version, type or
  * length, truncated, oversized, sequence gap or repeat, too many credits,
  * a second HELLO, a RING, inconsistent or backward APPENDs, an APPEND
- * committing random ring bytes or a record of another epoch, an ACK, an
- * unknown FWD_DONE) and waits up to 15 s for the backup to drop the
- * connection: a DISCONNECTED event or a failed or flushed completion.
+ * committing random ring bytes, a record of another epoch or a record
+ * whose payload was torn, an ACK, an unknown FWD_DONE, a JOIN, and
+ * CATCHUPs with a range that ends before it starts, segments that do not
+ * add up to the capacity, an unknown flag, a start that is not the
+ * backup's head, a RESET that would move the backup's log back, or a
+ * valid range over a ring of ours, registered REMOTE_READ, holding random
+ * bytes or a record whose payload was torn, which the backup must pull
+ * with RDMA READ and reject) and waits up to 15 s for the backup to drop
+ * the connection: a DISCONNECTED event or a failed or flushed completion.
  * KIND "valid" is the control: a valid HEARTBEAT, and the connection must
  * still be there 3 s later. The JSON says "dropped" and "how".
  *
@@ -121,6 +127,10 @@ struct session {
 	/* a completion of WRID_PROBE that arrived while waiting for others */
 	bool probe_done;
 	enum ibv_wc_status probe_status;
+	/* --garbage catchup_*: our "ring", granted REMOTE_READ in a CATCHUP */
+	uint8_t *cu_mem;
+	struct ibv_mr *cu_mr;
+	uint64_t cu_len;
 };
 
 #define SEND_OFF	(RECV_DEPTH * RDMALOG_MSG_SIZE)
@@ -730,6 +740,9 @@ static void session_close(struct session *s)
 		rdma_destroy_qp(s->id);
 	if (s->mr)
 		ibv_dereg_mr(s->mr);
+	if (s->cu_mr)
+		ibv_dereg_mr(s->cu_mr);
+	free(s->cu_mem);
 	if (s->cq)
 		ibv_destroy_cq(s->cq);
 	if (s->pd)
@@ -1411,6 +1424,264 @@ static int g_fwd_done(const struct opts *o, struct session *s)
 	return raw_send(s, &m, sizeof(m));
 }
 
+/*
+ * A record of footprint @fp (header included, a multiple of
+ * RDMALOG_RECORD_ALIGN) for LSN @lsn of the session's epoch into @buf,
+ * valid in every respect as g_epoch builds one, then torn as by a crash
+ * in the middle of its write: the second half of its payload zeroed after
+ * both CRCs were taken. Only the payload CRC32C can tell.
+ */
+static void torn_record(struct session *s, uint64_t lsn, uint8_t *buf,
+			uint32_t fp)
+{
+	struct rdmalog_ring_record rec = {};
+	uint32_t len = fp - sizeof(rec), i;
+	uint8_t *payload = buf + sizeof(rec);
+
+	for (i = 0; i < len; i++)
+		payload[i] = 'a' + i % 26;	/* no zero byte */
+	rec.magic = htole32(RDMALOG_RECORD_MAGIC);
+	rec.version = htole16(RDMALOG_RECORD_VERSION);
+	rec.len = htole32(len);
+	rec.data_crc = htole32(crc32c(payload, len));
+	rec.lsn = htole64(lsn);
+	rec.epoch = htole64(s->epoch);
+	rec.timestamp_ns = htole64((uint64_t)time(NULL) * 1000000000ULL);
+	rec.hdr_crc = htole32(crc32c(&rec, offsetof(struct rdmalog_ring_record,
+						     hdr_crc)));
+	memcpy(buf, &rec, sizeof(rec));
+	memset(payload + len / 2, 0, len - len / 2);
+	diag("torn record: LSN %" PRIu64 " epoch %" PRIu64
+	     ", %u payload bytes, the last %u zeroed after the CRCs", lsn,
+	     s->epoch, len, len - len / 2);
+}
+
+/*
+ * Our own "ring" for a CATCHUP: as many bytes as the backup's capacity,
+ * random, registered REMOTE_READ on the session's PD (the queue pair's:
+ * a READ with its rkey from the backup's side of this connection works).
+ */
+static int cu_grant(const struct opts *o, struct session *s)
+{
+	uint64_t i;
+
+	if (!o->capacity || o->capacity % 4096 ||
+	    o->capacity > (uint64_t)RDMALOG_RING_MAX_SEGS << 31) {
+		diag("capacity %" PRIu64 " cannot be granted", o->capacity);
+		return -1;
+	}
+	s->cu_len = o->capacity;
+	s->cu_mem = aligned_alloc(4096, s->cu_len);
+	if (!s->cu_mem) {
+		diag("no memory for %" PRIu64 " bytes", s->cu_len);
+		return -1;
+	}
+	srandom(now_ms() ^ getpid());
+	for (i = 0; i < s->cu_len; i++)
+		s->cu_mem[i] = random();
+	s->cu_mr = ibv_reg_mr(s->pd, s->cu_mem, s->cu_len,
+			      IBV_ACCESS_REMOTE_READ);
+	if (!s->cu_mr) {
+		diag("ibv_reg_mr REMOTE_READ: %s", strerror(errno));
+		return -1;
+	}
+	diag("our ring for the CATCHUP: 0x%" PRIx64 ", %" PRIu64
+	     " bytes, rkey 0x%x", (uint64_t)(uintptr_t)s->cu_mem, s->cu_len,
+	     s->cu_mr->rkey);
+	json_add(",\"cu_rkey\":%u", s->cu_mr->rkey);
+	return 0;
+}
+
+/* Copy @len bytes to stream position @pos of our ring (it wraps). */
+static void cu_put(struct session *s, uint64_t pos, const void *data,
+		   uint32_t len)
+{
+	const uint8_t *d = data;
+	uint32_t i;
+
+	for (i = 0; i < len; i++)
+		s->cu_mem[(pos + i) % s->cu_len] = d[i];
+}
+
+/*
+ * A CATCHUP for this range granting our ring (segments of at most 2 GiB),
+ * header filled. Return its length.
+ */
+static uint16_t catchup_fill(struct session *s, struct rdmalog_msg_catchup *m,
+			     uint64_t spos, uint64_t slsn, uint64_t tpos,
+			     uint64_t tlsn, uint32_t flags)
+{
+	uint64_t addr = (uintptr_t)s->cu_mem, left = s->cu_len;
+	unsigned int n = 0;
+	uint16_t len;
+
+	memset(m, 0, sizeof(*m));
+	while (left && n < RDMALOG_RING_MAX_SEGS) {
+		uint64_t l = left < (1ULL << 31) ? left : 1ULL << 31;
+
+		m->seg[n].addr = htole64(addr);
+		m->seg[n].length = htole32(l);
+		m->seg[n].rkey = htole32(s->cu_mr->rkey);
+		addr += l;
+		left -= l;
+		n++;
+	}
+	m->start_pos = htole64(spos);
+	m->start_lsn = htole64(slsn);
+	m->target_pos = htole64(tpos);
+	m->target_lsn = htole64(tlsn);
+	m->flags = htole32(flags);
+	m->nr_segs = htole32(n);
+	len = RDMALOG_MSG_CATCHUP_LEN(n);
+	hdr_fill(s, m, RDMALOG_MSG_CATCHUP, len);
+	diag("CATCHUP: pos %" PRIu64 " LSN %" PRIu64 " to pos %" PRIu64
+	     " LSN %" PRIu64 ", flags 0x%x, %u segment%s", spos, slsn, tpos,
+	     tlsn, flags, n, n == 1 ? "" : "s");
+	return len;
+}
+
+/* The CATCHUP kinds: range, flags and what our ring holds. */
+enum cu_kind {
+	CU_RANGE, CU_SEGS, CU_FLAGS, CU_START, CU_BACK, CU_GARBAGE, CU_TORN,
+};
+
+static int g_catchup(const struct opts *o, struct session *s, enum cu_kind k)
+{
+	struct rdmalog_msg_catchup m;
+	uint64_t spos, slsn, tpos, tlsn;
+	uint32_t flags = 0, last;
+	struct positions p;
+	uint8_t rec[4096];
+	uint16_t len;
+
+	positions(s, &p);
+	/*
+	 * Every kind grants real memory: a backup that failed to check what
+	 * it is told would pull random bytes, and say so differently.
+	 */
+	if (cu_grant(o, s))
+		return -1;
+	/* by default: one record of 4096 bytes from the backup's head */
+	spos = p.head;
+	slsn = p.next;
+	tpos = p.head + sizeof(rec);
+	tlsn = p.next + 1;
+	switch (k) {
+	case CU_RANGE:
+		/* start_pos above target_pos, the LSNs as by default */
+		spos = p.head + sizeof(rec);
+		tpos = p.head;
+		break;
+	case CU_FLAGS:
+		flags = 1U << 7;
+		break;
+	case CU_START:
+		/* no RESET, one record beyond the backup's head and next LSN */
+		spos = p.head + sizeof(rec);
+		slsn = p.next + 1;
+		tpos = spos + sizeof(rec);
+		tlsn = slsn + 1;
+		break;
+	case CU_BACK:
+		/* RESET to an LSN the backup has, at a position ahead */
+		if (p.next <= 1) {
+			diag("the backup's next LSN %" PRIu64
+			     " has nothing below it", p.next);
+			return -1;
+		}
+		flags = RDMALOG_CATCHUP_F_RESET;
+		spos = p.head + sizeof(rec);
+		slsn = p.next - 1;
+		tpos = spos + sizeof(rec);
+		tlsn = slsn + 1;
+		break;
+	case CU_GARBAGE:
+		/* random bytes where the record should start: never a record */
+		rec[0] = (uint8_t)~RDMALOG_RECORD_MAGIC;
+		cu_put(s, p.head, rec, 1);
+		break;
+	case CU_TORN:
+		torn_record(s, p.next, rec, sizeof(rec));
+		cu_put(s, p.head, rec, sizeof(rec));
+		break;
+	case CU_SEGS:
+		break;
+	}
+	len = catchup_fill(s, &m, spos, slsn, tpos, tlsn, flags);
+	if (k == CU_SEGS) {
+		/* 4 KiB short of the capacity (or over it: a 4 KiB ring) */
+		last = le32toh(m.seg[le32toh(m.nr_segs) - 1].length);
+		last = last > 4096 ? last - 4096 : last + 4096;
+		m.seg[le32toh(m.nr_segs) - 1].length = htole32(last);
+		diag("last segment: %u bytes", last);
+	}
+	return raw_send(s, &m, len);
+}
+
+static int g_catchup_range(const struct opts *o, struct session *s)
+{
+	return g_catchup(o, s, CU_RANGE);
+}
+
+static int g_catchup_segs(const struct opts *o, struct session *s)
+{
+	return g_catchup(o, s, CU_SEGS);
+}
+
+static int g_catchup_flags(const struct opts *o, struct session *s)
+{
+	return g_catchup(o, s, CU_FLAGS);
+}
+
+static int g_catchup_start(const struct opts *o, struct session *s)
+{
+	return g_catchup(o, s, CU_START);
+}
+
+static int g_catchup_back(const struct opts *o, struct session *s)
+{
+	return g_catchup(o, s, CU_BACK);
+}
+
+static int g_catchup_garbage(const struct opts *o, struct session *s)
+{
+	return g_catchup(o, s, CU_GARBAGE);
+}
+
+static int g_catchup_torn(const struct opts *o, struct session *s)
+{
+	return g_catchup(o, s, CU_TORN);
+}
+
+static int g_append_torn(const struct opts *o, struct session *s)
+{
+	struct rdmalog_msg_append m;
+	struct positions p;
+	uint8_t rec[128];
+
+	positions(s, &p);
+	torn_record(s, p.next, rec, sizeof(rec));
+	if (ring_write(o, s, p.head, rec, sizeof(rec)))
+		return -1;
+	/* committed by an APPEND of the session's epoch: only torn */
+	append_fill(s, &m, p.head + sizeof(rec), p.next + 1,
+		    p.head + sizeof(rec), p.next + 1, p.first);
+	return raw_send(s, &m, sizeof(m));
+}
+
+static int g_join(const struct opts *o, struct session *s)
+{
+	struct rdmalog_msg_join m = {};
+
+	(void)o;
+	m.head = s->peer_ring.head;
+	m.next_lsn = s->peer_ring.next_lsn;
+	m.commit_lsn = s->peer_ring.commit_lsn;
+	m.tail = s->peer_ring.tail;
+	hdr_fill(s, &m, RDMALOG_MSG_JOIN, sizeof(m));
+	return raw_send(s, &m, sizeof(m));
+}
+
 static const struct garbage_kind garbage_kinds[] = {
 	{ "valid", "a valid HEARTBEAT (control: kept)", g_valid },
 	{ "magic", "bad magic", g_magic },
@@ -1433,6 +1704,22 @@ static const struct garbage_kind garbage_kinds[] = {
 	{ "epoch", "APPEND whose epoch differs from its record's", g_epoch },
 	{ "ack", "an ACK sent to a backup", g_ack },
 	{ "fwd_done", "FWD_DONE for an unknown request", g_fwd_done },
+	{ "catchup_range", "CATCHUP with start_pos above target_pos",
+	  g_catchup_range },
+	{ "catchup_segs", "CATCHUP whose segments miss the capacity",
+	  g_catchup_segs },
+	{ "catchup_flags", "CATCHUP with an unknown flag", g_catchup_flags },
+	{ "catchup_start", "CATCHUP not starting at the backup's head",
+	  g_catchup_start },
+	{ "catchup_back", "CATCHUP with RESET below the backup's next LSN",
+	  g_catchup_back },
+	{ "catchup_garbage", "CATCHUP granting a ring of random bytes",
+	  g_catchup_garbage },
+	{ "catchup_torn", "CATCHUP granting a record with a torn payload",
+	  g_catchup_torn },
+	{ "append_torn", "APPEND committing a record with a torn payload",
+	  g_append_torn },
+	{ "join", "a JOIN sent to a backup", g_join },
 };
 
 #define GARBAGE_WAIT_MS		15000

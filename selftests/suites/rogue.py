@@ -20,8 +20,11 @@ file again) a new record commits and reaches it. States are polled.
 With --garbage KIND the rogue sends node 2 one bad control message per
 connection instead (bad magic, version, type or length, truncated,
 oversized, sequence gap or repeat, too many credits, a second HELLO, a
-RING, APPENDs with inconsistent, backward, garbage or wrong-epoch
-commits, an ACK, an unknown FWD_DONE): node 2 drops each connection,
+RING, APPENDs with inconsistent, backward, garbage, wrong-epoch or torn
+commits, an ACK, an unknown FWD_DONE, a JOIN, CATCHUPs with a bad range,
+segments, flags or start, or one that would move node 2's log back, and
+CATCHUPs whose range node 2 pulls with RDMA READ from the rogue's memory
+to find random bytes or a torn record): node 2 drops each connection,
 counts it (bad_msgs, completion_errors or crc_errors), logs the reason
 once, keeps its log, and takes the real node 1 back afterwards.
 """
@@ -232,6 +235,22 @@ GARBAGE = [
      r"record failed verification: record of another epoch"),
     ("ack", BAD, "ACK before RING"),
     ("fwd_done", BAD, "FWD_DONE for a request not outstanding"),
+    ("catchup_range", BAD, "CATCHUP with an inconsistent range"),
+    ("catchup_segs", BAD,
+     "ring segments that do not add up to the ring capacity"),
+    ("catchup_flags", BAD, "CATCHUP with unknown flags"),
+    ("catchup_start", BAD, "CATCHUP does not start at our head"),
+    ("catchup_back", BAD, "CATCHUP would move our log back"),
+    # node 2 pulls the rogue's ring with RDMA READ and rejects what came:
+    # a failed READ would be a completion error, not a verification
+    ("catchup_garbage", "crc_errors",
+     r"pulled record failed verification: "
+     r"bad record magic, version or flags"),
+    ("catchup_torn", "crc_errors",
+     r"pulled record failed verification: record payload CRC32C mismatch"),
+    ("append_torn", "crc_errors",
+     r"record failed verification: record payload CRC32C mismatch"),
+    ("join", BAD, "JOIN before RING"),
 ]
 COUNTERS = ("bad_msgs", "completion_errors", "crc_errors",
             "heartbeat_timeouts")
@@ -345,8 +364,10 @@ def garbage_control_messages_drop_the_connection(c):
                 assert re.search(r"node 2: connection to node 1 failed: "
                                  + why, dm), (kind, dm)
                 if counter == "crc_errors":
-                    assert re.search(r"node 2: a record from primary 1 "
-                                     r"failed verification: "
+                    # catch-up (RDMA READ) or replication (APPEND) path
+                    how = "pulled " if why.startswith("pulled ") else ""
+                    assert re.search(rf"node 2: a record {how}from "
+                                     r"primary 1 failed verification: "
                                      + why.split(": ", 1)[1], dm), (kind, dm)
             assert re.search(why if counter != BAD else re.escape(why),
                              p.get("msg") or ""), (kind, p)
