@@ -633,7 +633,9 @@ static void rdmalog_cu_work(struct work_struct *work)
 					     cu.work);
 	struct rdmalog_log *log = rdmalog_repl_log();
 
-	if (log && !test_bit(RDMALOG_EP_DEAD, &ep->flags)) {
+	/* Nothing more once the connection is failing: it is going away. */
+	if (log && !test_bit(RDMALOG_EP_DEAD, &ep->flags) &&
+	    !test_bit(RDMALOG_EP_ERROR, &ep->flags)) {
 		if (READ_ONCE(ep->cu.state) == RDMALOG_CATCHUP_PULLING)
 			rdmalog_cu_backup_work(ep, log);
 		else

@@ -560,7 +560,7 @@ enum rdmalog_catchup_flags {
  * anything here is out of range: @start_pos > @target_pos, @start_lsn >
  * @target_lsn, a range longer than the ring, segments as RING checks them,
  * unknown flags, or (without %RDMALOG_CATCHUP_F_RESET) a start that is not
- * its head and next LSN, or (with it) a start below them.
+ * its head and next LSN, or (with it) a start at or below them.
  */
 struct rdmalog_msg_catchup {
 	struct rdmalog_msg_hdr hdr;
