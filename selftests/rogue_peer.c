@@ -33,7 +33,7 @@
  * connection, after the HELLOs and the RING, it sends one bad control
  * message of that kind (see garbage_kinds[]: bad magic, version, type or
  * length, truncated, oversized, sequence gap or repeat, too many credits,
- * a second HELLO, a RING, inconsistent or backward APPENDs, an APPEND
+ * a message of a stale epoch, a second HELLO, a RING, inconsistent or backward APPENDs, an APPEND
  * committing random ring bytes, a record of another epoch or a record
  * whose payload was torn, an ACK, an unknown FWD_DONE, a JOIN, and
  * CATCHUPs with a range that ends before it starts, segments that do not
@@ -1156,6 +1156,17 @@ static int g_valid(const struct opts *o, struct session *s)
 	return raw_send(s, &m, sizeof(m));
 }
 
+static int g_stale_epoch(const struct opts *o, struct session *s)
+{
+	struct rdmalog_msg_heartbeat m;
+
+	(void)o;
+	hb_fill(s, &m);
+	/* below the epoch of our HELLO: epochs only grow */
+	m.hdr.epoch = htole64(s->epoch - 1);
+	return raw_send(s, &m, sizeof(m));
+}
+
 static int g_magic(const struct opts *o, struct session *s)
 {
 	struct rdmalog_msg_heartbeat m;
@@ -1685,6 +1696,8 @@ static int g_join(const struct opts *o, struct session *s)
 static const struct garbage_kind garbage_kinds[] = {
 	{ "valid", "a valid HEARTBEAT (control: kept)", g_valid },
 	{ "magic", "bad magic", g_magic },
+	{ "stale_epoch", "a HEARTBEAT of an epoch below the HELLO's",
+	  g_stale_epoch },
 	{ "version", "bad version", g_version },
 	{ "type", "unknown type", g_type },
 	{ "length", "length field 8 bytes more than sent", g_length },

@@ -212,6 +212,7 @@ def grant_is_limited_to_its_connection(c):
 BAD = "bad_msgs"
 GARBAGE = [
     ("magic", BAD, "bad message magic"),
+    ("stale_epoch", BAD, "message of a stale epoch"),
     ("version", BAD, "unknown message version"),
     ("type", BAD, "unknown message type"),
     ("length", BAD, "message length differs from the bytes received"),
