@@ -121,10 +121,12 @@ class Writer:
         self.job = node.spawn(f"{WRITER} -w {wid} -s {seed} -m {maxlen} "
                               f"-o /tmp/hist.{wid}")
         self.lost_vm = False
+        self.termed = False
 
     def stop(self, sig=signal.SIGTERM, wait=90):
         if self.job.done():
             return
+        self.termed = sig == signal.SIGTERM
         try:
             self.job.kill(sig)
             self.job.wait(wait)
@@ -471,8 +473,9 @@ class History:
             hist[w.wid] = h
             for ln in h["bad"][:5]:
                 prob.append(f"writer {w.wid}: unparsable history line {ln!r}")
-            if not h["ended"] and not w.lost_vm and not w.job.done():
-                prob.append(f"writer {w.wid} on {w.node.name} did not stop")
+            if w.termed and not h["ended"]:
+                prob.append(f"writer {w.wid} on {w.node.name} did not stop "
+                            f"cleanly on SIGTERM: {w.job.output()[-200:]!r}")
 
         prim = self.dumps[1]
         commit = self.final[1][1]
