@@ -32,6 +32,14 @@ def say(msg):
     print(f"# {msg}", flush=True)
 
 
+@test(timeout=60)
+def checks_detect_damage(c):
+    """The checks on made-up histories and logs: a clean one passes, a
+    lost, altered, alien, duplicated, failed-but-present, diverging or
+    missing record is reported."""
+    assert history.selftest() == 0
+
+
 @test(timeout=1500)
 def history_short(c):
     duration = history.parse_duration(
