@@ -623,9 +623,14 @@ def check(report):
         raise CheckFailed("no acknowledged record to verify")
 
 
-def selftest():
+def selftest(report=None):
     """The checks themselves, on made-up histories and logs (no VM): a
-    clean run passes, and each kind of damage is reported."""
+    clean run passes, and each kind of damage is reported.  report(name,
+    ok, detail) is called for each case (default: print a line); returns
+    the number of cases that went wrong."""
+    if report is None:
+        def report(name, ok, detail):
+            print(f"{'ok' if ok else 'FAIL'} - {name}: {detail}")
     class Job:
         def __init__(self, text):
             self.text = text
@@ -725,11 +730,10 @@ def selftest():
         want_ok = damage in (none, unknown)
         ok = not rep["problems"] if want_ok else \
             bool(rep["problems"]) and (field is None or rep[field] > 0)
-        print(f"{'ok' if ok else 'not ok'} - selftest {name}: "
-              f"{len(rep['problems'])} problems "
-              f"{rep['problems'][:1]}")
+        report(name, ok, f"{len(rep['problems'])} problems "
+                         f"{rep['problems'][:1]}")
         bad += not ok
-    return 1 if bad else 0
+    return bad
 
 
 def main():
@@ -747,7 +751,7 @@ def main():
                     help="check the checks on made-up histories (no VM)")
     args = ap.parse_args()
     if args.selftest:
-        return selftest()
+        return 1 if selftest() else 0
     if args.verbose:
         import logging
         logging.basicConfig(level=logging.DEBUG)
