@@ -123,20 +123,35 @@ class Writer:
         self.lost_vm = False
         self.termed = False
 
-    def stop(self, sig=signal.SIGTERM, wait=90):
+    def stop(self, sig=signal.SIGTERM, wait=90, say=None):
+        """Signal the writer and wait for it; when it is still there after
+        wait seconds, say where it is stuck (/proc/PID/stack) and SIGKILL
+        it.  Returns the seconds it took."""
+        t0 = time.monotonic()
         if self.job.done():
-            return
-        self.termed = sig == signal.SIGTERM
+            return 0
+        self.termed = self.termed or sig == signal.SIGTERM
         try:
             self.job.kill(sig)
             self.job.wait(wait)
         except VMError:
             if not self.job.done():
+                if say:
+                    self.stuck(say, f"{wait}s after signal {int(sig)}")
                 self.job.kill(signal.SIGKILL)
                 try:
-                    self.job.wait(30)
+                    self.job.wait(60)
                 except VMError:
                     pass
+        return time.monotonic() - t0
+
+    def stuck(self, say, why):
+        r = self.node.run(
+            f"for p in $(pgrep -f 'hist_writer -w {self.wid} '); do "
+            "grep -E '^(State|SigPnd|ShdPnd)' /proc/$p/status; "
+            "cat /proc/$p/stack; done", timeout=30)
+        say(f"writer {self.wid} on {self.node.name} still running {why}:"
+            f" {' | '.join(r.out.split(chr(10)))}")
 
     def events(self):
         """Parsed history: {"attempts": {seq: (len, hash)}, "acks": {seq:
@@ -290,12 +305,17 @@ class History:
     def f_reload(self, n, p):
         self.say(f"fault reload node{n} (SIGKILL writers, rmmod, modprobe, "
                  "apply)")
+        t0 = time.monotonic()
         for w in self.node_writers(n):
-            w.stop(signal.SIGKILL, wait=60)
+            w.stop(signal.SIGKILL, wait=20, say=self.say)
+        t1 = time.monotonic()
         nd = self.c[n]
         nd.wait_until("rdmalogctl node down 2>/dev/null; rmmod rdmalog",
                       timeout=60, interval=1)
+        t2 = time.monotonic()
         self.node_up(n)
+        self.say(f"  writers gone in {t1 - t0:.1f}s, module out in "
+                 f"{t2 - t1:.1f}s, back up in {time.monotonic() - t2:.1f}s")
         self.start_writers(n)
 
     def safe_trim_point(self, keep):
@@ -436,8 +456,14 @@ class History:
             time.sleep(pause)
         say(f"faults done after {time.monotonic() - self.t0:.0f}s: "
             + ", ".join(f"{k} {v}" for k, v in self.faults.items()))
+        t0 = time.monotonic()
+        for w in self.writers:          # every writer at once, then wait
+            if not w.job.done():
+                w.termed = True
+                w.job.kill(signal.SIGTERM)
         for w in self.writers:
-            w.stop()
+            w.stop(wait=max(1, 90 - (time.monotonic() - t0)), say=self.say)
+        say(f"writers stopped in {time.monotonic() - t0:.1f}s")
         self.settle_down()
         self.final = {n: self.dump(n) for n in (1, 2, 3)}
         return self.verify()
