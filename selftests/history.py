@@ -335,8 +335,8 @@ class History:
     def f_trim(self, n, p):
         cap = self.status(1)["log"]
         fill = p["fill"]
-        self.say(f"fault trim: ring filled to {fill:.0%} (or 30 s), "
-                 "then trim")
+        self.say(f"fault trim: wait for the ring to fill to {fill:.0%} "
+                 "(at most 30 s), then trim")
         full = False
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -353,7 +353,9 @@ class History:
         self.c[1].run(f"rdmalogctl log trim {to}", timeout=60, check=True)
         self.trimmed = True
         self.say(f"  trimmed to LSN {to} (ring {cap['used']}/"
-                 f"{cap['capacity']} bytes{', full' if full else ''})")
+                 f"{cap['capacity']} bytes, "
+                 f"{'filled to' if full else 'not filled to in 30 s:'} "
+                 f"{fill:.0%})")
 
     # ---- reading the logs
     def dump(self, n, to=0):
