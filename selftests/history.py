@@ -121,7 +121,7 @@ class Writer:
         self.job = node.spawn(f"{WRITER} -w {wid} -s {seed} -m {maxlen} "
                               f"-o /tmp/hist.{wid}")
         self.lost_vm = False
-        self.termed = False
+        self.termed = self.killed = False
 
     def stop(self, sig=signal.SIGTERM, wait=90, say=None):
         """Signal the writer and wait for it; when it is still there after
@@ -131,6 +131,7 @@ class Writer:
         if self.job.done():
             return 0
         self.termed = self.termed or sig == signal.SIGTERM
+        self.killed = self.killed or sig == signal.SIGKILL
         try:
             self.job.kill(sig)
             self.job.wait(wait)
@@ -306,7 +307,8 @@ class History:
         self.say(f"fault reload node{n} (SIGKILL writers, rmmod, modprobe, "
                  "apply)")
         t0 = time.monotonic()
-        for w in self.node_writers(n):
+        ws = self.node_writers(n)
+        for w in ws:
             w.stop(signal.SIGKILL, wait=20, say=self.say)
         t1 = time.monotonic()
         nd = self.c[n]
@@ -314,7 +316,7 @@ class History:
                       timeout=60, interval=1)
         t2 = time.monotonic()
         self.node_up(n)
-        self.say(f"  writers gone in {t1 - t0:.1f}s, module out in "
+        self.say(f"  {len(ws)} writers gone in {t1 - t0:.1f}s, module out in "
                  f"{t2 - t1:.1f}s, back up in {time.monotonic() - t2:.1f}s")
         self.start_writers(n)
 
@@ -501,7 +503,10 @@ class History:
             hist[w.wid] = h
             for ln in h["bad"][:5]:
                 prob.append(f"writer {w.wid}: unparsable history line {ln!r}")
-            if w.termed and not h["ended"]:
+            if not (h["ended"] or w.killed or w.lost_vm):
+                prob.append(f"writer {w.wid} on {w.node.name} ended by "
+                            f"itself: {w.job.output()[-200:]!r}")
+            elif w.termed and not h["ended"]:
                 prob.append(f"writer {w.wid} on {w.node.name} did not stop "
                             f"cleanly on SIGTERM: {w.job.output()[-200:]!r}")
 
@@ -673,6 +678,7 @@ def selftest(report=None):
         def __init__(self, node, wid, text, lost_vm=False):
             self.node, self.wid, self.seed, self.maxlen = node, wid, 7, 4096
             self.job, self.lost_vm, self.termed = Job(text), lost_vm, True
+            self.killed = False
 
     def rec(wid, seq):
         return (hist_len(7, wid, seq, 4096), f"{wid:08x}{seq:08x}", wid, seq)
