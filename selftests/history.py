@@ -295,10 +295,9 @@ class History:
 
     def f_kill(self, n, p):
         self.say(f"fault kill node{n} (SIGKILL of its VM, boot, apply)")
+        for w in self.node_writers(n):      # before: kill() ends the jobs
+            w.lost_vm = True
         self.c[n].kill()
-        for w in self.writers:
-            if w.node is self.c[n] and not w.job.done():
-                w.lost_vm = True
         self.c[n].boot()
         self.node_up(n)
         self.start_writers(n)
