@@ -7,6 +7,8 @@
 #                   in QEMU and show the log working
 #   make check      the same set-up, then lint and the whole test suite
 #   make bench      rdmalog-bench beside perftest, in the same VMs and run
+#   make soak       the history checker under faults for DURATION (default
+#                   30m; seconds or e.g. 30m, 2h), SEED=N replays a run
 #   make lint       checkpatch --strict, sparse (C=1) and a W=1 build
 #   make install    install the module (and rdmalogctl) on this host
 #
@@ -36,7 +38,7 @@ TEST_HDR := $(wildcard selftests/*.h) $(wildcard uapi/*.h)
 TEST_BIN := $(patsubst selftests/%.c,$(BUILD)/selftests/%,$(TEST_SRC))
 
 .PHONY: all module tools selftests siw deps lint checkpatch sparse wbuild \
-	check demo install uninstall clean ksft dkms-build bench
+	check demo install uninstall clean ksft dkms-build bench soak
 
 all: module tools selftests
 
@@ -153,6 +155,16 @@ demo: deps
 bench: deps
 	$(MAKE) all vm
 	python3 selftests/bench.py $(BENCH_ARGS)
+
+# Soak: the history checker (selftests/history.py) for DURATION, on three
+# VMs; exits non-zero when a record was lost or altered, or anything else
+# in its checks failed. SEED=N replays a schedule; CATCHUP=1 demands
+# catch-up of backups that rejoin behind the primary's trims.
+DURATION ?= 30m
+soak: deps
+	$(MAKE) all vm
+	python3 selftests/history.py --duration $(DURATION) \
+		$(if $(SEED),--seed $(SEED)) $(if $(filter 1,$(CATCHUP)),--catchup)
 
 check: deps
 	$(MAKE) all vm

@@ -252,6 +252,15 @@ static void run_worker(uint32_t id, uint32_t timeout_ms, char *cmd,
 	sa.sa_sigaction = on_kill_req;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigaction(SIGUSR1, &sa, NULL);
+	/* start_exec() forked us with SIGUSR1 blocked: a kill request that
+	 * came before the handler was there is delivered now */
+	{
+		sigset_t usr1;
+
+		sigemptyset(&usr1);
+		sigaddset(&usr1, SIGUSR1);
+		sigprocmask(SIG_UNBLOCK, &usr1, NULL);
+	}
 
 	buf = malloc(CHUNK);
 	if (!buf || pipe2(out, O_CLOEXEC)) {
@@ -403,15 +412,23 @@ static void reap(void)
 	pid_t pid;
 
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-		for (i = 0; i < MAX_JOBS; i++)
-			if (jobs[i].pid == pid)
-				jobs[i].pid = 0;
+		for (i = 0; i < MAX_JOBS; i++) {
+			if (jobs[i].pid != pid)
+				continue;
+			jobs[i].pid = 0;
+			/* a worker answers, then exits 0 or 1; killed, it
+			 * could not: answer for it */
+			if (WIFSIGNALED(status))
+				send_error(jobs[i].id, "agent worker killed by signal %d",
+					   WTERMSIG(status));
+		}
 	}
 }
 
 static void start_exec(uint32_t id, const uint8_t *p, uint32_t len)
 {
 	uint32_t timeout_ms, cmd_len;
+	sigset_t usr1, old;
 	char *cmd;
 	pid_t pid;
 	int i;
@@ -432,6 +449,15 @@ static void start_exec(uint32_t id, const uint8_t *p, uint32_t len)
 		send_error(id, "out of memory");
 		return;
 	}
+	/*
+	 * The worker is listed (and can be sent a kill request) as soon as
+	 * it exists, before it has set up its SIGUSR1 handler: fork it with
+	 * SIGUSR1 blocked, else an early kill request would kill the worker
+	 * itself, silently, and its request would never be answered.
+	 */
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &usr1, &old);
 	pid = fork();
 	if (pid < 0) {
 		send_error(id, "fork: %s", strerror(errno));
@@ -442,6 +468,7 @@ static void start_exec(uint32_t id, const uint8_t *p, uint32_t len)
 		jobs[i].id = id;
 		jobs[i].pid = pid;
 	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	free(cmd);
 }
 

@@ -1,0 +1,825 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""The history checker: writers on every node, faults on the backups,
+then a check of what every node holds against what the writers were told.
+
+    python3 selftests/history.py [--duration SECONDS|30m] [--seed N]
+                                 [--catchup] [--keep] [-v]
+
+(make soak DURATION=... runs it; the suite selftests/suites/history.py runs
+a short one under make check.)  Three VMs, node 1 primary, durability
+quorum.  selftests/hist_writer.c writers run on every node (on a backup
+their write()s are forwarded to the primary) and stream their history to
+the host: every attempt ("W"), every acknowledged append with its LSN and
+the hash of its bytes ("A"), every failure with its errno ("F").  Meanwhile
+a fault schedule, random but replayed exactly by the same seed
+(RDMALOG_HISTORY_SEED or --seed; printed first), runs one fault at a time
+on a backup; the primary is left alone:
+
+  cut     pull a backup's cable for 1-8 s, plug it back
+  flap    3-8 quick cable pulls (0.1-1 s down, 0.1-1 s up)
+  kill    SIGKILL a backup's VM, boot it, load the module, apply the
+          cluster file: it rejoins with an empty log
+  reload  SIGKILL the backup's writers, rmmod, modprobe, apply: the same
+          on a live VM
+  trim    let the writers fill the primary's ring (they block), then trim
+
+After each fault the checker waits (bounded) until the backup is back in
+replication (the primary's peer entry "replicating"), and fails with a
+message saying where the backup is when it does not come back.  Before
+every trim it reads the range about to be trimmed on every node, so that
+every record is checked somewhere before it goes.
+
+Catch-up: a backup that rejoins behind the primary's first retained LSN
+needs catch-up (RDMA READ of the missing range, or a restart of its log
+at the primary's first LSN).  Without it (the default for now,
+RDMALOG_HISTORY_CATCHUP=0) the schedule puts every kill and reload before
+the first trim, and trims only what every backup already holds, so that no
+backup can be left behind.  With --catchup / RDMALOG_HISTORY_CATCHUP=1 the
+faults come in any order and trims go up to the primary's commit point:
+the "every backup caught up" step then demands catch-up.
+
+At the end the writers are stopped, the cluster must settle (every backup
+replicating, every node's commit LSN the primary's next LSN), and then:
+
+* every acknowledged record is at its LSN, with the same length and hash,
+  on every node that retains that LSN (and was read before every trim);
+* the nodes agree record by record on every LSN both retain;
+* the primary's log is gapless from LSN 1 to its commit point, each
+  backup's from its first retained LSN to the same commit point;
+* every record is a writer's record (self-describing payload, bytes
+  checked in the guest) that the writer attempted (or had in flight when
+  it died), none appears twice, and none whose write() failed with an
+  error that means "not in the log" (Documentation/device.rst: all but
+  ENOTCONN and EINTR);
+* acknowledged LSNs are unique and grow per writer.
+
+Printed: faults injected (by kind), appends acknowledged/failed/unknown,
+records verified, records lost/altered (must be 0).
+"""
+
+import argparse
+import os
+import random
+import re
+import shlex
+import signal
+import sys
+import threading
+import time
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "vm"))
+
+import rlnode                    # noqa: E402
+from cluster import VMError      # noqa: E402
+
+WRITER = "/usr/lib/rdmalog/selftests/hist_writer"
+CONF = "/etc/rdmalog.conf"
+# write() errors after which the record may be in the log
+UNKNOWN = {"ENOTCONN", "EINTR"}
+MASK = (1 << 64) - 1
+HIST_MIN_LEN, HIST_INLINE = 24, 200
+WAIT = 180              # bound of every "wait until" (rejoin, catch-up)
+KINDS = ("cut", "flap", "kill", "reload", "trim")
+RESTARTS = ("kill", "reload")
+
+
+class CheckFailed(AssertionError):
+    pass
+
+
+def splitmix64(x):
+    x = (x + 0x9e3779b97f4a7c15) & MASK
+    x = ((x ^ (x >> 30)) * 0xbf58476d1ce4e5b9) & MASK
+    x = ((x ^ (x >> 27)) * 0x94d049bb133111eb) & MASK
+    return x ^ (x >> 31)
+
+
+def hist_len(seed, wid, seq, maxlen):
+    """Length of record seq of writer wid (hist_writer.c: hist_len())."""
+    r = splitmix64((seed ^ (wid << 40) ^ seq) & MASK)
+    if maxlen <= HIST_INLINE or not r & 1:
+        top = min(maxlen, HIST_INLINE)
+        return HIST_MIN_LEN + (r >> 1) % (top - HIST_MIN_LEN + 1)
+    return HIST_INLINE + 1 + (r >> 1) % (maxlen - HIST_INLINE)
+
+
+def parse_duration(s):
+    m = re.fullmatch(r"(\d+)([smh]?)", str(s).strip())
+    if not m:
+        raise ValueError(f"bad duration {s!r} (SECONDS, or e.g. 30m, 2h)")
+    return int(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[m.group(2)]
+
+
+class Writer:
+    """One hist_writer process on one node, and its history."""
+
+    def __init__(self, node, wid, seed, maxlen):
+        self.node, self.wid, self.seed, self.maxlen = node, wid, seed, maxlen
+        self.job = node.spawn(f"{WRITER} -w {wid} -s {seed} -m {maxlen} "
+                              f"-o /tmp/hist.{wid}")
+        self.lost_vm = False
+        self.termed = self.killed = False
+
+    def stop(self, sig=signal.SIGTERM, wait=90, say=None):
+        """Signal the writer and wait for it; when it is still there after
+        wait seconds, say where it is stuck (/proc/PID/stack) and SIGKILL
+        it.  Returns the seconds it took."""
+        t0 = time.monotonic()
+        if self.job.done():
+            return 0
+        self.termed = self.termed or sig == signal.SIGTERM
+        self.killed = self.killed or sig == signal.SIGKILL
+        try:
+            self.job.kill(sig)
+            self.job.wait(wait)
+        except VMError:
+            if not self.job.done():
+                if say:
+                    self.stuck(say, f"{wait}s after signal {int(sig)}")
+                self.job.kill(signal.SIGKILL)
+                try:
+                    self.job.wait(60)
+                except VMError:
+                    pass
+        return time.monotonic() - t0
+
+    def stuck(self, say, why):
+        r = self.node.run(
+            f"for p in $(pgrep -f 'hist_writer -w {self.wid} '); do "
+            "grep -E '^(State|SigPnd|ShdPnd)' /proc/$p/status; "
+            "cat /proc/$p/stack; done", timeout=30)
+        say(f"writer {self.wid} on {self.node.name} still running {why}:"
+            f" {' | '.join(r.out.split(chr(10)))}")
+
+    def events(self):
+        """Parsed history: {"attempts": {seq: (len, hash)}, "acks": {seq:
+        (lsn, len, hash)}, "fails": {seq: errname}, "last": max seq seen,
+        "ended": bool}."""
+        h = {"attempts": {}, "acks": {}, "fails": {}, "last": -1,
+             "ended": False, "bad": []}
+        text = self.job.output()
+        lines = text.split("\n")
+        if not text.endswith("\n"):
+            lines = lines[:-1]          # a line cut by the VM's loss
+        for ln in lines:
+            f = ln.split()
+            if not f:
+                continue
+            try:
+                if f[0] == "W":
+                    seq = int(f[1])
+                    h["attempts"][seq] = (int(f[2]), f[3])
+                    h["last"] = max(h["last"], seq)
+                elif f[0] == "A":
+                    h["acks"][int(f[1])] = (int(f[2]), int(f[3]), f[4])
+                elif f[0] == "F":
+                    h["fails"][int(f[1])] = f[2]
+                elif f[0] == "E":
+                    h["ended"] = True
+                elif f[0] == "B":
+                    pass
+                else:
+                    h["bad"].append(ln)
+            except (IndexError, ValueError):
+                h["bad"].append(ln)
+        return h
+
+
+class History:
+    """One run of the checker on a 3-node cluster c (already booted)."""
+
+    def __init__(self, c, seed=None, duration=120, catchup=None,
+                 capacity="4M", maxlen=4096, writers=2, log=print,
+                 settle=WAIT):
+        if seed is None:
+            env = os.environ.get("RDMALOG_HISTORY_SEED")
+            seed = int(env) if env else random.SystemRandom().randrange(
+                1, 1 << 31)
+        if catchup is None:
+            catchup = os.environ.get("RDMALOG_HISTORY_CATCHUP", "0") \
+                not in ("", "0", "no")
+        self.c, self.seed, self.duration = c, seed, duration
+        self.catchup, self.capacity, self.maxlen = catchup, capacity, maxlen
+        self.nwriters, self.settle = writers, settle
+        # without catch-up: faults before the first trim (kills/reloads)
+        self.restarts = 5 + min(duration, 1800) // 90
+        self.rng = random.Random(seed)
+        self.say = log
+        self.conf = rlnode.cluster_file(capacity, cluster=46,
+                                        max_record="64K")
+        self.writers = []          # every Writer ever started
+        self.next_wid = {1: 100, 2: 200, 3: 300}
+        self.faults = {k: 0 for k in KINDS}
+        self.trimmed = False       # the primary trimmed at least once
+        self.dumps = {n: {} for n in (1, 2, 3)}    # node: {lsn: rec}
+        self.dumped_to = {n: 1 for n in (1, 2, 3)}
+        self.problems = []
+        self.t0 = time.monotonic()
+
+    # ---- cluster plumbing
+    def node_up(self, n):
+        nd = self.c[n]
+        nd.run("lsmod | grep -q '^rdmalog ' || modprobe rdmalog",
+               timeout=120, check=True)
+        rlnode.apply(nd, self.conf, CONF)
+
+    def status(self, n):
+        return rlnode.status(self.c[n])
+
+    def peer(self, n):
+        """The primary's peer entry for backup n."""
+        return rlnode.peers(self.c[1]).get(n, {})
+
+    def start_writers(self, n):
+        for _ in range(self.nwriters):
+            wid = self.next_wid[n]
+            self.next_wid[n] += 1
+            self.writers.append(Writer(self.c[n], wid, self.seed,
+                                       self.maxlen))
+
+    def node_writers(self, n):
+        return [w for w in self.writers
+                if w.node is self.c[n] and not w.job.done()]
+
+    def wait(self, fn, what, timeout=None):
+        deadline = time.monotonic() + (timeout or WAIT)
+        last = None
+        while True:
+            last = fn()
+            if last is True:
+                return
+            if time.monotonic() >= deadline:
+                raise CheckFailed(f"timed out after {timeout or WAIT}s "
+                                  f"waiting for {what}: {last}")
+            time.sleep(1)
+
+    def rejoined(self, n):
+        """True once the primary replicates to backup n, else where it is."""
+        p = self.peer(n)
+        if p.get("state") == "connected" and p.get("replicating"):
+            return True
+        st = self.status(1)["log"]
+        return (f"node1 sees node{n} {p.get('state')} "
+                f"replicating={p.get('replicating')} msg={p.get('msg')!r} "
+                f"(node{n} reported first/commit/next "
+                f"{p.get('first_lsn')}/{p.get('commit_lsn')}/"
+                f"{p.get('next_lsn')}; node1 has {st['first_lsn']}/"
+                f"{st['commit_lsn']}/{st['next_lsn']})"
+                + ("" if self.catchup or not self.trimmed else
+                   "; node1 has trimmed and catch-up is not enabled"))
+
+    def wait_rejoined(self, n):
+        self.wait(lambda: self.rejoined(n),
+                  f"node{n} to rejoin replication (caught up)")
+
+    # ---- faults
+    def f_cut(self, n, p):
+        t = p["cut"]
+        self.say(f"fault cut node{n} for {t:.1f}s")
+        self.c[n].link(False)
+        time.sleep(t)
+        self.c[n].link(True)
+
+    def f_flap(self, n, p):
+        times = p["flap"]
+        k = len(times)
+        self.say(f"fault flap node{n} {k} times")
+        for down, up in times:
+            self.c[n].link(False)
+            time.sleep(down)
+            self.c[n].link(True)
+            time.sleep(up)
+
+    def f_kill(self, n, p):
+        self.say(f"fault kill node{n} (SIGKILL of its VM, boot, apply)")
+        for w in self.node_writers(n):      # before: kill() ends the jobs
+            w.lost_vm = True
+        self.c[n].kill()
+        self.c[n].boot()
+        self.node_up(n)
+        self.start_writers(n)
+
+    def f_reload(self, n, p):
+        self.say(f"fault reload node{n} (SIGKILL writers, rmmod, modprobe, "
+                 "apply)")
+        t0 = time.monotonic()
+        ws = self.node_writers(n)
+        for w in ws:
+            w.stop(signal.SIGKILL, wait=20, say=self.say)
+        t1 = time.monotonic()
+        nd = self.c[n]
+        nd.wait_until("rdmalogctl node down 2>/dev/null; rmmod rdmalog",
+                      timeout=60, interval=1)
+        t2 = time.monotonic()
+        self.node_up(n)
+        self.say(f"  {len(ws)} writers gone in {t1 - t0:.1f}s, module out in "
+                 f"{t2 - t1:.1f}s, back up in {time.monotonic() - t2:.1f}s")
+        self.start_writers(n)
+
+    def safe_trim_point(self, keep):
+        """Where the primary may trim to now: in the no-catch-up mode,
+        below what both backups hold (and only while both replicate)."""
+        st = self.status(1)["log"]
+        to = st["commit_lsn"]
+        if not self.catchup:
+            for n in (2, 3):
+                p = self.peer(n)
+                if not (p.get("state") == "connected" and
+                        p.get("replicating")):
+                    return None
+                to = min(to, self.status(n)["log"]["commit_lsn"])
+        return to - keep if to - keep > st["first_lsn"] else None
+
+    def f_trim(self, n, p):
+        cap = self.status(1)["log"]
+        fill = p["fill"]
+        self.say(f"fault trim: wait for the ring to fill to {fill:.0%} "
+                 "(at most 30 s), then trim")
+        full = False
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            cap = self.status(1)["log"]
+            if cap["used"] >= fill * cap["capacity"]:
+                full = True
+                break
+            time.sleep(1)
+        to = self.safe_trim_point(p["keep"])
+        if to is None:
+            self.say("  nothing to trim safely now")
+            return
+        self.dump_all(to)
+        self.c[1].run(f"rdmalogctl log trim {to}", timeout=60, check=True)
+        self.trimmed = True
+        self.say(f"  trimmed to LSN {to} (ring {cap['used']}/"
+                 f"{cap['capacity']} bytes, "
+                 f"{'filled to' if full else 'not filled to in 30 s:'} "
+                 f"{fill:.0%})")
+
+    # ---- reading the logs
+    def dump(self, n, to=0):
+        """Read node n's records from where the last dump stopped up to
+        LSN to (0: its commit point) into self.dumps[n]."""
+        frm = self.dumped_to[n]
+        r = self.c[n].run(f"{WRITER} -D -f {frm} -t {to}", timeout=600)
+        lines = r.out.splitlines()
+        if r.rc or not lines or not lines[0].startswith("S "):
+            raise CheckFailed(f"node{n}: reading its log failed (rc {r.rc}):"
+                              f" {r.out[-500:]}")
+        first, commit, nxt = map(int, lines[0].split()[1:])
+        for ln in lines[1:]:
+            f = ln.split()
+            if f[0] == "R":
+                rec = (int(f[2]), f[3], int(f[4]), int(f[5]))
+            elif f[0] == "X":
+                rec = (int(f[2]), f[3], "X", f[4])
+            else:
+                continue
+            lsn = int(f[1])
+            old = self.dumps[n].get(lsn)
+            if old is not None and old != rec:
+                self.problems.append(f"node{n} LSN {lsn} changed between "
+                                     f"two reads: {old} then {rec}")
+            self.dumps[n][lsn] = rec
+        self.dumped_to[n] = max(frm, to or commit)
+        return first, commit, nxt
+
+    def dump_all(self, to):
+        for n in (1, 2, 3):
+            self.dump(n, to)
+
+    def forget(self, n):
+        """Node n restarts with an empty log: read it again from LSN 1."""
+        self.dumped_to[n] = 1
+
+    # ---- the run
+    def schedule(self):
+        """Every fault of the run, drawn from the seed alone: (kind, backup,
+        parameters, pause after it).  Every kind at least once; without
+        catch-up, the kills and reloads (self.restarts of them) all come
+        before the first trim, and none after it."""
+        rng = self.rng
+        first = list(KINDS if self.catchup else
+                     [k for k in KINDS if k != "trim"])
+        rng.shuffle(first)
+        i = 0
+        while True:
+            if i < len(first):
+                kind = first[i]
+            elif self.catchup:
+                kind = rng.choice(KINDS)
+            elif i < self.restarts:
+                kind = rng.choice(("cut", "flap", "kill", "reload"))
+            else:
+                kind = rng.choice(("cut", "flap", "trim"))
+            if not self.catchup and i == self.restarts - 1:
+                kind = "trim"
+            i += 1
+            p = {"cut": rng.uniform(1, 8),
+                 "flap": [(rng.uniform(0.1, 1), rng.uniform(0.1, 1))
+                          for _ in range(rng.randint(3, 8))],
+                 "fill": rng.uniform(0.5, 1.0),
+                 "keep": rng.randint(0, 50)}
+            yield kind, rng.choice((2, 3)), p, rng.uniform(1, 5)
+
+    def run(self):
+        say = self.say
+        say(f"history checker: seed {self.seed} (replay: "
+            f"RDMALOG_HISTORY_SEED={self.seed}), {self.duration}s of faults,"
+            f" catch-up {'demanded' if self.catchup else 'not demanded'}, "
+            f"ring {self.capacity}, records 24..{self.maxlen} bytes, "
+            f"{self.nwriters} writers per node")
+        for n in (1, 2, 3):
+            self.c[n].run("rdmalogctl node down 2>/dev/null; true",
+                          timeout=120)
+        for n in (1, 2, 3):
+            self.node_up(n)
+        for n in (2, 3):
+            self.wait_rejoined(n)
+        self.wait(lambda: self.status(1)["durability"]["effective"] ==
+                  "quorum" or "not yet", "quorum in force")
+        self.t0 = time.monotonic()
+        for n in (1, 2, 3):
+            self.start_writers(n)
+        faults = self.schedule()
+        while time.monotonic() - self.t0 < self.duration or \
+                any(v == 0 for v in self.faults.values()):
+            kind, n, p, pause = next(faults)
+            if kind in RESTARTS and self.trimmed and not self.catchup:
+                raise CheckFailed(f"schedule: {kind} after a trim without "
+                                  "catch-up")
+            getattr(self, f"f_{kind}")(n, p)
+            self.faults[kind] += 1
+            if kind in RESTARTS:
+                self.forget(n)
+            for b in (2, 3):
+                self.wait_rejoined(b)
+            time.sleep(pause)
+        say(f"faults done after {time.monotonic() - self.t0:.0f}s: "
+            + ", ".join(f"{k} {v}" for k, v in self.faults.items()))
+        t0 = time.monotonic()
+        for w in self.writers:          # every writer at once, then wait
+            if not w.job.done():
+                w.termed = True
+                w.job.kill(signal.SIGTERM)
+        for w in self.writers:
+            w.stop(wait=max(1, 90 - (time.monotonic() - t0)), say=self.say)
+        say(f"writers stopped in {time.monotonic() - t0:.1f}s")
+        self.settle_down()
+        self.final = {n: self.dump(n) for n in (1, 2, 3)}
+        return self.verify()
+
+    def settle_down(self):
+        """Every backup replicating, and every node's commit point the
+        primary's next LSN (the backups caught up)."""
+        for n in (2, 3):
+            self.wait(lambda n=n: self.rejoined(n),
+                      f"node{n} to catch up (rejoin replication)",
+                      self.settle)
+
+        def same():
+            p = self.status(1)["log"]
+            logs = {n: self.status(n)["log"] for n in (2, 3)}
+            if p["commit_lsn"] == p["next_lsn"] and all(
+                    lg["commit_lsn"] == p["next_lsn"] for lg in logs.values()):
+                return True
+            return (f"node1 first/commit/next {p['first_lsn']}/"
+                    f"{p['commit_lsn']}/{p['next_lsn']}, " +
+                    ", ".join(f"node{n} {lg['first_lsn']}/{lg['commit_lsn']}/"
+                              f"{lg['next_lsn']}" for n, lg in logs.items()))
+        self.wait(same, "every backup to catch up with the primary's commit "
+                  "point", self.settle)
+
+    # ---- the checks
+    def verify(self):
+        prob = self.problems
+        hist = {}
+        for w in self.writers:
+            h = w.events()
+            h["writer"] = w
+            hist[w.wid] = h
+            for ln in h["bad"][:5]:
+                prob.append(f"writer {w.wid}: unparsable history line {ln!r}")
+            if not (h["ended"] or w.killed or w.lost_vm):
+                prob.append(f"writer {w.wid} on {w.node.name} ended by "
+                            f"itself: {w.job.output()[-200:]!r}")
+            elif w.termed and not h["ended"]:
+                prob.append(f"writer {w.wid} on {w.node.name} did not stop "
+                            f"cleanly on SIGTERM: {w.job.output()[-200:]!r}")
+
+        prim = self.dumps[1]
+        commit = self.final[1][1]
+        extra = [x for x in prim if x >= commit]
+        if extra:
+            prob.append(f"node1: records read beyond its commit point "
+                        f"{commit}: {extra[:10]}")
+        # gapless on the primary, from 1 to its commit point
+        missing = [x for x in range(1, commit) if x not in prim]
+        if missing:
+            prob.append(f"node1: LSNs missing from its log: "
+                        f"{missing[:10]} ({len(missing)})")
+        # every record is an attempted writer record, at most once
+        seen = {}
+        alien = dup = failed_present = inflight = 0
+        for lsn in sorted(prim):
+            ln, hsh, wid, seq = prim[lsn]
+            h = hist.get(wid)
+            if wid == "X" or h is None:
+                alien += 1
+                prob.append(f"LSN {lsn}: not a writer's record "
+                            f"({seq if wid == 'X' else f'writer {wid}'})")
+                continue
+            w = h["writer"]
+            att = h["attempts"].get(seq)
+            # the write in flight when the writer was killed: its "W" line
+            # may not have reached us, and when its VM was killed the
+            # last lines that the agent had not relayed yet went with it
+            # (the bytes still show it is this writer's record seq)
+            if att is None and (seq <= h["last"] or
+                                (seq > h["last"] + 1 and not w.lost_vm)):
+                alien += 1
+                prob.append(f"LSN {lsn}: writer {wid} seq {seq} was never "
+                            f"attempted (last attempt {h['last']})")
+            if att is None:
+                inflight += 1
+            want = hist_len(w.seed, wid, seq, w.maxlen)
+            if ln != want or (att and att != (ln, hsh)):
+                alien += 1
+                prob.append(f"LSN {lsn}: writer {wid} seq {seq}: len/hash "
+                            f"{ln}/{hsh}, attempted {att}, len {want}")
+            if (wid, seq) in seen:
+                dup += 1
+                prob.append(f"writer {wid} seq {seq} at LSN {seen[(wid, seq)]}"
+                            f" and again at {lsn}")
+            seen[(wid, seq)] = lsn
+            err = h["fails"].get(seq)
+            if err is not None and err not in UNKNOWN:
+                failed_present += 1
+                prob.append(f"LSN {lsn}: writer {wid} seq {seq} is in the "
+                            f"log but its write() failed with {err}")
+        # every acknowledged record at its LSN, everywhere it is retained
+        acked = failed = unknown = lost = altered = verified = 0
+        errs = {}
+        by_lsn = {}
+        for wid, h in hist.items():
+            prev = 0
+            for seq in sorted(h["acks"]):
+                lsn, ln, hsh = h["acks"][seq]
+                acked += 1
+                if lsn <= prev:
+                    prob.append(f"writer {wid}: LSN {lsn} acknowledged after "
+                                f"{prev}")
+                prev = lsn
+                if lsn in by_lsn:
+                    prob.append(f"LSN {lsn} acknowledged to writer "
+                                f"{by_lsn[lsn]} and to {(wid, seq)}")
+                by_lsn[lsn] = (wid, seq)
+                rec = prim.get(lsn)
+                if rec is None:
+                    lost += 1
+                    prob.append(f"writer {wid} seq {seq}: acknowledged at "
+                                f"LSN {lsn}, not in node1's log")
+                elif rec != (ln, hsh, wid, seq):
+                    altered += 1
+                    prob.append(f"writer {wid} seq {seq}: acknowledged at "
+                                f"LSN {lsn} ({ln}/{hsh}), node1 has {rec}")
+                else:
+                    verified += 1
+            for seq, err in h["fails"].items():
+                errs[err] = errs.get(err, 0) + 1
+                if err in UNKNOWN:
+                    unknown += 1
+                else:
+                    failed += 1
+        # the backups: the same record at every LSN they were read at,
+        # gapless from their first retained LSN to the commit point
+        compared = 0
+        for n in (2, 3):
+            d = self.dumps[n]
+            for lsn, rec in d.items():
+                compared += 1
+                if prim.get(lsn) != rec:
+                    if by_lsn.get(lsn):
+                        altered += 1
+                    prob.append(f"node{n} LSN {lsn}: {rec}, node1 has "
+                                f"{prim.get(lsn)}")
+            first, bcommit, _ = self.final[n]
+            gaps = [x for x in range(first, bcommit) if x not in d]
+            if gaps:
+                prob.append(f"node{n}: LSNs {gaps[:10]} ({len(gaps)}) of its "
+                            f"retained range {first}..{bcommit - 1} not read")
+            if bcommit != commit:
+                prob.append(f"node{n}: commit LSN {bcommit}, node1 {commit}")
+        report = {
+            "seed": self.seed,
+            "faults": dict(self.faults),
+            "writers": len(self.writers),
+            "acked": acked, "failed": failed, "unknown": unknown,
+            "errors": errs,
+            "records": len(prim), "verified": verified,
+            "in_flight_present": inflight,
+            "backup_records_compared": compared,
+            "lost": lost, "altered": altered, "alien": alien,
+            "duplicates": dup, "failed_present": failed_present,
+            "problems": prob,
+        }
+        self.say(f"faults injected: " + ", ".join(
+            f"{k} {v}" for k, v in self.faults.items()) +
+            f" (total {sum(self.faults.values())})")
+        self.say(f"appends: {acked} acknowledged, {failed} failed, "
+                 f"{unknown} unknown outcome ("
+                 + ", ".join(f"{e} {k}" for e, k in sorted(errs.items()))
+                 + f") by {len(self.writers)} writers; log: {len(prim)} records (LSN 1..{commit - 1})")
+        self.say(f"records verified: {verified} acknowledged on node1, "
+                 f"{compared} backup copies compared; {inflight} in the log "
+                 "from writes in flight when their writer was killed")
+        self.say(f"records lost: {lost}, altered: {altered}, not sent: "
+                 f"{alien}, duplicated: {dup}, failed but present: "
+                 f"{failed_present}")
+        for p in prob[:30]:
+            self.say(f"PROBLEM: {p}")
+        if len(prob) > 30:
+            self.say(f"... {len(prob) - 30} more problems")
+        return report
+
+
+def check(report):
+    """Raise CheckFailed when the report shows anything wrong."""
+    if report["problems"]:
+        raise CheckFailed(f"history check failed (seed {report['seed']}): "
+                          f"{len(report['problems'])} problems, first: "
+                          f"{report['problems'][0]}")
+    if not report["verified"]:
+        raise CheckFailed("no acknowledged record to verify")
+
+
+def selftest(report=None):
+    """The checks themselves, on made-up histories and logs (no VM): a
+    clean run passes, and each kind of damage is reported.  report(name,
+    ok, detail) is called for each case (default: print a line); returns
+    the number of cases that went wrong."""
+    if report is None:
+        def report(name, ok, detail):
+            print(f"{'ok' if ok else 'FAIL'} - {name}: {detail}")
+    class Job:
+        def __init__(self, text):
+            self.text = text
+
+        def output(self):
+            return self.text
+
+        def done(self):
+            return True
+
+    class FakeWriter(Writer):
+        def __init__(self, node, wid, text, lost_vm=False):
+            self.node, self.wid, self.seed, self.maxlen = node, wid, 7, 4096
+            self.job, self.lost_vm, self.termed = Job(text), lost_vm, True
+            self.killed = False
+
+    def rec(wid, seq):
+        return (hist_len(7, wid, seq, 4096), f"{wid:08x}{seq:08x}", wid, seq)
+
+    def run(damage):
+        h = History(None, seed=7, duration=1, catchup=False,
+                    log=lambda m: None)
+        log = {}        # the primary's log: lsn -> rec
+        text = {101: "B 101 1 7 4096\n", 201: "B 201 1 7 4096\n"}
+        lsn = 1
+        for seq in range(6):
+            for wid in (101, 201):
+                r = rec(wid, seq)
+                text[wid] += f"W {seq} {r[0]} {r[1]}\n"
+                if seq == 3 and wid == 201:
+                    text[wid] += f"F {seq} ETIMEDOUT\n"
+                    continue
+                if seq == 4 and wid == 201:
+                    text[wid] += f"F {seq} ENOTCONN\n"     # not in the log
+                    continue
+                log[lsn] = r
+                text[wid] += f"A {seq} {lsn} {r[0]} {r[1]}\n"
+                lsn += 1
+        for wid in text:
+            text[wid] += "E 6\n"
+        backups = {2: dict(log), 3: dict(log)}
+        damage(log, backups, text)
+        h.writers = [FakeWriter("n1", 101, text[101]),
+                     FakeWriter("n2", 201, text[201])]
+        h.dumps = {1: log, 2: backups[2], 3: backups[3]}
+        top = max(max(log), lsn - 1) + 1
+        h.final = {n: (1, top, top) for n in (1, 2, 3)}
+        return h.verify()
+
+    def none(log, b, t):
+        pass
+
+    def lose(log, b, t):
+        del log[3]
+        for d in b.values():
+            del d[3]
+
+    def alter(log, b, t):
+        log[2] = log[2][:1] + ("0" * 16,) + log[2][2:]
+
+    def alien(log, b, t):
+        log[2] = (30, "0" * 16, "X", "not-a-writer-record")
+
+    def dup(log, b, t):
+        log[3] = log[1]
+        b[2][3] = b[3][3] = log[1]
+
+    def failed(log, b, t):
+        log[11] = rec(201, 3)           # its write() said ETIMEDOUT
+        for d in b.values():
+            d[11] = log[11]
+
+    def unknown(log, b, t):
+        log[11] = rec(201, 4)           # ENOTCONN: may be there
+        for d in b.values():
+            d[11] = log[11]
+
+    def diverge(log, b, t):
+        b[3][5] = b[3][6]
+
+    def gap(log, b, t):
+        del b[2][7]
+
+    def never(log, b, t):
+        log[11] = rec(101, 9)           # beyond its last attempt + 1
+        for d in b.values():
+            d[11] = log[11]
+
+    cases = [("clean", none, None), ("unknown outcome present", unknown, None),
+             ("lost", lose, "lost"), ("altered", alter, "altered"),
+             ("alien", alien, "alien"), ("duplicate", dup, "duplicates"),
+             ("failed but present", failed, "failed_present"),
+             ("backup differs", diverge, None), ("backup gap", gap, None),
+             ("never attempted", never, "alien")]
+    bad = 0
+    for name, damage, field in cases:
+        rep = run(damage)
+        want_ok = damage in (none, unknown)
+        ok = not rep["problems"] if want_ok else \
+            bool(rep["problems"]) and (field is None or rep[field] > 0)
+        report(name, ok, f"{len(rep['problems'])} problems "
+                         f"{rep['problems'][:1]}")
+        bad += not ok
+    return bad
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--duration", default="120",
+                    help="seconds of load and faults (or 30m, 2h)")
+    ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("--catchup", action="store_true", default=None,
+                    help="demand catch-up (RDMALOG_HISTORY_CATCHUP=1)")
+    ap.add_argument("--capacity", default="4M")
+    ap.add_argument("--writers", type=int, default=2)
+    ap.add_argument("--keep", action="store_true")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    ap.add_argument("--selftest", action="store_true",
+                    help="check the checks on made-up histories (no VM)")
+    args = ap.parse_args()
+    if args.selftest:
+        return 1 if selftest() else 0
+    if args.verbose:
+        import logging
+        logging.basicConfig(level=logging.DEBUG)
+    from cluster import Cluster
+
+    def say(msg):
+        print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+    ok = False
+    with Cluster(3, keep=args.keep) as c:
+        say(f"cluster in {c.workdir}")
+        report = None
+        try:
+            for nd in c:
+                nd.run("modprobe rdmalog", timeout=120, check=True)
+            h = History(c, seed=args.seed,
+                        duration=parse_duration(args.duration),
+                        catchup=args.catchup, capacity=args.capacity,
+                        writers=args.writers, log=say)
+            report = h.run()
+            check(report)
+            ok = True
+        except (AssertionError, VMError) as e:
+            say(f"FAILED: {e}")
+        probs = c.kernel_log_problems()
+        for p in probs:
+            say(f"kernel problem: {p}")
+        if probs:
+            ok = False
+        if not ok:
+            c.keep = True
+            say(f"consoles kept in {c.workdir}")
+    say("history: " + ("PASS" if ok else "FAIL"))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
