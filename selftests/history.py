@@ -32,12 +32,12 @@ every record is checked somewhere before it goes.
 
 Catch-up: a backup that rejoins behind the primary's first retained LSN
 needs catch-up (RDMA READ of the missing range, or a restart of its log
-at the primary's first LSN).  Without it (the default for now,
-RDMALOG_HISTORY_CATCHUP=0) the schedule puts every kill and reload before
-the first trim, and trims only what every backup already holds, so that no
-backup can be left behind.  With --catchup / RDMALOG_HISTORY_CATCHUP=1 the
-faults come in any order and trims go up to the primary's commit point:
-the "every backup caught up" step then demands catch-up.
+at the primary's first LSN).  By default (--catchup,
+RDMALOG_HISTORY_CATCHUP=1) the faults come in any order and trims go up to
+the primary's commit point: the "every backup caught up" step demands
+catch-up.  With --no-catchup / RDMALOG_HISTORY_CATCHUP=0 the schedule puts
+every kill and reload before the first trim, and trims only what every
+backup already holds, so that no backup is ever left behind.
 
 At the end the writers are stopped, the cluster must settle (every backup
 replicating, every node's commit LSN the primary's next LSN), and then:
@@ -199,7 +199,7 @@ class History:
             seed = int(env) if env else random.SystemRandom().randrange(
                 1, 1 << 31)
         if catchup is None:
-            catchup = os.environ.get("RDMALOG_HISTORY_CATCHUP", "0") \
+            catchup = os.environ.get("RDMALOG_HISTORY_CATCHUP", "1") \
                 not in ("", "0", "no")
         self.c, self.seed, self.duration = c, seed, duration
         self.catchup, self.capacity, self.maxlen = catchup, capacity, maxlen
@@ -775,7 +775,11 @@ def main():
                     help="seconds of load and faults (or 30m, 2h)")
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--catchup", action="store_true", default=None,
-                    help="demand catch-up (RDMALOG_HISTORY_CATCHUP=1)")
+                    help="demand catch-up (the default; "
+                    "RDMALOG_HISTORY_CATCHUP=1)")
+    ap.add_argument("--no-catchup", dest="catchup", action="store_false",
+                    help="never leave a backup behind the primary's trims "
+                    "(RDMALOG_HISTORY_CATCHUP=0)")
     ap.add_argument("--capacity", default="4M")
     ap.add_argument("--writers", type=int, default=2)
     ap.add_argument("--keep", action="store_true")
