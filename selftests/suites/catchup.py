@@ -73,6 +73,14 @@ def write(nd, count, sizes, prefix):
     assert r.rc == 0, r.out[-2000:]
 
 
+def events(nd, name):
+    """The events called name that "rdmalogctl -j monitor" wrote to
+    /tmp/mon.json on nd."""
+    out = nd.run("cat /tmp/mon.json", timeout=60).out
+    evs = [json.loads(x) for x in out.splitlines() if x.strip()]
+    return [e for e in evs if e.get("event") == name]
+
+
 def delta(before, after, key):
     return after.get(key, 0) - before.get(key, 0)
 
@@ -184,12 +192,8 @@ def trimmed_past_backup_restarts_its_log(c):
         msg = status(c[3]).get("message", "")
         assert f"log restarted at LSN {first} by primary 1" in msg, msg
 
-        def reset_event():
-            out = c[3].run("cat /tmp/mon.json", timeout=60).out
-            evs = [json.loads(x) for x in out.splitlines() if x.strip()]
-            return [e for e in evs if e.get("event") == "log_reset"]
-        evs = wait_for(reset_event, timeout=WAIT, interval=1,
-                       what="log_reset event on node 3")
+        evs = wait_for(lambda: events(c[3], "log_reset"), timeout=WAIT,
+                       interval=1, what="log_reset event on node 3")
         assert evs[0].get("first_lsn") == first, evs
     finally:
         mon.kill()
@@ -205,12 +209,8 @@ def join_is_an_event(c):
         restore(c, 2)
         wait_connected(c, (2, 3))
 
-        def joined():
-            out = c[1].run("cat /tmp/mon.json", timeout=60).out
-            evs = [json.loads(x) for x in out.splitlines() if x.strip()]
-            return [e for e in evs if e.get("event") == "peer_joined"]
-        evs = wait_for(joined, timeout=WAIT, interval=1,
-                       what="peer_joined event on node 1")
+        evs = wait_for(lambda: events(c[1], "peer_joined"), timeout=WAIT,
+                       interval=1, what="peer_joined event on node 1")
         assert any(e.get("peer", {}).get("id") == 2 for e in evs), evs
     finally:
         mon.kill()
