@@ -65,19 +65,20 @@ READ_ERRS = {"ENETDOWN"}
 OPEN_ERRS = {"ENETDOWN"}
 
 # Kernel memory may differ by at most this much between the measurement
-# after the warm-up iteration and the one after the last (20 more): a
-# leak of ~6 KiB of slab or of one connection's buffers per iteration
-# fails. /proc/meminfo values are kB.
-SUNRECLAIM_TOLERANCE_KB = 128
+# after the warm-up iteration and the one after the last (20 more).
+# /proc/meminfo values are kB. With the module unloaded (rmmod) the
+# tolerances are those of the lifecycle suite: a leak of ~6 KiB of slab
+# per iteration fails. On a node that stays up and connected, packets in
+# flight (skb data in kmalloc-2k, skbuff_head_cache) and partly used slab
+# pages move SUnreclaim by up to ~150 kB and kmalloc-* by ~70 KiB from one
+# idle moment to the next, however many iterations ran: there a leak of
+# ~10 KiB per iteration (less than one connection's buffers) fails.
+SUNRECLAIM_TOLERANCE_KB = {"unloaded": 128, "loaded": 384}
 VMALLOC_TOLERANCE_KB = 1024
-KMALLOC_TOLERANCE_BYTES = 128 << 10
+KMALLOC_TOLERANCE_BYTES = {"unloaded": 128 << 10, "loaded": 192 << 10}
 
 
 # ------------------------------------------------------------- helpers
-
-def loaded(nd):
-    return nd.run("grep -qw '^rdmalog' /proc/modules", timeout=30).rc == 0
-
 
 def apply(nd):
     nd.run("grep -qw '^rdmalog' /proc/modules || modprobe rdmalog",
@@ -129,36 +130,40 @@ class Load:
                f"{LOAD} -r >/tmp/r.out 2>&1 & echo $! >/tmp/r.pid",
                timeout=60, check=True)
 
-    def oks(self):
-        r = self.c[self.n].run("grep -c '^OK' /tmp/w.out", timeout=60)
-        return int(r.out.strip() or 0)
-
     def wait_oks(self, more=2):
-        """Wait until the writer committed `more` records more."""
-        base = self.oks()
-        wait_for(lambda: self.oks() >= base + more, timeout=WAIT,
-                 interval=0.3,
-                 what=f"node{self.n}'s writer to commit {more} records")
+        """Wait until the writer committed `more` records more (one guest
+        command: agent round trips are what iterations cost)."""
+        r = self.c[self.n].run(
+            "oks() { grep -c '^OK' /tmp/w.out; }; want=$(($(oks) + "
+            f"{more})); i=0; while [ $(oks) -lt $want ]; do "
+            f"i=$((i + 1)); [ $i -gt {WAIT * 10} ] && exit 1; sleep 0.1; "
+            "done", timeout=WAIT + 60)
+        assert r.rc == 0, (f"node{self.n}'s writer did not commit {more} "
+                           f"records within {WAIT}s",
+                           self.c[self.n].run("tail -n 20 /tmp/w.out",
+                                              timeout=60).out)
 
     def stop(self):
         """SIGTERM both; they must end within BOUND_S. Returns
-        (writer output, reader output)."""
+        (writer output, reader output without its R lines but the last,
+        seconds it took)."""
         nd = self.c[self.n]
         t0 = time.monotonic()
         r = nd.run("W=$(cat /tmp/w.pid); R=$(cat /tmp/r.pid); "
                    "kill -TERM $W $R; i=0; "
                    "while kill -0 $W 2>/dev/null || kill -0 $R 2>/dev/null;"
-                   f" do i=$((i + 1)); [ $i -gt {int(BOUND_S * 5)} ] && "
-                   "{ echo STUCK; kill -KILL $W $R; break; }; sleep 0.2; "
-                   "done; true", timeout=BOUND_S + 60)
+                   f" do i=$((i + 1)); [ $i -gt {int(BOUND_S * 10)} ] && "
+                   "{ echo STUCK; cat /proc/$W/stack /proc/$R/stack; "
+                   "kill -KILL $W $R; break; }; sleep 0.1; done; "
+                   "echo =====W; cat /tmp/w.out; echo =====R; "
+                   "grep -v '^R ' /tmp/r.out; grep '^R ' /tmp/r.out | "
+                   "tail -n 1", timeout=BOUND_S + 120, check=True)
         took = time.monotonic() - t0
-        assert "STUCK" not in r.out, \
+        head, _, rest = r.out.partition("=====W\n")
+        assert "STUCK" not in head, \
             (f"node{self.n}: td_load did not end within {BOUND_S}s of "
-             f"SIGTERM", nd.run("cat /proc/$(cat /tmp/w.pid)/stack "
-                                "/proc/$(cat /tmp/r.pid)/stack", 30).out)
-        w = nd.run("cat /tmp/w.out", timeout=120, check=True).out
-        rd = nd.run("grep -v '^R ' /tmp/r.out; grep '^R ' /tmp/r.out | "
-                    "tail -n 1", timeout=120, check=True).out
+             f"SIGTERM", head)
+        w, _, rd = rest.partition("=====R\n")
         return w, rd, took
 
 
@@ -173,6 +178,12 @@ def check_writer(n, out, acked):
         if f[0] == "OK":
             i, lsn, ms = int(f[1]), int(f[2]), int(f[3])
             acked.setdefault(n, []).append((i, lsn))
+            oks += 1
+        elif f[0] == "OKNOLSN":
+            # committed, then the log went down before LAST_LSN
+            assert f[2] == "ENETDOWN", (f"node{n}: LAST_LSN failed", line)
+            ms = int(f[3])
+            acked.setdefault(n, []).append((int(f[1]), None))
             oks += 1
         elif f[0] == "ERR":
             ms = int(f[3])
@@ -243,14 +254,6 @@ class Run:
                 self.all_acked.append((f"{ld.prefix}:{i}", lsn))
             m = re.search(r"maxms (\d+)", w)
             self.maxms = max(self.maxms, int(m.group(1)))
-        # every node's log (and so its reader) reaches the primary's commit
-        commit = status(self.c[1])["log"]["commit_lsn"]
-
-        def caught_up():
-            return all(status(self.c[n])["log"]["commit_lsn"] >= commit
-                       for n in loads)
-        wait_for(caught_up, timeout=WAIT, interval=0.5,
-                 what=f"commit LSN {commit} everywhere")
 
     def readers_follow(self, loads):
         """Every reader returns the records committed so far."""
@@ -274,7 +277,8 @@ class Run:
         dup = [t for t, k in seen.items() if k > 1]
         assert not dup, f"records appended twice: {dup[:10]}"
         missing = [(t, lsn) for t, lsn in self.all_acked
-                   if by_lsn.get(lsn) != t]
+                   if (by_lsn.get(lsn) != t if lsn is not None
+                       else t not in seen)]
         assert not missing, \
             (f"{len(missing)} of {len(self.all_acked)} acknowledged records "
              f"not at their LSN in the primary's log", missing[:10],
@@ -295,25 +299,38 @@ awk '/^SUnreclaim:/ {s = $2} /^VmallocUsed:/ {v = $2}
      END {printf "%d %d ", s, v}' /proc/meminfo
 awk 'NR > 2 && $1 ~ /^kmalloc-/ {t += $2 * $4} END {printf "%d\n", t}' \
     /proc/slabinfo
+awk 'NR > 2 {print "CACHE", $1, $2 * $4}' /proc/slabinfo
 """
 
 
+class Meas(tuple):
+    """(SUnreclaim kB, VmallocUsed kB, kmalloc-* active bytes), with the
+    active bytes of every cache in .caches (for the failure message)."""
+
+
 def meas(nd):
-    """(SUnreclaim kB, VmallocUsed kB, kmalloc-* active bytes)"""
     r = nd.run(MEAS, timeout=120, check=True)
-    return tuple(int(x) for x in r.out.split()[-3:])
+    lines = r.out.splitlines()
+    m = Meas(int(x) for x in lines[0].split())
+    m.caches = {f[1]: int(f[2]) for f in map(str.split, lines[1:])
+                if len(f) == 3 and f[0] == "CACHE"}
+    return m
 
 
-def assert_no_leak(name, before, after):
+def assert_no_leak(name, before, after, kind="loaded"):
     (s0, v0, k0), (s1, v1, k1) = before, after
     report = (f"{name}: SUnreclaim {s0} -> {s1} kB, VmallocUsed {v0} -> "
               f"{v1} kB, kmalloc-* {k0} -> {k1} bytes")
     print(f"# {report}")
-    assert s1 - s0 <= SUNRECLAIM_TOLERANCE_KB, \
+    grew = sorted(((after.caches.get(k, 0) - before.caches.get(k, 0), k)
+                   for k in set(before.caches) | set(after.caches)),
+                  reverse=True)[:8]
+    report += f"; caches that grew most (bytes): {grew}"
+    assert s1 - s0 <= SUNRECLAIM_TOLERANCE_KB[kind], \
         f"SUnreclaim grew by {s1 - s0} kB: {report}"
     assert v1 - v0 <= VMALLOC_TOLERANCE_KB, \
         f"VmallocUsed grew by {v1 - v0} kB: {report}"
-    assert k1 - k0 <= KMALLOC_TOLERANCE_BYTES, \
+    assert k1 - k0 <= KMALLOC_TOLERANCE_BYTES[kind], \
         f"kmalloc-* grew by {k1 - k0} bytes: {report}"
 
 
@@ -368,18 +385,22 @@ def rmmod_under_load(c):
     def once(run, it):
         loads = run.start(it)
         settle_load(loads, (1, 2, 3))
-        r = v.run("rmmod rdmalog", timeout=60)
-        assert r.rc != 0, "rmmod succeeded with /dev/rdmalog open"
+        r = v.run("rmmod rdmalog; echo rc=$?; "
+                  "grep -c '^rdmalog ' /proc/modules", timeout=60)
+        assert "rc=0" not in r.out, "rmmod succeeded with /dev/rdmalog open"
         assert re.search(r"in use|busy", r.out, re.I), r.out
-        assert loaded(v), "module gone after a refused rmmod"
+        assert r.out.split()[-1] == "1", \
+            ("module gone after a refused rmmod", r.out)
         # close the victim's descriptors first (checked by finish())
         vl = {VICTIM: loads.pop(VICTIM)}
         run.finish(vl)
-        r = v.run("rmmod rdmalog", timeout=BOUND_S + 60)
-        assert r.rc == 0, f"rmmod after the last close: {r.out}"
-        assert not loaded(v), "rdmalog in /proc/modules after rmmod"
-        assert v.run("test -e /sys/module/rdmalog", timeout=30).rc != 0, \
-            "/sys/module/rdmalog still there after rmmod"
+        r = v.run("rmmod rdmalog && echo RMMOD-OK; "
+                  "grep '^rdmalog ' /proc/modules; lsmod | grep -w rdmalog;"
+                  " test -e /sys/module/rdmalog && echo SYSFS-LEFT; true",
+                  timeout=BOUND_S + 60)
+        assert r.out.strip() == "RMMOD-OK", \
+            ("rmmod after the last close failed, or left the module in "
+             "/proc/modules, lsmod or /sys/module", r.out)
         settle_load(loads)          # the others keep committing
         if it in (0, ITERS):
             mem[it] = meas(v)
@@ -390,7 +411,8 @@ def rmmod_under_load(c):
         return loads
 
     loop(c, "rmmod", once, (), measure_when_loaded=False)
-    assert_no_leak("rmmod node3 (module unloaded)", mem[0], mem[ITERS])
+    assert_no_leak("rmmod node3 (module unloaded)", mem[0], mem[ITERS],
+                   "unloaded")
 
 
 @test(timeout=1800)
@@ -423,7 +445,7 @@ def peer_del_under_load(c):
     def once(run, it):
         loads = run.start(it)
         settle_load(loads, (1, 2, 3))
-        assert replicating(c, VICTIM)
+        wait_replicating(c)
         c[1].run(f"rdmalogctl peer del id {VICTIM}", timeout=BOUND_S + 60,
                  check=True)
         assert peer(c[1], VICTIM) is None
@@ -465,16 +487,19 @@ def vm_killed_under_load(c):
     def once(run, it):
         loads = run.start(it, (1, 2))
         settle_load(loads)
-        assert replicating(c, VICTIM)
+        wait_replicating(c)
         v.kill()
         settle_load(loads)
         wait_for(lambda: not replicating(c, VICTIM), timeout=BOUND_S,
                  interval=0.5, what="the primary to notice node3 is gone")
         settle_load(loads)
+        # the load that saw the VM vanish ends here (checked); booting
+        # takes long under TCG, and the ring must not fill meanwhile
+        run.finish(loads)
         v.boot()
         apply(v)
         wait_replicating(c)
-        loads[VICTIM] = Load(c, VICTIM, it)
+        loads = run.start(f"{it}b")
         settle_load(loads, (1, 2, 3))
         return loads
 
