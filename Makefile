@@ -12,11 +12,21 @@
 #   make lint       checkpatch --strict, sparse (C=1) and a W=1 build
 #   make install    install the module (and rdmalogctl) on this host
 #
-# KDIR defaults to the newest /lib/modules/*/build, not to the running
-# kernel's: a build host may run a kernel it has no headers for.
+# KVER defaults to the newest kernel with headers (/lib/modules/*/build),
+# not to the running one: a build host may run a kernel it has no headers
+# for. KDIR follows KVER; the test VMs boot KVER too.
+#
+# demo, check, bench and soak install the packages first ("deps") and only
+# then run a fresh make for everything else: KVER, KDIR, LINUX_SOURCE and
+# the libnl flags are computed when the Makefile is read, which on a fresh
+# machine is before the packages they come from are there, so nothing
+# computed in the first make may reach the second (no "export").
 
-KDIR ?= $(shell ls -d /lib/modules/*/build 2>/dev/null | sort -V | tail -n 1)
-KVER ?= $(shell basename $$(dirname $(KDIR)) 2>/dev/null)
+ifeq ($(origin KVER),undefined)
+KVER := $(shell ls -d /lib/modules/*/build 2>/dev/null | sort -V | tail -n 1 | \
+	xargs -r dirname | xargs -r basename)
+endif
+KDIR ?= $(if $(KVER),/lib/modules/$(KVER)/build)
 BUILD := $(CURDIR)/build
 BIN := $(BUILD)/bin
 KSFT := $(BUILD)/ksft
@@ -38,7 +48,8 @@ TEST_HDR := $(wildcard selftests/*.h) $(wildcard uapi/*.h)
 TEST_BIN := $(patsubst selftests/%.c,$(BUILD)/selftests/%,$(TEST_SRC))
 
 .PHONY: all module tools selftests siw deps lint checkpatch sparse wbuild \
-	check demo install uninstall clean ksft dkms-build bench soak
+	check demo install uninstall clean ksft dkms-build bench soak \
+	check-run demo-run bench-run soak-run
 
 all: module tools selftests
 
@@ -143,18 +154,17 @@ lint: checkpatch sparse wbuild
 
 -include selftests/vm/Makefile.inc
 
-# deps first, then a fresh make: KDIR, LINUX_SOURCE and the libnl flags
-# are computed when the Makefile is read, which on a fresh machine is
-# before the packages they come from are installed.
-demo: deps
-	$(MAKE) all vm
-	python3 selftests/demo.py
+# The entry points: deps in this make, the rest in a fresh one (above).
+demo bench soak check: deps
+	@$(MAKE) --no-print-directory $@-run
+
+demo-run: all vm
+	RDMALOG_KVER=$(VM_KVER) python3 selftests/demo.py
 
 # Benchmark: rdmalog-bench against perftest over the same link, in the
 # same VMs and the same run. make bench BENCH_ARGS=--quick for a smoke run.
-bench: deps
-	$(MAKE) all vm
-	python3 selftests/bench.py $(BENCH_ARGS)
+bench-run: all vm
+	RDMALOG_KVER=$(VM_KVER) python3 selftests/bench.py $(BENCH_ARGS)
 
 # Soak: the history checker (selftests/history.py) for DURATION, on three
 # VMs; exits non-zero when a record was lost or altered, or anything else
@@ -162,16 +172,15 @@ bench: deps
 # backups from ever rejoining behind the primary's trims (by default they
 # do, and must catch up).
 DURATION ?= 30m
-soak: deps
-	$(MAKE) all vm
-	python3 selftests/history.py --duration $(DURATION) \
-		$(if $(SEED),--seed $(SEED)) $(if $(filter 0,$(CATCHUP)),--no-catchup)
+soak-run: all vm
+	RDMALOG_KVER=$(VM_KVER) python3 selftests/history.py \
+		--duration $(DURATION) $(if $(SEED),--seed $(SEED)) \
+		$(if $(filter 0,$(CATCHUP)),--no-catchup)
 
-check: deps
-	$(MAKE) all vm
-	$(MAKE) lint
-	$(MAKE) dkms-build
-	python3 selftests/run.py
+# check: build, lint, dkms and the test suite, each phase timed; the
+# runner's per-suite table and its summary line come last.
+check-run:
+	@MAKE="$(MAKE)" RDMALOG_KVER=$(VM_KVER) bash selftests/check.sh
 
 install: rdmalog.ko tools
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
