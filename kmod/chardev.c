@@ -247,7 +247,8 @@ static long rdmalog_chardev_read_record(struct file *file, void __user *uarg)
 	struct rdmalog_file *rf = file->private_data;
 	struct rdmalog_read_record rr;
 	struct iov_iter iter;
-	struct iovec iov;
+	void __user *buf;
+	size_t len;
 	ssize_t ret;
 
 	if (!(file->f_mode & FMODE_READ))
@@ -257,10 +258,12 @@ static long rdmalog_chardev_read_record(struct file *file, void __user *uarg)
 	if (rr.version != RDMALOG_IOC_VERSION ||
 	    (rr.flags & ~RDMALOG_RR_AT_CURSOR) || rr.reserved)
 		return -EINVAL;
-	ret = import_single_range(ITER_DEST, u64_to_user_ptr(rr.buf),
-				  rr.buf_len, &iov, &iter);
-	if (ret)
-		return ret;
+	/* import_single_range() (6.1) and import_ubuf() (6.12) in one */
+	buf = u64_to_user_ptr(rr.buf);
+	len = min_t(size_t, rr.buf_len, MAX_RW_COUNT);
+	if (!access_ok(buf, len))
+		return -EFAULT;
+	iov_iter_ubuf(&iter, ITER_DEST, buf, len);
 	memset(&rr.hdr, 0, sizeof(rr.hdr));
 
 	if (rr.flags & RDMALOG_RR_AT_CURSOR)

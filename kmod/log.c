@@ -85,6 +85,7 @@
 #include <linux/wait.h>
 
 #include "../uapi/rdmalog_genl.h"
+#include "compat.h"
 #include "log.h"
 #include "stats.h"
 #include "trace.h"
@@ -321,7 +322,7 @@ static u32 rdmalog_hdr_crc(const struct rdmalog_ring_record *rec)
  * so that no stale kernel memory can ever be sent to a peer; they are not
  * compound pages and are freed with __free_pages() at their order.
  */
-#define RDMALOG_RING_MAX_ORDER	min(10, MAX_ORDER - 1)
+#define RDMALOG_RING_MAX_ORDER	min(10, RDMALOG_MAX_PAGE_ORDER)
 
 static int rdmalog_log_ring_alloc_order(struct rdmalog_ring_mem *m,
 					unsigned int order)

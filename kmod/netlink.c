@@ -23,6 +23,7 @@
 #include <linux/string.h>
 #include <net/genetlink.h>
 
+#include "compat.h"
 #include "netlink.h"
 #include "node.h"
 #include "stats.h"
@@ -605,7 +606,7 @@ rdmalog_nl_peer_dump_ctx(struct netlink_callback *cb)
 static int rdmalog_nl_peer_dump_start(struct netlink_callback *cb)
 {
 	struct rdmalog_nl_peer_dump *ctx = rdmalog_nl_peer_dump_ctx(cb);
-	struct nlattr **attrs = genl_dumpit_info(cb)->attrs;
+	struct nlattr **attrs = rdmalog_genl_dump_attrs(cb);
 	u32 i, n, only = 0;
 	int type;
 
