@@ -7,10 +7,23 @@
 # (make demo, make check, make deps, .ci/run) runs this first.
 set -euo pipefail
 
+# The release's own kernel (what rdmalog.ko builds against and the QEMU
+# test cluster boots by default) and its linux-source (kselftest headers,
+# checkpatch.pl and siw, extracted at build time). Debian 12 also gets its
+# Linux 6.12 from the security archive (the metapackages follow the
+# newest ABI), for the 6.12 build, lint and smoke tests of "make check".
+. /etc/os-release
+case "${VERSION_ID:-}" in
+12)	kernel_pkgs=(linux-image-amd64 linux-headers-amd64 linux-source-6.1
+		     linux-image-6.12-amd64 linux-headers-6.12-amd64
+		     linux-source-6.12) ;;
+13)	kernel_pkgs=(linux-image-amd64 linux-headers-amd64 linux-source-6.12) ;;
+*)	echo "deps: Debian ${VERSION_ID:-?} unknown, assuming 12's kernels" >&2
+	kernel_pkgs=(linux-image-amd64 linux-headers-amd64 linux-source-6.1) ;;
+esac
+
 pkgs=(
-	linux-image-amd64	# guest kernel for the QEMU test cluster
-	linux-headers-amd64	# what rdmalog.ko builds against
-	linux-source-6.1	# kselftest headers and checkpatch.pl, extracted at build time
+	"${kernel_pkgs[@]}"
 	build-essential
 	bc flex bison libelf-dev kmod cpio gzip xz-utils
 	pkg-config
