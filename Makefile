@@ -12,9 +12,19 @@
 #   make lint       checkpatch --strict, sparse (C=1) and a W=1 build
 #   make install    install the module (and rdmalogctl) on this host
 #
-# KVER defaults to the newest kernel with headers (/lib/modules/*/build),
-# not to the running one: a build host may run a kernel it has no headers
-# for. KDIR follows KVER; the test VMs boot KVER too.
+# KVER defaults to the release's default kernel (the one Debian's
+# linux-image-amd64 depends on: 6.1 on Debian 12, 6.12 on Debian 13) when
+# its headers are installed, else to the newest kernel with headers; never
+# to the running one: a build host may run a kernel it has no headers for
+# (tools/kernels.sh). KDIR follows KVER; the test VMs boot KVER too.
+#
+# One source tree builds for every kernel (kmod/compat.h). The module for
+# the default kernel is built in place (./rdmalog.ko); for any other KVER
+# from a copy of the sources under build/k/KVER/ (6.1's Kbuild has no MO=),
+# so that the objects of two kernels never mix. With Debian 12's Linux 6.12
+# installed too ("make deps" does), "make check" also builds and lints the
+# module for it and runs a smoke subset of the suite on 6.12 guests
+# (EXTRA_KVERS); "make check KVER=<6.12 release>" runs everything on 6.12.
 #
 # demo, check, bench and soak install the packages first ("deps") and only
 # then run a fresh make for everything else: KVER, KDIR, LINUX_SOURCE and
@@ -22,16 +32,31 @@
 # machine is before the packages they come from are there, so nothing
 # computed in the first make may reach the second (no "export").
 
+DEFAULT_KVER := $(shell tools/kernels.sh default)
 ifeq ($(origin KVER),undefined)
-KVER := $(shell ls -d /lib/modules/*/build 2>/dev/null | sort -V | tail -n 1 | \
-	xargs -r dirname | xargs -r basename)
+KVER := $(DEFAULT_KVER)
 endif
+EXTRA_KVERS := $(shell tools/kernels.sh extra $(KVER))
 KDIR ?= $(if $(KVER),/lib/modules/$(KVER)/build)
 BUILD := $(CURDIR)/build
 BIN := $(BUILD)/bin
 KSFT := $(BUILD)/ksft
-KSRC := $(BUILD)/ksrc
-LINUX_SOURCE ?= $(firstword $(wildcard /usr/src/linux-source-6.1.tar.xz))
+# KVER's series (6.1, 6.12) and its linux-source, where kselftest's
+# headers, checkpatch.pl and siw come from (the tarball's top directory
+# is its name: linux-source-6.1/...)
+KSERIES := $(shell echo $(KVER) | sed -n 's/^\([0-9]*\.[0-9]*\).*/\1/p')
+LINUX_SOURCE ?= $(firstword $(wildcard /usr/src/linux-source-$(KSERIES).tar.xz))
+LSRC_TOP := $(basename $(basename $(notdir $(LINUX_SOURCE))))
+KSRC := $(BUILD)/ksrc-$(KSERIES)
+# where KVER's rdmalog.ko and siw.ko are built
+ifeq ($(KVER),$(DEFAULT_KVER))
+MOD_DIR := $(CURDIR)
+SIW_DIR := $(BUILD)/siw
+else
+MOD_DIR := $(BUILD)/k/$(KVER)
+SIW_DIR := $(MOD_DIR)/siw
+endif
+MOD_KO := $(MOD_DIR)/rdmalog.ko
 PREFIX ?= /usr/local
 
 CC ?= gcc
@@ -56,11 +81,17 @@ all: module tools selftests
 deps:
 	@bash tools/install-deps.sh
 
-module: rdmalog.ko
+module: $(MOD_KO)
 
-rdmalog.ko: $(KMOD_SRC)
+# the copy under build/k/KVER/: only what changed is copied (cp -u keeps
+# the times), so Kbuild rebuilds only what changed
+sync_src = $(if $(filter-out $(CURDIR),$(MOD_DIR)),\
+	mkdir -p $(MOD_DIR) && cp -pu --parents $(KMOD_SRC) $(MOD_DIR)/)
+
+$(MOD_KO): $(KMOD_SRC)
 	@test -n "$(KDIR)" || { echo "no kernel headers: run 'make deps' or set KDIR" >&2; exit 1; }
-	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+	$(sync_src)
+	$(MAKE) -C $(KDIR) M=$(MOD_DIR) modules
 
 tools: $(BIN)/rdmalogctl $(BIN)/rdmalogcat $(BIN)/rdmalog-bench
 
@@ -76,32 +107,36 @@ $(BIN)/rdmalogctl: $(CTL_SRC) $(CTL_HDR)
 	@mkdir -p $(BIN)
 	$(CC) $(USER_CFLAGS) $(NL_CFLAGS) -o $@ $(CTL_SRC) $(NL_LIBS)
 
-# kselftest_harness.h and kselftest.h come from Debian's linux-source-6.1,
-# extracted at build time; they are never copied into the repository.
+# kselftest_harness.h and kselftest.h come from Debian's linux-source of
+# KVER's series, extracted at build time; they are never copied into the
+# repository.
 ksft: $(KSFT)/kselftest_harness.h
 
+NO_LSRC = { echo "linux-source-$(KSERIES) missing: run 'make deps' or set LINUX_SOURCE" >&2; exit 1; }
+
 $(KSFT)/kselftest_harness.h:
-	@test -n "$(LINUX_SOURCE)" || { echo "linux-source-6.1 missing: run 'make deps'" >&2; exit 1; }
+	@test -n "$(LINUX_SOURCE)" || $(NO_LSRC)
 	@mkdir -p $(KSFT)
 	tar -xJf $(LINUX_SOURCE) --strip-components=4 -C $(KSFT) \
-		linux-source-6.1/tools/testing/selftests/kselftest.h \
-		linux-source-6.1/tools/testing/selftests/kselftest_harness.h
+		$(LSRC_TOP)/tools/testing/selftests/kselftest.h \
+		$(LSRC_TOP)/tools/testing/selftests/kselftest_harness.h
 	@touch $@
 
 selftests: $(TEST_BIN) siw
 
 # Soft-iWARP for the iwarp suite: Debian's kernel does not build siw, so it
-# is built out of tree from linux-source-6.1 (never copied into the repo);
-# mkinitramfs.sh ships it when it exists.
-siw: $(BUILD)/siw/siw.ko
+# is built out of tree from KVER's linux-source (never copied into the
+# repo), in build/siw for the default kernel, in build/k/KVER/siw for any
+# other; mkinitramfs.sh ships the one built for the guest's kernel.
+siw: $(SIW_DIR)/siw.ko
 
-$(BUILD)/siw/siw.ko:
-	@test -n "$(LINUX_SOURCE)" || { echo "linux-source-6.1 missing: run 'make deps'" >&2; exit 1; }
+$(SIW_DIR)/siw.ko:
+	@test -n "$(LINUX_SOURCE)" || $(NO_LSRC)
 	@test -n "$(KDIR)" || { echo "no kernel headers: run 'make deps' or set KDIR" >&2; exit 1; }
-	@mkdir -p $(BUILD)/siw
-	tar -xJf $(LINUX_SOURCE) --strip-components=5 -C $(BUILD)/siw \
-		--wildcards 'linux-source-6.1/drivers/infiniband/sw/siw/*'
-	$(MAKE) -C $(KDIR) M=$(BUILD)/siw CONFIG_RDMA_SIW=m modules >/dev/null
+	@mkdir -p $(SIW_DIR)
+	tar -xJf $(LINUX_SOURCE) --strip-components=5 -C $(SIW_DIR) \
+		--wildcards '$(LSRC_TOP)/drivers/infiniband/sw/siw/*'
+	$(MAKE) -C $(KDIR) M=$(SIW_DIR) CONFIG_RDMA_SIW=m modules >/dev/null
 
 $(BUILD)/selftests/%: selftests/%.c $(TEST_HDR) $(KSFT)/kselftest_harness.h
 	@mkdir -p $(BUILD)/selftests
@@ -121,36 +156,44 @@ $(BUILD)/selftests/rogue_peer: selftests/rogue_peer.c kmod/proto.h \
 	@mkdir -p $(BUILD)/selftests
 	$(CC) $(USER_CFLAGS) -I$(ROGUE_INC) -o $@ $< -lrdmacm -libverbs
 
-# Lint: checkpatch.pl --strict (extracted from linux-source), sparse and W=1.
+# Lint, for KVER: checkpatch.pl --strict (extracted from KVER's
+# linux-source), sparse and W=1 against KVER's headers. "make lint" lints
+# for the default kernel; "make KVER=... lint" for another one (make check
+# does both when Linux 6.12 is installed).
 $(KSRC)/scripts/checkpatch.pl:
-	@test -n "$(LINUX_SOURCE)" || { echo "linux-source-6.1 missing: run 'make deps'" >&2; exit 1; }
+	@test -n "$(LINUX_SOURCE)" || $(NO_LSRC)
 	@mkdir -p $(KSRC)
 	tar -xJf $(LINUX_SOURCE) --strip-components=1 -C $(KSRC) \
-		linux-source-6.1/scripts/checkpatch.pl \
-		linux-source-6.1/scripts/spelling.txt \
-		linux-source-6.1/scripts/const_structs.checkpatch
+		$(LSRC_TOP)/scripts/checkpatch.pl \
+		$(LSRC_TOP)/scripts/spelling.txt \
+		$(LSRC_TOP)/scripts/const_structs.checkpatch
 	@touch $@
 
+# kmod/compat.h is the one file allowed to test LINUX_VERSION_CODE (where
+# the headers offer no feature to test).
+CHECKPATCH = $(KSRC)/scripts/checkpatch.pl --strict --no-tree --terse \
+	--show-types --ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG
 checkpatch: $(KSRC)/scripts/checkpatch.pl
-	$(KSRC)/scripts/checkpatch.pl --strict --no-tree --terse --show-types \
-		--ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG \
-		-f $(wildcard kmod/*.c kmod/*.h uapi/*.h)
+	$(CHECKPATCH) -f $(filter-out kmod/compat.h,$(wildcard kmod/*.c kmod/*.h uapi/*.h))
+	$(CHECKPATCH) --ignore LINUX_VERSION_CODE -f kmod/compat.h
 
-sparse:
-	$(MAKE) -C $(KDIR) M=$(CURDIR) C=2 CF="-D__CHECK_ENDIAN__" modules 2>&1 | \
-		tee $(BUILD)/sparse.log
-	@! grep -E "(warning|error):" $(BUILD)/sparse.log
+sparse: $(MOD_KO)
+	$(MAKE) -C $(KDIR) M=$(MOD_DIR) C=2 CF="-D__CHECK_ENDIAN__" modules 2>&1 | \
+		tee $(BUILD)/sparse-$(KVER).log
+	@! grep -E "(warning|error):" $(BUILD)/sparse-$(KVER).log
 
 # Our objects only: "make -C KDIR M=. clean" would also delete the
 # out-of-tree siw.ko under build/.
 wbuild:
 	@mkdir -p $(BUILD)
-	rm -f kmod/*.o kmod/.*.o.cmd rdmalog.ko rdmalog.o rdmalog.mod rdmalog.mod.o
-	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules 2>&1 | tee $(BUILD)/w1.log
-	@! grep -E "(warning|error):" $(BUILD)/w1.log
+	$(sync_src)
+	cd $(MOD_DIR) && rm -f kmod/*.o kmod/.*.o.cmd rdmalog.ko rdmalog.o \
+		rdmalog.mod rdmalog.mod.o
+	$(MAKE) -C $(KDIR) M=$(MOD_DIR) W=1 modules 2>&1 | tee $(BUILD)/w1-$(KVER).log
+	@! grep -E "(warning|error):" $(BUILD)/w1-$(KVER).log
 
 lint: checkpatch sparse wbuild
-	@echo "lint: clean"
+	@echo "lint: clean for $(KVER)"
 
 -include selftests/vm/Makefile.inc
 
@@ -177,13 +220,16 @@ soak-run: all vm
 		--duration $(DURATION) $(if $(SEED),--seed $(SEED)) \
 		$(if $(filter 0,$(CATCHUP)),--no-catchup)
 
-# check: build, lint, dkms and the test suite, each phase timed; the
-# runner's per-suite table and its summary line come last.
+# check: build, lint, dkms and the test suite, each phase timed, then the
+# same build and lint and a smoke subset of the suite for every kernel in
+# EXTRA_KVERS; the runners' per-suite tables and one summary line of both
+# runs come last.
 check-run:
-	@MAKE="$(MAKE)" RDMALOG_KVER=$(VM_KVER) bash selftests/check.sh
+	@MAKE="$(MAKE)" RDMALOG_KVER=$(VM_KVER) \
+		RDMALOG_EXTRA_KVERS="$(EXTRA_KVERS)" bash selftests/check.sh
 
-install: rdmalog.ko tools
-	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
+install: $(MOD_KO) tools
+	$(MAKE) -C $(KDIR) M=$(MOD_DIR) modules_install
 	depmod -a $(KVER)
 	install -D -m 0755 $(BIN)/rdmalogctl $(DESTDIR)$(PREFIX)/sbin/rdmalogctl
 	install -D -m 0755 $(BIN)/rdmalogcat $(DESTDIR)$(PREFIX)/bin/rdmalogcat

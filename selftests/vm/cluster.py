@@ -31,8 +31,9 @@ the harness could not produce one (boot failure, VM died, agent timeout).
 Kernel problems found in the console logs are printed on stderr and turn
 a zero status into 1.
 
-Environment: RDMALOG_KVER (kernel release, default: the newest with both
-/boot/vmlinuz-KVER and /lib/modules/KVER), RDMALOG_VM_ACCEL (tcg|kvm,
+Environment: RDMALOG_KVER (kernel release, default: the release's default
+kernel, tools/kernels.sh, else the newest with both /boot/vmlinuz-KVER and
+/lib/modules/KVER), RDMALOG_VM_ACCEL (tcg|kvm,
 default tcg: nested KVM hangs on the CI machine), RDMALOG_VM_BOOT_TIMEOUT
 (s, default 120), RDMALOG_VM_LIFETIME (s, default 3600: watchdog that kills
 a QEMU running longer than that), RDMALOG_VM_MEM (default 512M),
@@ -190,8 +191,21 @@ def _kill_leftovers():
 
 
 def default_kver():
+    """RDMALOG_KVER, else the release's default kernel (tools/kernels.sh:
+    6.1 on Debian 12 even with its 6.12 installed), else the newest kernel
+    with an image and modules."""
     kver = os.environ.get("RDMALOG_KVER")
     if kver:
+        return kver
+    try:
+        kver = subprocess.run(
+            [os.path.join(REPO, "tools", "kernels.sh"), "default"],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+            timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        kver = ""
+    if kver and os.path.exists(f"/boot/vmlinuz-{kver}") and \
+            os.path.isdir(f"/lib/modules/{kver}/kernel"):
         return kver
     cands = [os.path.basename(p)[len("vmlinuz-"):]
              for p in glob.glob("/boot/vmlinuz-*")]
@@ -203,8 +217,11 @@ def default_kver():
 
 
 def build_initrd(kver, out=None, extra=()):
-    """Run mkinitramfs.sh (a no-op when nothing changed); return the path."""
-    out = out or os.path.join(REPO, "build", "vm", "initramfs.cpio.gz")
+    """Run mkinitramfs.sh (a no-op when nothing changed); return the path
+    (default: build/vm/initramfs-KVER.cpio.gz, one per kernel, with the
+    rdmalog.ko and siw.ko built for that kernel)."""
+    out = out or os.path.join(REPO, "build", "vm",
+                              f"initramfs-{kver}.cpio.gz")
     cmd = [os.path.join(HERE, "mkinitramfs.sh"), out, kver] + list(extra)
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        timeout=300)
@@ -754,7 +771,7 @@ class Cluster:
 
     workdir: created if missing and kept; by default a fresh /tmp dir that
     is removed on close unless keep=True.  initrd: default
-    build/vm/initramfs.cpio.gz, (re)built by mkinitramfs.sh if stale.
+    build/vm/initramfs-KVER.cpio.gz, (re)built by mkinitramfs.sh if stale.
     append: extra kernel command line for every node.  ignore: regexes of
     console lines not to report as problems.  start=False: create the
     switch and nodes but boot nothing (call boot_all()).

@@ -3,7 +3,7 @@
 #
 #   selftests/vm/mkinitramfs.sh OUT KVER [EXTRA...]
 #
-# OUT   output file (gzip'd newc cpio), e.g. build/vm/initramfs.cpio.gz
+# OUT   output file (gzip'd newc cpio), e.g. build/vm/initramfs-KVER.cpio.gz
 # KVER  kernel release whose modules are shipped (/lib/modules/KVER)
 # EXTRA extra files, each "SRC[:DEST]".  DEST is the absolute guest path;
 #       default /usr/bin/NAME for executables, /root/NAME otherwise.
@@ -14,13 +14,18 @@
 # (depmod'ed), iproute2 ip/tc/rdma, rdma-core + perftest tools with the
 # rxe/siw verbs providers, strace, the rdmalog agent and /init
 # (selftests/vm/init.sh), and, when present, the project's build outputs:
-#   rdmalog.ko          -> /lib/modules/KVER/extra/rdmalog.ko (modprobe rdmalog)
+#   rdmalog.ko          -> /lib/modules/KVER/extra/rdmalog.ko (modprobe rdmalog):
+#                          build/k/KVER/rdmalog.ko or ./rdmalog.ko, the
+#                          one built for KVER (vermagic)
+#   siw.ko              -> /lib/modules/KVER/extra/siw.ko, the one built
+#                          for KVER: build/k/KVER/siw/ or build/siw/
 #   build/bin/*         -> /usr/bin/
 #   build/selftests/*   -> /usr/lib/rdmalog/selftests/
 # Missing optional inputs are skipped silently.
 #
 # Environment:
-#   RDMALOG_KO        module to ship (default REPO/rdmalog.ko)
+#   RDMALOG_KO        module to ship (default: the one built for KVER,
+#                     above; REPO/rdmalog.ko if none is)
 #   RDMALOG_EXTRA_KO  more out-of-tree .ko files for extra/ (space separated)
 #   RDMALOG_EXTRA_MODULES  more in-tree module names to ship
 #   AGENT             agent binary (default REPO/build/vm/agent; it is
@@ -41,12 +46,27 @@ shift 2
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
+
+# the first of the given .ko files that was built for KVER
+built_for_kver() {
+	local ko
+	for ko in "$@"; do
+		[ -f "$ko" ] &&
+			[ "$(modinfo -F vermagic "$ko" 2>/dev/null | cut -d' ' -f1)" = "$KVER" ] &&
+			{ echo "$ko"; return 0; }
+	done
+	return 0
+}
 # soft-iWARP, built out of tree by "make siw" (Debian does not ship it)
-if [ -f "$REPO/build/siw/siw.ko" ]; then
-	RDMALOG_EXTRA_KO="${RDMALOG_EXTRA_KO:-} $REPO/build/siw/siw.ko"
+SIW_KO=$(built_for_kver "$REPO/build/k/$KVER/siw/siw.ko" "$REPO/build/siw/siw.ko")
+if [ -n "$SIW_KO" ]; then
+	RDMALOG_EXTRA_KO="${RDMALOG_EXTRA_KO:-} $SIW_KO"
 fi
 MODDIR=/lib/modules/$KVER
-RDMALOG_KO=${RDMALOG_KO-$REPO/rdmalog.ko}
+if [ -z "${RDMALOG_KO+set}" ]; then
+	RDMALOG_KO=$(built_for_kver "$REPO/build/k/$KVER/rdmalog.ko" "$REPO/rdmalog.ko")
+	RDMALOG_KO=${RDMALOG_KO:-$REPO/rdmalog.ko}
+fi
 AGENT=${AGENT-$REPO/build/vm/agent}
 CC=${CC-gcc}
 EPOCH=${SOURCE_DATE_EPOCH:-1700000000}
