@@ -2,12 +2,18 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # make check, after "make deps" (the Makefile's check-run): build, lint,
-# the DKMS build and the test suite, each phase timed. Ends with a table
-# of the phases, the runner's per-suite table above it, and the runner's
-# summary line "N passed, N failed" again as the very last line.
+# the DKMS build and the test suite, each phase timed; for every extra
+# kernel (Linux 6.12 on Debian 12) also its build and lint before the
+# tests and a smoke subset of the suite on its guests after them
+# (tests-6.12). Ends with a table of the phases, the runners' per-suite
+# tables above it, and one summary line "N passed, N failed" (both runs
+# added up) as the very last line.
 #
 # Environment: MAKE (the make to use), RDMALOG_KVER (the kernel the VMs
-# boot), RDMALOG_CHECK_ARGS (more arguments for selftests/run.py).
+# boot), RDMALOG_CHECK_ARGS (more arguments for selftests/run.py),
+# RDMALOG_EXTRA_KVERS (the extra kernels, space separated),
+# RDMALOG_SMOKE_SUITES (the smoke subset), RDMALOG_SMOKE_HISTORY_DURATION
+# (seconds of load and faults of its history run, default 20).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 MAKE=${MAKE:-make}
@@ -28,29 +34,75 @@ phase() {
 	return $r
 }
 
-summary=$(mktemp)
-trap 'rm -f "$summary"' EXIT
+# shellcheck disable=SC2206 # a list of kernel releases
+extra=(${RDMALOG_EXTRA_KVERS:-})
+# shellcheck disable=SC2206 # a list of suites
+smoke=(${RDMALOG_SMOKE_SUITES:-vm_smoke device replication catchup history})
+series() { echo "$1" | sed -n 's/^\([0-9]*\.[0-9]*\).*/\1/p'; }
 
-if phase build $MAKE --no-print-directory all vm &&
-   phase lint $MAKE --no-print-directory lint &&
-   phase dkms $MAKE --no-print-directory dkms-build; then
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+summaries=("$tmp/tests")
+
+# the runner, its output also in $1 (for the summary line); exits with
+# the runner's status
+run_tests() {
+	local out=$1
+	shift
+	python3 selftests/run.py "$@" | tee "$out"
+	return "${PIPESTATUS[0]}"
+}
+
+ok=1
+phase build $MAKE --no-print-directory all vm || ok=
+for k in "${extra[@]}"; do
+	[ -n "$ok" ] || break
+	phase "build-$(series "$k")" $MAKE --no-print-directory KVER="$k" all vm || ok=
+done
+[ -n "$ok" ] && { phase lint $MAKE --no-print-directory lint || ok=; }
+for k in "${extra[@]}"; do
+	[ -n "$ok" ] || break
+	phase "lint-$(series "$k")" $MAKE --no-print-directory KVER="$k" lint || ok=
+done
+[ -n "$ok" ] && { phase dkms $MAKE --no-print-directory dkms-build || ok=; }
+if [ -n "$ok" ]; then
 	# shellcheck disable=SC2086 # RDMALOG_CHECK_ARGS is a list
-	phase tests bash -c 'python3 selftests/run.py "$@" | tee "$0"; exit "${PIPESTATUS[0]}"' \
-		"$summary" ${RDMALOG_CHECK_ARGS:-} || rc=1
+	phase tests run_tests "$tmp/tests" ${RDMALOG_CHECK_ARGS:-} || rc=1
+	# the smoke subset on every extra kernel's guests: its own
+	# initramfs (build/vm/initramfs-KVER.cpio.gz, built above)
+	for k in "${extra[@]}"; do
+		s=$(series "$k")
+		summaries+=("$tmp/tests-$s")
+		RDMALOG_KVER=$k \
+		RDMALOG_HISTORY_DURATION=${RDMALOG_SMOKE_HISTORY_DURATION:-20} \
+			phase "tests-$s" run_tests "$tmp/tests-$s" "${smoke[@]}" || rc=1
+	done
 else
 	rc=1
 fi
 
-echo "# make check phases (KVER ${RDMALOG_KVER:-?}):"
+echo "# make check phases (KVER ${RDMALOG_KVER:-?}${extra[*]:+; smoke on ${extra[*]}}):"
 for p in "${phases[@]}"; do
 	echo "#   $p"
 done
 echo "#   total      $(($(date +%s) - t_all))s"
-last=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$summary" | tail -n 1)
-if [ -n "$last" ]; then
-	echo "$last"
+# one line for all runs: their counts added up; a run that printed none
+# (or never ran) counts as one failure
+passed=0 failed=0 skipped=0
+for f in "${summaries[@]}"; do
+	last=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$f" 2>/dev/null | tail -n 1)
+	if [ -z "$last" ]; then
+		failed=$((failed + 1))
+		rc=1
+		continue
+	fi
+	read -r p f2 sk < <(echo "$last" | sed -E \
+		's/^([0-9]+) passed, ([0-9]+) failed(, ([0-9]+) skipped)?.*/\1 \2 \4/')
+	passed=$((passed + p)) failed=$((failed + f2)) skipped=$((skipped + ${sk:-0}))
+done
+if [ "$skipped" -gt 0 ]; then
+	echo "$passed passed, $failed failed, $skipped skipped"
 else
-	echo "0 passed, 1 failed"
-	rc=1
+	echo "$passed passed, $failed failed"
 fi
 exit $rc
