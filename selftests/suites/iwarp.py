@@ -9,6 +9,7 @@ Three nodes, node 1 primary, quorum; states are polled.
 """
 
 import os
+import subprocess
 
 from testlib import skip, test, wait_for
 import rlnode
@@ -19,8 +20,25 @@ TIMEOUT = 600
 WAIT = 180
 APPEND = "rdmalog_vm.siw=1"
 CONF = "/etc/rdmalog.conf"
-SIW_KO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
-                      "..", "build", "siw", "siw.ko")
+BUILD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                     "build")
+NO_SIW = "no siw.ko built for the guests' kernel (make siw)"
+
+
+def siw_built(c):
+    """Whether there is a siw.ko built for the guests' kernel, the one
+    mkinitramfs.sh ships: build/siw/ for the default kernel, build/k/KVER/siw/
+    for another."""
+    for ko in (os.path.join(BUILD, "k", c.kver, "siw", "siw.ko"),
+               os.path.join(BUILD, "siw", "siw.ko")):
+        if not os.path.exists(ko):
+            continue
+        r = subprocess.run(["modinfo", "-F", "vermagic", ko],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                           text=True, timeout=30)
+        if r.stdout.split()[:1] == [c.kver]:
+            return True
+    return False
 
 
 def cluster_file(capacity="1M", durability="quorum"):
@@ -29,7 +47,7 @@ def cluster_file(capacity="1M", durability="quorum"):
 
 
 def setup(c):
-    if not os.path.exists(SIW_KO):
+    if not siw_built(c):
         return
     for nd in c:
         nd.run("modprobe rdmalog", timeout=60, check=True)
@@ -50,8 +68,8 @@ def up(c, text):
 
 @test
 def siw_device_is_iwarp(c):
-    if not os.path.exists(SIW_KO):
-        skip("build/siw/siw.ko not built (make siw)")
+    if not siw_built(c):
+        skip(NO_SIW)
     out = c[1].run("rdma link show", timeout=60, check=True).out
     assert "siw0/1" in out and "ACTIVE" in out, out
     assert "rxe" not in out, out
@@ -59,8 +77,8 @@ def siw_device_is_iwarp(c):
 
 @test
 def siw_replicates_in_ack_mode(c):
-    if not os.path.exists(SIW_KO):
-        skip("build/siw/siw.ko not built (make siw)")
+    if not siw_built(c):
+        skip(NO_SIW)
     up(c, cluster_file())
     out = c[1].run("dmesg", timeout=60, check=True).out
     for b in (2, 3):
@@ -84,8 +102,8 @@ def siw_replicates_in_ack_mode(c):
 @test
 def siw_larger_ring_in_pieces(c):
     """8 MiB: 4 MiB chunks, registered as 8 MRs of 1 MiB on siw."""
-    if not os.path.exists(SIW_KO):
-        skip("build/siw/siw.ko not built (make siw)")
+    if not siw_built(c):
+        skip(NO_SIW)
     up(c, cluster_file(capacity="8M"))
     out = c[1].run("dmesg", timeout=60, check=True).out
     for b in (2, 3):
@@ -108,8 +126,8 @@ def siw_backup_catches_up_with_reads(c):
     """A cut-off backup pulls what it missed with RDMA READ on iWARP (the
     READ sink is its ring's REMOTE_WRITE registration), across the 1 MiB
     pieces of both rings, then joins in ACK mode."""
-    if not os.path.exists(SIW_KO):
-        skip("build/siw/siw.ko not built (make siw)")
+    if not siw_built(c):
+        skip(NO_SIW)
     up(c, rlnode.cluster_file("8M", "quorum", timeout=5000, cluster=45,
                               heartbeat=200, peer_timeout=1000))
     wait_for(lambda: rlnode.peers(c[1])[3]["replicating"], timeout=WAIT,
