@@ -35,7 +35,7 @@ if phase build $MAKE --no-print-directory all vm &&
    phase lint $MAKE --no-print-directory lint &&
    phase dkms $MAKE --no-print-directory dkms-build; then
 	# shellcheck disable=SC2086 # RDMALOG_CHECK_ARGS is a list
-	phase tests bash -c 'python3 selftests/run.py "$@" | tee "$0"; exit "${PIPESTATUS[0]}"' \
+	phase tests bash -c 'python3 selftests/run.py --strict-skips "$@" | tee "$0"; exit "${PIPESTATUS[0]}"' \
 		"$summary" ${RDMALOG_CHECK_ARGS:-} || rc=1
 else
 	rc=1

@@ -3,7 +3,8 @@
 """rdmalog test runner (used by "make check"; python3 stdlib only).
 
     python3 selftests/run.py [-k PATTERN]... [-v] [--keep] [--list]
-                             [--workdir DIR] [--tap FILE] [SUITE...]
+                             [--workdir DIR] [--tap FILE] [--deadline S]
+                             [--strict-skips] [SUITE...]
 
 Discovers suites selftests/suites/*.py (see selftests/vm/testlib.py for
 how to write one), boots each suite's VMs once (selftests/vm/cluster.py),
@@ -19,6 +20,20 @@ the test during which they appeared (checked after each test; problems
 at boot/setup or at teardown get their own "suite.setup"/"suite.teardown"
 failure).  After a test timeout or a lost VM the suite's VMs are booted
 again for the next test.
+
+Every result is followed by a "# time NAME S" line; the run ends with
+a table of the suites' times.  Whatever a test prints goes into the
+stream as TAP diagnostics ("# ..."), so nested TAP from the programs a
+test runs cannot corrupt it.
+
+--deadline S (default $RDMALOG_DEADLINE or 4200 s: below CI's 90 minutes
+with the build before it) bounds the whole run: the test running when
+it passes fails with "run deadline", the tests after it fail as "not
+run", and the summary line still ends the output.
+
+--strict-skips (default when $CI is set, and in make check) counts a
+skipped test as failed unless its name matches one of the comma- or
+space-separated patterns of $RDMALOG_ALLOW_SKIP (e.g. "iwarp").
 
 The work directory (consoles: SUITE[.K]/nodeN.console) is deleted after a
 clean run, kept after a failure or with --keep, and its path printed.
@@ -45,19 +60,60 @@ import testlib            # noqa: E402
 
 SUITES_DIR = os.path.join(HERE, "suites")
 DEFAULT_TIMEOUT = 300
+DEFAULT_DEADLINE = 4200
+# the harness's own self-test first, then the rest alphabetically
+FIRST_SUITES = ("vm_smoke",)
+
+
+class PrefixWriter:
+    """sys.stdout while tests run: every line that does not already start
+    with "#" becomes a TAP diagnostic, so raw output (a rogue program's
+    own "TAP version 13" or "ok 1") never reaches the stream as TAP."""
+
+    def __init__(self, out):
+        self.out = out
+        self.buf = ""
+        self.lock = threading.Lock()
+
+    def write(self, text):
+        with self.lock:
+            self.buf += text
+            *lines, self.buf = self.buf.split("\n")
+            for ln in lines:
+                self.out.write((ln if ln.startswith("#") else
+                                f"# {ln}" if ln else "#") + "\n")
+        return len(text)
+
+    def flush(self):
+        with self.lock:
+            if self.buf:
+                ln, self.buf = self.buf, ""
+                self.out.write((ln if ln.startswith("#") else
+                                f"# {ln}") + "\n")
+            self.out.flush()
 
 
 class Tap:
     """TAP writer and counters."""
 
-    def __init__(self, tap_file=None):
+    def __init__(self, tap_file=None, strict_skips=False, allow_skip=()):
         self.n = 0
         self.passed = self.failed = self.skipped = 0
         self.file = open(tap_file, "w") if tap_file else None
+        self.out = sys.stdout
+        self.strict_skips = strict_skips
+        self.allow_skip = list(allow_skip)
+        self.lock = threading.Lock()
+
+    def skip_allowed(self, name):
+        return not self.strict_skips or \
+            bool(self.allow_skip and selected(name, self.allow_skip))
 
     def line(self, text):
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
+        if isinstance(sys.stdout, PrefixWriter):
+            sys.stdout.flush()
+        self.out.write(text + "\n")
+        self.out.flush()
         if self.file:
             self.file.write(text + "\n")
             self.file.flush()
@@ -71,6 +127,12 @@ class Tap:
         if status == "pass":
             self.passed += 1
             self.line(f"ok {self.n} - {name}")
+        elif status == "skip" and not self.skip_allowed(name):
+            self.failed += 1
+            self.line(f"not ok {self.n} - {name}")
+            self.diag(f"skipped ({reason or 'no reason given'}), and skips "
+                      "fail this run (--strict-skips; allow with "
+                      "RDMALOG_ALLOW_SKIP)")
         elif status == "skip":
             self.skipped += 1
             why = reason if reason.upper().startswith("SKIP") \
@@ -156,9 +218,10 @@ def call_with_timeout(fn, args, timeout):
 class SuiteRun:
     """Runs the selected tests of one suite on its own cluster."""
 
-    def __init__(self, args, tap, name, mod, tests, workdir):
+    def __init__(self, args, tap, name, mod, tests, workdir, deadline):
         self.args, self.tap, self.name, self.mod = args, tap, name, mod
         self.tests, self.workdir = tests, workdir
+        self.deadline = deadline          # time.monotonic() of the end
         self.nodes = int(getattr(mod, "NODES", 1))
         self.append = getattr(mod, "APPEND", "")
         self.ignore = list(getattr(mod, "IGNORE", ()))
@@ -183,12 +246,24 @@ class SuiteRun:
         self.log(f"booted in {time.monotonic() - t0:.1f}s")
         setup = getattr(self.mod, "setup", None)
         if setup:
-            exc, timed_out = call_with_timeout(setup, (self.cluster,),
-                                               self.timeout)
+            limit = min(self.timeout, self.left())
+            exc, timed_out = call_with_timeout(setup, (self.cluster,), limit)
             if timed_out:
-                raise vm.VMError(f"setup() timed out after {self.timeout}s")
+                raise vm.VMError(f"setup() timed out after {limit:.0f}s"
+                                 + (" (run deadline)" if self.past() else ""))
             if exc:
                 raise exc
+
+    def left(self):
+        return max(0.0, self.deadline - time.monotonic())
+
+    def past(self):
+        return self.left() <= 0
+
+    def not_run(self, names):
+        for f in names:
+            self.tap.result(f, "fail", ["not run: the run deadline "
+                                        f"({self.args.deadline:.0f}s) passed"])
 
     def close_cluster(self):
         if self.cluster:
@@ -227,6 +302,9 @@ class SuiteRun:
 
     def run(self):
         full = [f"{self.name}.{t.__name__}" for t in self.tests]
+        if self.past():
+            self.not_run(full)
+            return
         try:
             self.new_cluster()
             probs = self.cluster.kernel_log_problems(new_only=True)
@@ -245,14 +323,18 @@ class SuiteRun:
             self.close_cluster()
             return
         try:
-            for fn, name in zip(self.tests, full):
+            for i, (fn, name) in enumerate(zip(self.tests, full)):
+                if self.past():
+                    self.not_run(full[i:])
+                    break
                 self.run_test(fn, name)
             self.run_teardown()
         finally:
             self.close_cluster()
 
     def run_test(self, fn, name):
-        timeout = fn._rdmalog_test["timeout"] or self.timeout
+        own = fn._rdmalog_test["timeout"] or self.timeout
+        timeout = min(own, self.left())
         try:
             self.ensure_healthy()
         except Exception as e:      # boot failure, or setup() on a reboot
@@ -271,9 +353,13 @@ class SuiteRun:
             testlib._set_collector(None)
         self.log(f"{name} finished in {time.monotonic() - t0:.1f}s")
         status, diag, reason = "pass", [], ""
+        took = time.monotonic() - t0
         if timed_out:
             status = "fail"
-            diag = [f"test timed out after {timeout:.0f}s; rebooting the VMs"]
+            why = "the run deadline passed" if timeout < own else \
+                "test timed out"
+            diag = [f"{why} after {timeout:.0f}s in {name}; "
+                    "rebooting the VMs"]
             for nd in c.nodes:
                 diag.append(f"--- {nd.name} console tail ---")
                 diag += vm._tail(nd.console_text(), 15).split("\n")
@@ -296,13 +382,14 @@ class SuiteRun:
         # was skipped as a whole
         if not subs or status != "pass":
             self.tap.result(name, status, diag, reason)
+        self.tap.line(f"# time {name} {took:.1f}s")
 
     def run_teardown(self):
         td = getattr(self.mod, "teardown", None)
         diag = []
         if td and self.cluster:
-            exc, timed_out = call_with_timeout(td, (self.cluster,),
-                                               self.timeout)
+            exc, timed_out = call_with_timeout(
+                td, (self.cluster,), max(30.0, min(self.timeout, self.left())))
             if timed_out:
                 diag.append(f"teardown() timed out after {self.timeout}s")
             elif exc:
@@ -327,6 +414,14 @@ def main(argv=None):
     ap.add_argument("--tap", help="also write the TAP stream to this file")
     ap.add_argument("--initrd", help="use this initramfs (default: build "
                     "build/vm/initramfs.cpio.gz if stale)")
+    ap.add_argument("--deadline", type=float,
+                    default=float(os.environ.get("RDMALOG_DEADLINE",
+                                                 DEFAULT_DEADLINE)),
+                    help="seconds for the whole run (default %(default)s)")
+    ap.add_argument("--strict-skips", action="store_true",
+                    default=bool(os.environ.get("CI")),
+                    help="a skip fails the run unless $RDMALOG_ALLOW_SKIP "
+                    "names it (default when $CI is set)")
     ap.add_argument("--list", action="store_true",
                     help="list the selected tests and exit")
     ap.add_argument("--suite-dir", default=SUITES_DIR,
@@ -338,7 +433,9 @@ def main(argv=None):
         format="# %(asctime)s %(name)s: %(message)s", stream=sys.stderr)
 
     plan, broken = [], []
-    for path in sorted(os.listdir(args.suite_dir)):
+    paths = sorted(os.listdir(args.suite_dir),
+                   key=lambda p: (p[:-3] not in FIRST_SUITES, p))
+    for path in paths:
         if not path.endswith(".py") or path.startswith("_"):
             continue
         name = path[:-3]
@@ -362,7 +459,8 @@ def main(argv=None):
                 print(f"{name}.{t.__name__}")
         return 0
 
-    tap = Tap(args.tap)
+    allow = os.environ.get("RDMALOG_ALLOW_SKIP", "").replace(",", " ").split()
+    tap = Tap(args.tap, args.strict_skips, allow)
     tap.line("TAP version 13")
     for name, diag in broken:
         tap.result(name, "fail", ["cannot import the suite:"] + diag)
@@ -387,14 +485,30 @@ def main(argv=None):
             return 1
 
     t0 = time.monotonic()
+    deadline = t0 + args.deadline
     interrupted = False
+    times = []
+    sys.stdout = PrefixWriter(tap.out)
     try:
         for name, mod, tests in plan:
-            SuiteRun(args, tap, name, mod, tests, workdir).run()
+            s0, n0, f0 = time.monotonic(), tap.n, tap.failed
+            try:
+                SuiteRun(args, tap, name, mod, tests, workdir,
+                         deadline).run()
+            finally:
+                times.append((name, time.monotonic() - s0, tap.n - n0,
+                              tap.failed - f0))
     except KeyboardInterrupt:
         interrupted = True
         tap.diag("interrupted")
-    tap.diag(f"total time {time.monotonic() - t0:.0f}s")
+    finally:
+        sys.stdout.flush()
+        sys.stdout = tap.out
+    tap.diag("suite          time  results  failed")
+    for name, secs, n, nf in times:
+        tap.diag(f"{name:<12} {secs:6.0f}s  {n:7d}  {nf:6d}")
+    tap.diag(f"total time {time.monotonic() - t0:.0f}s "
+             f"(deadline {args.deadline:.0f}s)")
     failed = tap.failed or interrupted
     if failed or args.keep or args.workdir:
         tap.diag(f"logs kept in {workdir}")
