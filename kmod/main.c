@@ -84,6 +84,7 @@ static void __exit rdmalog_exit(void)
 	rdmalog_conn_exit();
 	rdmalog_fwd_exit();
 	rdmalog_repl_exit();
+	rdmalog_stats_check_exit();
 }
 
 module_init(rdmalog_init);

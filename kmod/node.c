@@ -34,6 +34,7 @@
 #include "log.h"
 #include "netlink.h"
 #include "repl.h"
+#include "stats.h"
 
 /**
  * struct rdmalog_peer - a configured peer
@@ -219,6 +220,13 @@ static void rdmalog_node_stop_log(void)
 	rdmalog_log_put(log);
 }
 
+/* A peer's memory; its connection is gone (or never was). */
+static void rdmalog_peer_free(struct rdmalog_peer *peer)
+{
+	kfree(peer);
+	rdmalog_live_add(RDMALOG_STAT_LIVE_PEERS, -1);
+}
+
 /**
  * rdmalog_node_exit() - bring the log down if it is up and free the peers
  *
@@ -234,7 +242,7 @@ void rdmalog_node_exit(void)
 		rdmalog_node_stop_log();
 	list_for_each_entry_safe(peer, tmp, &rdmalog_node.peers, list) {
 		list_del(&peer->list);
-		kfree(peer);
+		rdmalog_peer_free(peer);
 	}
 	rdmalog_node.npeers = 0;
 	mutex_unlock(&rdmalog_node.config_mutex);
@@ -521,6 +529,7 @@ int rdmalog_node_peer_add(const struct rdmalog_peer_info *info,
 	peer = kzalloc(sizeof(*peer), GFP_KERNEL);
 	if (!peer)
 		return -ENOMEM;
+	rdmalog_live_add(RDMALOG_STAT_LIVE_PEERS, 1);
 	peer->node_id = info->node_id;
 	peer->addr = addr;
 
@@ -576,7 +585,7 @@ int rdmalog_node_peer_add(const struct rdmalog_peer_info *info,
 
 out_free:
 	mutex_unlock(&rdmalog_node.config_mutex);
-	kfree(peer);
+	rdmalog_peer_free(peer);
 	return err;
 }
 
@@ -612,7 +621,7 @@ int rdmalog_node_peer_del(u32 node_id, struct netlink_ext_ack *extack)
 	rdmalog_netlink_notify_peer(RDMALOG_EVENT_PEER_REMOVED,
 				    rdmalog_node.config.node_id, &removed);
 	mutex_unlock(&rdmalog_node.config_mutex);
-	kfree(peer);
+	rdmalog_peer_free(peer);
 	return 0;
 }
 
