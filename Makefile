@@ -9,6 +9,7 @@
 #   make bench      rdmalog-bench beside perftest, in the same VMs and run
 #   make soak       the history checker under faults for DURATION (default
 #                   30m; seconds or e.g. 30m, 2h), SEED=N replays a run
+#   make stress     the teardown suite with 20 iterations (ITERS=N)
 #   make lint       checkpatch --strict, sparse (C=1) and a W=1 build
 #   make install    install the module (and rdmalogctl) on this host
 #
@@ -49,7 +50,7 @@ TEST_BIN := $(patsubst selftests/%.c,$(BUILD)/selftests/%,$(TEST_SRC))
 
 .PHONY: all module tools selftests siw deps lint checkpatch sparse wbuild \
 	check demo install uninstall clean ksft dkms-build bench soak \
-	check-run demo-run bench-run soak-run
+	check-run demo-run bench-run soak-run stress stress-run
 
 all: module tools selftests
 
@@ -155,7 +156,7 @@ lint: checkpatch sparse wbuild
 -include selftests/vm/Makefile.inc
 
 # The entry points: deps in this make, the rest in a fresh one (above).
-demo bench soak check: deps
+demo bench soak stress check: deps
 	@$(MAKE) --no-print-directory $@-run
 
 demo-run: all vm
@@ -176,6 +177,12 @@ soak-run: all vm
 	RDMALOG_KVER=$(VM_KVER) python3 selftests/history.py \
 		--duration $(DURATION) $(if $(SEED),--seed $(SEED)) \
 		$(if $(filter 0,$(CATCHUP)),--no-catchup)
+
+# Stress: the teardown suite with 20 iterations of every operation (make
+# check runs 5), STRESS_ARGS for more run.py arguments.
+stress-run: all selftests vm
+	RDMALOG_TD_ITERS=$(or $(ITERS),20) RDMALOG_KVER=$(VM_KVER) \
+		python3 selftests/run.py --strict-skips teardown $(STRESS_ARGS)
 
 # check: build, lint, dkms and the test suite, each phase timed; the
 # runner's per-suite table and its summary line come last.

@@ -61,6 +61,23 @@ import testlib            # noqa: E402
 SUITES_DIR = os.path.join(HERE, "suites")
 DEFAULT_TIMEOUT = 300
 DEFAULT_DEADLINE = 4200
+# run on every node after a suite: the module must unload cleanly
+UNLOAD = r"""
+grep -q '^rdmalog ' /proc/modules || exit 0
+rdmalogctl node down >/dev/null 2>&1
+i=0
+while grep -q '^rdmalog ' /proc/modules; do
+    for p in /proc/[0-9]*; do
+        ls -l $p/fd 2>/dev/null | grep -q /dev/rdmalog &&
+            kill -KILL ${p#/proc/} 2>/dev/null
+    done
+    out=$(rmmod rdmalog 2>&1) && break
+    i=$((i + 1))
+    [ $i -ge 50 ] && { echo "UNLOAD-FAILED: $out"; lsmod; exit 1; }
+    sleep 0.2
+done
+exit 0
+"""
 # the harness's own self-test first, then the rest alphabetically
 FIRST_SUITES = ("vm_smoke",)
 
@@ -384,6 +401,25 @@ class SuiteRun:
             self.tap.result(name, status, diag, reason)
         self.tap.line(f"# time {name} {took:.1f}s")
 
+    def unload_all(self):
+        """The suite's epilogue: on every node that is up, the log down,
+        every process holding /dev/rdmalog killed, and rmmod, which must
+        succeed (a reference left behind fails it; the module's exit
+        warns about objects left). Returns failure lines."""
+        diag = []
+        for nd in self.cluster.nodes:
+            if not nd.alive:
+                continue
+            try:
+                r = nd.run(UNLOAD, timeout=120)
+            except vm.VMError as e:
+                diag.append(f"{nd.name}: unloading the module: {e}")
+                continue
+            if r.rc != 0 or "UNLOAD-FAILED" in r.out:
+                diag += [f"{nd.name}: rmmod rdmalog at the end of the suite "
+                         f"failed:"] + r.out.strip().split("\n")[-10:]
+        return diag
+
     def run_teardown(self):
         td = getattr(self.mod, "teardown", None)
         diag = []
@@ -394,6 +430,8 @@ class SuiteRun:
                 diag.append(f"teardown() timed out after {self.timeout}s")
             elif exc:
                 diag += _exc_diag(exc)
+        if self.cluster and not diag:
+            diag += self.unload_all()
         if self.cluster:
             probs = self.cluster.kernel_log_problems(new_only=True)
             if probs:
