@@ -46,7 +46,7 @@ command -v debootstrap >/dev/null ||
 
 mirror=$(grep -rhoE '^(URIs:|deb) +https?://[^ ]*debian/?( |$)' \
 	/etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null |
-	awk '{print $2}' | head -n 1)
+	awk '{print $2}' | head -n 1 || true)
 mirror=${mirror:-http://deb.debian.org/debian}
 
 umount_all() {
