@@ -7,8 +7,10 @@
                              [--strict-skips] [SUITE...]
 
 Discovers suites selftests/suites/*.py (see selftests/vm/testlib.py for
-how to write one), boots each suite's VMs once (selftests/vm/cluster.py),
-runs its tests in file order and prints TAP version 13 on stdout, the
+how to write one), boots each suite's VMs once (selftests/vm/cluster.py)
+or takes over those of the suite before it when both have the same shape
+(NODES, APPEND, IGNORE) and that one passed (--no-reuse: never), runs
+its tests in file order and prints TAP version 13 on stdout, the
 plan "1..N" at the end (subtests of kselftest binaries are counted as
 they are found), then a plain summary line "N passed, N failed" (plus
 ", N skipped" when any).  Exit status 1 if anything failed.
@@ -30,6 +32,12 @@ test runs cannot corrupt it.
 with the build before it) bounds the whole run: the test running when
 it passes fails with "run deadline", the tests after it fail as "not
 run", and the summary line still ends the output.
+
+Every suite ends with its epilogue: the log down and rmmod on every
+node, which must succeed (the module's exit warns about objects left).
+VMs handed on are then reset (cables plugged, faults and programs gone,
+rxe0 ACTIVE, no module loaded).  Suites run vm_smoke first, then
+grouped by shape, alphabetically within one.
 
 --strict-skips (default when $CI is set, and in make check) counts a
 skipped test as failed unless its name matches one of the comma- or
@@ -80,6 +88,29 @@ exit 0
 """
 # the harness's own self-test first, then the rest alphabetically
 FIRST_SUITES = ("vm_smoke",)
+
+# Between two suites of the same shape (nodes, kernel command line,
+# ignored lines) the VMs are kept: after the epilogue (UNLOAD above) only
+# this runs on every node, so that the next suite finds them as booted:
+# no fault left in place (netem, blackhole), no test program running, no
+# configuration file, rxe0 there and ACTIVE. Cables are plugged back by
+# the host (QMP) before it.
+RESET = r"""
+tc qdisc del dev eth0 root 2>/dev/null
+tc qdisc del dev eth0 ingress 2>/dev/null
+pkill -KILL -f '^/usr/lib/rdmalog/' 2>/dev/null
+rm -f /etc/rdmalog.conf
+ip -6 addr flush dev eth0 scope global 2>/dev/null
+rdma link show rxe0/1 >/dev/null 2>&1 ||
+    rdma link add rxe0 type rxe netdev eth0 || exit 1
+i=0
+until rdma link show rxe0/1 | grep -q 'state ACTIVE'; do
+    i=$((i + 1)); [ $i -gt 300 ] && { rdma link show; exit 1; }
+    sleep 0.1
+done
+grep -q '^rdmalog ' /proc/modules && exit 1
+echo RESET-OK
+"""
 
 
 class PrefixWriter:
@@ -198,6 +229,12 @@ def selected(full, patterns):
 
 # ------------------------------------------------------------- execution
 
+def shape_of(mod):
+    """Suites of one shape can run on the same VMs."""
+    return (int(getattr(mod, "NODES", 1)), getattr(mod, "APPEND", ""),
+            tuple(getattr(mod, "IGNORE", ())))
+
+
 def _exc_diag(exc):
     """Readable failure text: the traceback without the runner's frames
     (and, for harness errors, without the harness internals)."""
@@ -235,32 +272,68 @@ def call_with_timeout(fn, args, timeout):
 class SuiteRun:
     """Runs the selected tests of one suite on its own cluster."""
 
-    def __init__(self, args, tap, name, mod, tests, workdir, deadline):
+    def __init__(self, args, tap, name, mod, tests, workdir, deadline,
+                 spare=None):
         self.args, self.tap, self.name, self.mod = args, tap, name, mod
         self.tests, self.workdir = tests, workdir
         self.deadline = deadline          # time.monotonic() of the end
+        # a cluster of this shape the previous suite left (or None); its
+        # VMs are reused for the first cluster of this suite
+        self.spare = spare
         self.nodes = int(getattr(mod, "NODES", 1))
         self.append = getattr(mod, "APPEND", "")
         self.ignore = list(getattr(mod, "IGNORE", ()))
         self.timeout = float(getattr(mod, "TIMEOUT", DEFAULT_TIMEOUT))
         self.cluster = None
         self.instances = 0
+        self.keep = False       # hand the cluster on to the next suite
+
+    def shape(self):
+        return shape_of(self.mod)
 
     def log(self, msg):
         if self.args.verbose:
             self.tap.diag(f"[{time.strftime('%H:%M:%S')}] {msg}")
 
+    def reuse(self, c):
+        """Make the previous suite's VMs look freshly booted; False when
+        that did not work (then they are closed)."""
+        try:
+            if not all(nd.alive for nd in c.nodes):
+                raise vm.VMError("a node is down")
+            for nd in c.nodes:
+                nd.link(True)
+            for nd in c.nodes:
+                r = nd.run(RESET, timeout=120)
+                if "RESET-OK" not in r.out:
+                    raise vm.VMError(f"{nd.name}: reset failed: {r.out}")
+            if c.kernel_log_problems(new_only=True):
+                raise vm.VMError("kernel problems")
+        except (vm.VMError, OSError) as e:
+            self.log(f"cannot reuse the VMs ({e}); booting new ones")
+            c.close()
+            return False
+        return True
+
     def new_cluster(self):
-        """(Re)boot the suite's VMs; runs setup().  Raises on failure."""
+        """(Re)boot the suite's VMs (or take over the previous suite's, of
+        the same shape); runs setup().  Raises on failure."""
         self.close_cluster()
         self.instances += 1
-        wd = os.path.join(self.workdir, self.name if self.instances == 1
-                          else f"{self.name}.{self.instances}")
-        self.log(f"booting {self.nodes} node(s) for {self.name} in {wd}")
+        spare, self.spare = self.spare, None
         t0 = time.monotonic()
-        self.cluster = vm.Cluster(self.nodes, workdir=wd, append=self.append,
-                                  initrd=self.args.initrd, ignore=self.ignore)
-        self.log(f"booted in {time.monotonic() - t0:.1f}s")
+        if spare is not None and self.reuse(spare):
+            self.log(f"{self.name} reuses the VMs in {spare.workdir}")
+            self.cluster = spare
+        else:
+            wd = os.path.join(self.workdir, self.name if self.instances == 1
+                              else f"{self.name}.{self.instances}")
+            self.log(f"booting {self.nodes} node(s) for {self.name} in {wd}")
+            self.cluster = vm.Cluster(self.nodes, workdir=wd,
+                                      append=self.append,
+                                      initrd=self.args.initrd,
+                                      ignore=self.ignore)
+        self.log(f"ready in {time.monotonic() - t0:.1f}s")
         setup = getattr(self.mod, "setup", None)
         if setup:
             limit = min(self.timeout, self.left())
@@ -339,6 +412,7 @@ class SuiteRun:
                 diag = ["(see the first failure of this suite)"]
             self.close_cluster()
             return
+        f0 = self.tap.failed
         try:
             for i, (fn, name) in enumerate(zip(self.tests, full)):
                 if self.past():
@@ -346,8 +420,17 @@ class SuiteRun:
                     break
                 self.run_test(fn, name)
             self.run_teardown()
+            # only VMs of a suite that passed are handed on
+            self.keep = self.tap.failed == f0 and self.cluster is not None \
+                and all(nd.alive for nd in self.cluster.nodes)
         finally:
-            self.close_cluster()
+            if not self.keep:
+                self.close_cluster()
+
+    def handover(self):
+        """The cluster for the next suite of the same shape, or None."""
+        c, self.cluster = (self.cluster, None) if self.keep else (None, None)
+        return c
 
     def run_test(self, fn, name):
         own = fn._rdmalog_test["timeout"] or self.timeout
@@ -460,6 +543,9 @@ def main(argv=None):
                     default=bool(os.environ.get("CI")),
                     help="a skip fails the run unless $RDMALOG_ALLOW_SKIP "
                     "names it (default when $CI is set)")
+    ap.add_argument("--no-reuse", action="store_true",
+                    help="boot new VMs for every suite (by default suites "
+                    "of the same shape share them)")
     ap.add_argument("--list", action="store_true",
                     help="list the selected tests and exit")
     ap.add_argument("--suite-dir", default=SUITES_DIR,
@@ -471,9 +557,7 @@ def main(argv=None):
         format="# %(asctime)s %(name)s: %(message)s", stream=sys.stderr)
 
     plan, broken = [], []
-    paths = sorted(os.listdir(args.suite_dir),
-                   key=lambda p: (p[:-3] not in FIRST_SUITES, p))
-    for path in paths:
+    for path in sorted(os.listdir(args.suite_dir)):
         if not path.endswith(".py") or path.startswith("_"):
             continue
         name = path[:-3]
@@ -490,6 +574,10 @@ def main(argv=None):
                  if selected(f"{name}.{t.__name__}", args.patterns)]
         if tests:
             plan.append((name, mod, tests))
+    # vm_smoke first; then suites of one shape next to each other (they
+    # share their VMs), alphabetically within a shape
+    plan.sort(key=lambda e: (e[0] not in FIRST_SUITES, shape_of(e[1]),
+                             e[0]))
 
     if args.list:
         for name, _mod, tests in plan:
@@ -527,19 +615,33 @@ def main(argv=None):
     interrupted = False
     times = []
     sys.stdout = PrefixWriter(tap.out)
+    spare = None
     try:
-        for name, mod, tests in plan:
+        for i, (name, mod, tests) in enumerate(plan):
             s0, n0, f0 = time.monotonic(), tap.n, tap.failed
+            sr = SuiteRun(args, tap, name, mod, tests, workdir, deadline,
+                          spare)
+            spare = None
             try:
-                SuiteRun(args, tap, name, mod, tests, workdir,
-                         deadline).run()
+                sr.run()
+                nxt = plan[i + 1][1] if i + 1 < len(plan) else None
+                if nxt is not None and shape_of(nxt) == sr.shape() and \
+                        not args.no_reuse:
+                    spare = sr.handover()
+                else:
+                    sr.keep = False
+                    sr.close_cluster()
             finally:
+                if sr.spare is not None:    # not taken (nothing ran)
+                    spare = spare or sr.spare
                 times.append((name, time.monotonic() - s0, tap.n - n0,
                               tap.failed - f0))
     except KeyboardInterrupt:
         interrupted = True
         tap.diag("interrupted")
     finally:
+        if spare is not None:
+            spare.close()
         sys.stdout.flush()
         sys.stdout = tap.out
     tap.diag("suite          time  results  failed")
