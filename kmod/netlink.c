@@ -2,8 +2,8 @@
 /*
  * rdmalog - the "rdmalog" generic netlink family (uapi/rdmalog_genl.h).
  *
- * Every command is validated strictly (resv_start_op lies past the last
- * command): unknown attributes, wrong lengths and out-of-range values are
+ * Every command is validated strictly (resv_start_op = 0: strict for every
+ * command, see rdmalog_genl_family): unknown attributes, wrong lengths and out-of-range values are
  * refused by the policy below before a handler runs, and each handler also
  * refuses attributes its command does not take. Handlers translate
  * attributes into calls to node.c, which validates the combination, applies
