@@ -10,7 +10,7 @@
 #   make soak       the history checker under faults for DURATION (default
 #                   30m; seconds or e.g. 30m, 2h), SEED=N replays a run
 #   make stress     the teardown suite with 20 iterations (ITERS=N)
-#   make lint       checkpatch --strict, sparse (C=1) and a W=1 build
+#   make lint       checkpatch --strict, sparse (C=1), a W=1 build, doccheck
 #   make install    install the module (and rdmalogctl) on this host
 #
 # KVER defaults to the newest kernel with headers (/lib/modules/*/build),
@@ -150,7 +150,12 @@ wbuild:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules 2>&1 | tee $(BUILD)/w1.log
 	@! grep -E "(warning|error):" $(BUILD)/w1.log
 
-lint: checkpatch sparse wbuild
+# The file tables of README.md and design.rst name every kmod/*.c.
+.PHONY: doccheck
+doccheck:
+	@bash scripts/doccheck.sh
+
+lint: doccheck checkpatch sparse wbuild
 	@echo "lint: clean"
 
 -include selftests/vm/Makefile.inc
