@@ -37,13 +37,16 @@ PREFIX ?= /usr/local
 
 CC ?= gcc
 USER_CFLAGS := -O2 -g -Wall -Wextra -Werror=implicit-function-declaration \
-	-D_GNU_SOURCE -I$(CURDIR)/uapi
+	-D_GNU_SOURCE -I$(CURDIR)/uapi -I$(CURDIR)/tools/lib
 NL_CFLAGS := $(shell pkg-config --cflags libnl-genl-3.0 2>/dev/null)
 NL_LIBS := $(shell pkg-config --libs libnl-genl-3.0 2>/dev/null)
 
 KMOD_SRC := $(wildcard kmod/*.c kmod/*.h uapi/*.h) Kbuild
-CTL_SRC := $(wildcard tools/rdmalogctl/*.c)
-CTL_HDR := $(wildcard tools/rdmalogctl/*.h) $(wildcard uapi/*.h)
+# tools/lib: what the tools share (the JSON writer).
+LIB_SRC := $(wildcard tools/lib/*.c)
+LIB_HDR := $(wildcard tools/lib/*.h)
+CTL_SRC := $(wildcard tools/rdmalogctl/*.c) $(LIB_SRC)
+CTL_HDR := $(wildcard tools/rdmalogctl/*.h) $(LIB_HDR) $(wildcard uapi/*.h)
 TEST_SRC := $(wildcard selftests/*.c)
 TEST_HDR := $(wildcard selftests/*.h) $(wildcard uapi/*.h)
 TEST_BIN := $(patsubst selftests/%.c,$(BUILD)/selftests/%,$(TEST_SRC))
@@ -65,13 +68,13 @@ rdmalog.ko: $(KMOD_SRC)
 
 tools: $(BIN)/rdmalogctl $(BIN)/rdmalogcat $(BIN)/rdmalog-bench
 
-$(BIN)/rdmalog-bench: tools/rdmalog-bench.c $(wildcard uapi/*.h)
+$(BIN)/rdmalog-bench: tools/rdmalog-bench.c $(LIB_SRC) $(LIB_HDR) $(wildcard uapi/*.h)
 	@mkdir -p $(BIN)
-	$(CC) $(USER_CFLAGS) -pthread -o $@ $<
+	$(CC) $(USER_CFLAGS) -pthread -o $@ $< $(LIB_SRC)
 
-$(BIN)/rdmalogcat: tools/rdmalogcat.c $(wildcard uapi/*.h)
+$(BIN)/rdmalogcat: tools/rdmalogcat.c $(LIB_SRC) $(LIB_HDR) $(wildcard uapi/*.h)
 	@mkdir -p $(BIN)
-	$(CC) $(USER_CFLAGS) -o $@ $<
+	$(CC) $(USER_CFLAGS) -o $@ $< $(LIB_SRC)
 
 $(BIN)/rdmalogctl: $(CTL_SRC) $(CTL_HDR)
 	@mkdir -p $(BIN)
