@@ -34,19 +34,25 @@ KSFT := $(BUILD)/ksft
 KSRC := $(BUILD)/ksrc
 LINUX_SOURCE ?= $(firstword $(wildcard /usr/src/linux-source-6.1.tar.xz))
 PREFIX ?= /usr/local
+# The version, written once: dkms.conf's PACKAGE_VERSION (Kbuild reads it
+# there too).
+VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' $(CURDIR)/dkms.conf)
 
 CC ?= gcc
 USER_CFLAGS := -O2 -g -Wall -Wextra -Werror=implicit-function-declaration \
-	-D_GNU_SOURCE -I$(CURDIR)/uapi -I$(CURDIR)/tools/lib
+	-D_GNU_SOURCE -I$(CURDIR)/uapi -I$(CURDIR)/tools/lib \
+	-DRDMALOG_VERSION='"$(VERSION)"'
 NL_CFLAGS := $(shell pkg-config --cflags libnl-genl-3.0 2>/dev/null)
 NL_LIBS := $(shell pkg-config --libs libnl-genl-3.0 2>/dev/null)
 
-KMOD_SRC := $(wildcard kmod/*.c kmod/*.h uapi/*.h) Kbuild
+KMOD_SRC := $(wildcard kmod/*.c kmod/*.h uapi/*.h) Kbuild dkms.conf
 # tools/lib: what the tools share (the JSON writer).
 LIB_SRC := $(wildcard tools/lib/*.c)
 LIB_HDR := $(wildcard tools/lib/*.h)
+# What every tool is rebuilt for: the library, the ABI and the version.
+TOOL_DEP := $(LIB_SRC) $(LIB_HDR) $(wildcard uapi/*.h) dkms.conf
 CTL_SRC := $(wildcard tools/rdmalogctl/*.c) $(LIB_SRC)
-CTL_HDR := $(wildcard tools/rdmalogctl/*.h) $(LIB_HDR) $(wildcard uapi/*.h)
+CTL_HDR := $(wildcard tools/rdmalogctl/*.h) $(TOOL_DEP)
 TEST_SRC := $(wildcard selftests/*.c)
 TEST_HDR := $(wildcard selftests/*.h) $(wildcard uapi/*.h)
 TEST_BIN := $(patsubst selftests/%.c,$(BUILD)/selftests/%,$(TEST_SRC))
@@ -68,11 +74,11 @@ rdmalog.ko: $(KMOD_SRC)
 
 tools: $(BIN)/rdmalogctl $(BIN)/rdmalogcat $(BIN)/rdmalog-bench
 
-$(BIN)/rdmalog-bench: tools/rdmalog-bench.c $(LIB_SRC) $(LIB_HDR) $(wildcard uapi/*.h)
+$(BIN)/rdmalog-bench: tools/rdmalog-bench.c $(TOOL_DEP)
 	@mkdir -p $(BIN)
 	$(CC) $(USER_CFLAGS) -pthread -o $@ $< $(LIB_SRC)
 
-$(BIN)/rdmalogcat: tools/rdmalogcat.c $(LIB_SRC) $(LIB_HDR) $(wildcard uapi/*.h)
+$(BIN)/rdmalogcat: tools/rdmalogcat.c $(TOOL_DEP)
 	@mkdir -p $(BIN)
 	$(CC) $(USER_CFLAGS) -o $@ $< $(LIB_SRC)
 

@@ -24,7 +24,11 @@
 #include "rdmalog.h"
 #include "rdmalog_genl.h"
 
-#define RDMALOGCTL_VERSION	"0.1.0"
+/* -DRDMALOG_VERSION: dkms.conf's PACKAGE_VERSION, passed by the Makefile. */
+#ifndef RDMALOG_VERSION
+#error "RDMALOG_VERSION is not defined: build with the top-level Makefile"
+#endif
+#define RDMALOGCTL_VERSION	RDMALOG_VERSION
 #define PROG			"rdmalogctl"
 
 #ifndef ARRAY_SIZE
