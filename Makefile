@@ -254,7 +254,8 @@ $(BUILD)/man/%: Documentation/% dkms.conf
 
 man: $(MAN_OUT)
 
-.PHONY: man dkms-export dkms-install dkms-uninstall udevcheck
+.PHONY: man install-module install-tools dkms-export dkms-install \
+	dkms-uninstall udevcheck
 
 # SOURCE:DESTINATION:MODE, DESTINATION under $(DESTDIR).
 INSTALL_LIST = \
@@ -270,7 +271,15 @@ INSTALL_LIST = \
 	udev/rdmalog.sysusers:$(SYSUSERSDIR)/rdmalog.conf:0644 \
 	tools/examples/cluster.conf:$(DOCDIR)/cluster.conf.example:0644
 
-install: tools man
+install: install-module install-tools
+	@echo "installed$(if $(DESTDIR), under $(DESTDIR)):"
+	@find $(IMODDIR)/extra -name 'rdmalog.ko*' | sed 's/^/  /'
+	@for e in $(INSTALL_LIST); do \
+		src=$${e%%:*}; dst=$${e#*:}; mode=$${dst#*:}; dst=$${dst%:*}; echo "  $(DESTDIR)$$dst"; \
+	done
+	@$(if $(DESTDIR),,echo "  the group rdmalog")
+
+install-module:
 	@test -d "$(IKDIR)" || { echo "install: no kernel headers for $(IKVER): install them or set KVER" >&2; exit 1; }
 	@if [ "$(IKVER)" != "$(RUNNING_KVER)" ]; then \
 		echo "install: for kernel $(IKVER), not the running $(RUNNING_KVER)$(if $(filter command line environment,$(origin KVER) $(origin KDIR)),, (it has no headers in /lib/modules/$(RUNNING_KVER)/build); set KVER= to choose)" >&2; \
@@ -278,6 +287,9 @@ install: tools man
 	$(MAKE) -C $(IKDIR) M=$(CURDIR) modules
 	$(MAKE) -C $(IKDIR) M=$(CURDIR) $(if $(DESTDIR),INSTALL_MOD_PATH=$(DESTDIR)) modules_install
 	@$(DEPMOD)
+
+# Everything but the module (with dkms-install, which installs that).
+install-tools: tools man
 	@for e in $(INSTALL_LIST); do \
 		src=$${e%%:*}; dst=$${e#*:}; mode=$${dst#*:}; dst=$${dst%:*}; \
 		echo "install -D -m $$mode $$src $(DESTDIR)$$dst"; \
@@ -298,11 +310,6 @@ ifeq ($(DESTDIR),)
 		udevadm trigger --action=change --subsystem-match=misc --sysname-match=rdmalog; \
 	fi
 endif
-	@echo "installed (kernel $(IKVER)$(if $(DESTDIR),, and the group rdmalog)):"
-	@find $(IMODDIR)/extra -name 'rdmalog.ko*' | sed 's/^/  /'
-	@for e in $(INSTALL_LIST); do \
-		src=$${e%%:*}; dst=$${e#*:}; mode=$${dst#*:}; dst=$${dst%:*}; echo "  $(DESTDIR)$$dst"; \
-	done
 
 # The udev rule parses and sets group and mode, the sysusers.d file makes
 # the group: in scratch copies, nothing on this host changes (needs root;
@@ -333,7 +340,7 @@ dkms-export:
 	rm -rf $(DKMS_SRC)
 	mkdir -p $(DKMS_SRC)
 	tar -cf - $(DKMS_FILES) | tar -xf - -C $(DKMS_SRC)
-	-dkms remove rdmalog/$(VERSION) --all >/dev/null 2>&1
+	@dkms remove rdmalog/$(VERSION) --all >/dev/null 2>&1 || true
 	dkms add rdmalog/$(VERSION)
 
 # Build the module through DKMS exactly as a user would, against KVER's
