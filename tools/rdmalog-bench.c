@@ -561,6 +561,7 @@ static void usage(FILE *f)
 		"      --trim         trim the log behind the writers when the ring is\n"
 		"                     half full (needs CAP_NET_ADMIN; not with --verify)\n"
 		"  -h, --help         this help\n"
+		"      --version      print the version\n"
 		"Latency is per append in microseconds (exact percentiles over every\n"
 		"measured append); MiB/s counts payload bytes (2^20 bytes, as perftest).\n"
 		"Exit status: 0 all appends succeeded (and verified), 1 otherwise,\n"
@@ -587,6 +588,7 @@ int main(int argc, char **argv)
 		{ "verify", no_argument, NULL, 'V' },
 		{ "trim", no_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rdmalog_state st, st_end;
@@ -645,6 +647,9 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
+			return 0;
+		case 'v':
+			printf(PROG " " RDMALOG_VERSION "\n");
 			return 0;
 		default:
 			fprintf(stderr, "see " PROG " --help\n");
