@@ -70,9 +70,8 @@ static void report(const char *what, int err)
 		break;
 	case EACCES:
 	case EPERM:
-		fprintf(stderr, PROG ": the device is for root and the group "
-			"'rdmalog' (udev rule 60-rdmalog.rules); trimming needs "
-			"CAP_NET_ADMIN\n");
+		fputs(PROG ": root and the group 'rdmalog' may open it (60-rdmalog.rules)\n",
+		      stderr);
 		break;
 	case ENETDOWN:
 		fprintf(stderr, PROG ": the log is down (rdmalogctl node up)\n");
@@ -221,8 +220,7 @@ static int do_read(__u64 start, int have_start, long count, int follow,
 			if (err == ERANGE && get_state(fd, &st) == 0 &&
 			    st.first_lsn > (__u64)cur &&
 			    lseek(fd, (off_t)st.first_lsn, SEEK_SET) >= 0) {
-				fprintf(stderr, PROG ": LSN %lld..%llu trimmed "
-					"before it was read, going on at %llu\n",
+				fprintf(stderr, PROG ": LSN %lld..%llu trimmed unread, going on at %llu\n",
 					(long long)cur,
 					(unsigned long long)st.first_lsn - 1,
 					(unsigned long long)st.first_lsn);
