@@ -50,7 +50,7 @@ NL_LIBS := $(shell pkg-config --libs libnl-genl-3.0 2>/dev/null)
 
 KMOD_SRC := $(wildcard kmod/*.c kmod/*.h uapi/*.h) Kbuild dkms.conf
 # tools/lib: what the tools share (the JSON writer).
-LIB_SRC := $(wildcard tools/lib/*.c)
+LIB_SRC := $(filter-out %_test.c,$(wildcard tools/lib/*.c))
 LIB_HDR := $(wildcard tools/lib/*.h)
 # What every tool is rebuilt for: the library, the ABI and the version.
 TOOL_DEP := $(LIB_SRC) $(LIB_HDR) $(wildcard uapi/*.h) dkms.conf
@@ -91,6 +91,15 @@ $(BIN)/rdmalogcat: tools/rdmalogcat.c $(TOOL_DEP)
 $(BIN)/rdmalogctl: $(CTL_SRC) $(CTL_HDR)
 	@mkdir -p $(BIN)
 	$(CC) $(USER_CFLAGS) $(NL_CFLAGS) -o $@ $(CTL_SRC) $(NL_LIBS)
+
+# The JSON writer's strings, checked on this host (no module needed).
+.PHONY: toolcheck
+toolcheck: $(BUILD)/json_test
+	$(BUILD)/json_test
+
+$(BUILD)/json_test: tools/lib/json_test.c $(LIB_SRC) $(LIB_HDR)
+	@mkdir -p $(BUILD)
+	$(CC) $(USER_CFLAGS) -o $@ $< $(LIB_SRC)
 
 # kselftest_harness.h and kselftest.h come from Debian's linux-source-6.1,
 # extracted at build time; they are never copied into the repository.
