@@ -245,6 +245,9 @@ RUNNING_KVER = $(shell uname -r)
 IKVER = $(if $(filter command line environment,$(origin KVER) $(origin KDIR)),$(KVER),$(if $(wildcard /lib/modules/$(RUNNING_KVER)/build/Makefile),$(RUNNING_KVER),$(KVER)))
 IKDIR = $(if $(filter command line environment,$(origin KDIR)),$(KDIR),/lib/modules/$(IKVER)/build)
 IMODDIR = $(DESTDIR)/lib/modules/$(IKVER)
+IKVER_NOTE = if [ "$(IKVER)" != "$(RUNNING_KVER)" ]; then \
+	echo "$@: for kernel $(IKVER), not the running $(RUNNING_KVER)$(if $(filter command line environment,$(origin KVER) $(origin KDIR)),, (it has no headers in /lib/modules/$(RUNNING_KVER)/build); set KVER= to choose)" >&2; \
+	fi
 # depmod; under DESTDIR "depmod -b" where DESTDIR holds that kernel's
 # modules (an image's root), else nothing to index: the host's depmod
 # runs when the files reach it.
@@ -290,9 +293,7 @@ install: install-module install-tools
 
 install-module:
 	@test -d "$(IKDIR)" || { echo "install: no kernel headers for $(IKVER): install them or set KVER" >&2; exit 1; }
-	@if [ "$(IKVER)" != "$(RUNNING_KVER)" ]; then \
-		echo "install: for kernel $(IKVER), not the running $(RUNNING_KVER)$(if $(filter command line environment,$(origin KVER) $(origin KDIR)),, (it has no headers in /lib/modules/$(RUNNING_KVER)/build); set KVER= to choose)" >&2; \
-	fi
+	@$(IKVER_NOTE)
 	$(MAKE) -C $(IKDIR) M=$(CURDIR) modules
 	$(MAKE) -C $(IKDIR) M=$(CURDIR) $(if $(DESTDIR),INSTALL_MOD_PATH=$(DESTDIR)) modules_install
 	@$(DEPMOD)
@@ -365,6 +366,7 @@ dkms-build: dkms-export
 # for every kernel installed later (AUTOINSTALL) and signs it with its
 # MOK key where Secure Boot wants it (README).
 dkms-install: dkms-export
+	@$(IKVER_NOTE)
 	dkms build rdmalog/$(VERSION) -k $(IKVER) || \
 		{ cat /var/lib/dkms/rdmalog/$(VERSION)/build/make.log; exit 1; }
 	dkms install rdmalog/$(VERSION) -k $(IKVER)
