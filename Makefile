@@ -225,7 +225,9 @@ check-run:
 # headers, said so; KVER= or KDIR= on the command line choose), runs
 # depmod, and installs everything in INSTALL_LIST. DESTDIR=DIR installs
 # under DIR instead and touches nothing else: INSTALL_MOD_PATH for
-# modules_install, "depmod -b", no group, no udev reload. Without
+# modules_install, "depmod -b" when DIR holds the kernel's modules (an
+# image's root; else depmod is left to the host), no group, no udev
+# reload. Without
 # DESTDIR it also creates the system group rdmalog (sysusers.d, else
 # groupadd -r) and reloads udev when it runs. uninstall removes the same
 # files (the group stays: "groupdel rdmalog").
