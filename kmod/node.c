@@ -293,10 +293,14 @@ static int rdmalog_node_check_values(const struct rdmalog_node_config *cfg,
 		NL_SET_ERR_MSG(extack, "capacity must be 64 KiB .. 16 GiB");
 		return -EINVAL;
 	}
-	if (!IS_ALIGNED(cfg->capacity, RDMALOG_CAPACITY_ALIGN) ||
-	    !IS_ALIGNED(cfg->capacity, PAGE_SIZE)) {
+	if (!IS_ALIGNED(cfg->capacity, RDMALOG_CAPACITY_ALIGN)) {
 		NL_SET_ERR_MSG(extack,
 			       "capacity must be a multiple of 4096 bytes");
+		return -EINVAL;
+	}
+	if (!IS_ALIGNED(cfg->capacity, PAGE_SIZE)) {
+		NL_SET_ERR_MSG(extack,
+			       "capacity must be a multiple of the kernel's page size");
 		return -EINVAL;
 	}
 	if (!cfg->max_record) {

@@ -31,7 +31,7 @@ phase() {
 summary=$(mktemp)
 trap 'rm -f "$summary"' EXIT
 
-if phase build $MAKE --no-print-directory all vm &&
+if phase build $MAKE --no-print-directory all selftests vm &&
    phase lint $MAKE --no-print-directory lint &&
    phase dkms $MAKE --no-print-directory dkms-build; then
 	# shellcheck disable=SC2086 # RDMALOG_CHECK_ARGS is a list

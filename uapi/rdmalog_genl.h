@@ -124,7 +124,8 @@ enum rdmalog_cmd {
  * @RDMALOG_A_PORT: u16, 1 .. 65535, host order
  * @RDMALOG_A_ROLE: u32, &enum rdmalog_role (PRIMARY or BACKUP when set)
  * @RDMALOG_A_EPOCH: u64
- * @RDMALOG_A_CAPACITY: u64, bytes, multiple of 4096, within
+ * @RDMALOG_A_CAPACITY: u64, bytes, multiple of 4096 and of the kernel's
+ *	PAGE_SIZE (65536 on 64 KiB-page kernels), within
  *	%RDMALOG_MIN_CAPACITY .. %RDMALOG_MAX_CAPACITY
  * @RDMALOG_A_MAX_RECORD: u32, bytes, 1 .. min(CAPACITY / 4, 0x7ffff000):
  *	one read(2)/write(2) moves at most MAX_RW_COUNT bytes
