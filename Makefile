@@ -2,15 +2,19 @@
 #
 # rdmalog - top-level Makefile.
 #
-#   make            module (rdmalog.ko), tools (build/bin), test programs
+#   make            module (rdmalog.ko) and tools (build/bin)
+#   make selftests  the test programs and siw (needs the test packages)
 #   make demo       install what is missing, build, boot a soft-RoCE cluster
 #                   in QEMU and show the log working
 #   make check      the same set-up, then lint and the whole test suite
 #   make bench      rdmalog-bench beside perftest, in the same VMs and run
 #   make soak       the history checker under faults for DURATION (default
 #                   30m; seconds or e.g. 30m, 2h), SEED=N replays a run
-#   make lint       checkpatch --strict, sparse (C=1) and a W=1 build
-#   make install    install the module (and rdmalogctl) on this host
+#   make stress     the teardown suite with 20 iterations (ITERS=N)
+#   make lint       checkpatch --strict, sparse (C=1), a W=1 build, doccheck
+#   make install    install the module, tools, headers, man pages, the udev
+#                   rule and the group on this host (DESTDIR= honoured)
+#   make dkms-install, dkms-uninstall   the same module through DKMS
 #
 # KVER defaults to the release's default kernel (the one Debian's
 # linux-image-amd64 depends on: 6.1 on Debian 12, 6.12 on Debian 13) when
@@ -58,25 +62,37 @@ SIW_DIR := $(MOD_DIR)/siw
 endif
 MOD_KO := $(MOD_DIR)/rdmalog.ko
 PREFIX ?= /usr/local
+# The version, written once: dkms.conf's PACKAGE_VERSION (Kbuild reads it
+# there too).
+VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' $(CURDIR)/dkms.conf)
 
 CC ?= gcc
 USER_CFLAGS := -O2 -g -Wall -Wextra -Werror=implicit-function-declaration \
-	-D_GNU_SOURCE -I$(CURDIR)/uapi
+	-D_GNU_SOURCE -I$(CURDIR)/uapi -I$(CURDIR)/tools/lib \
+	-DRDMALOG_VERSION='"$(VERSION)"'
 NL_CFLAGS := $(shell pkg-config --cflags libnl-genl-3.0 2>/dev/null)
 NL_LIBS := $(shell pkg-config --libs libnl-genl-3.0 2>/dev/null)
 
-KMOD_SRC := $(wildcard kmod/*.c kmod/*.h uapi/*.h) Kbuild
-CTL_SRC := $(wildcard tools/rdmalogctl/*.c)
-CTL_HDR := $(wildcard tools/rdmalogctl/*.h) $(wildcard uapi/*.h)
+KMOD_SRC := $(wildcard kmod/*.c kmod/*.h uapi/*.h) Kbuild dkms.conf
+# tools/lib: what the tools share (the JSON writer).
+LIB_SRC := $(filter-out %_test.c,$(wildcard tools/lib/*.c))
+LIB_HDR := $(wildcard tools/lib/*.h)
+# What every tool is rebuilt for: the library, the ABI and the version.
+TOOL_DEP := $(LIB_SRC) $(LIB_HDR) $(wildcard uapi/*.h) dkms.conf
+CTL_SRC := $(wildcard tools/rdmalogctl/*.c) $(LIB_SRC)
+CTL_HDR := $(wildcard tools/rdmalogctl/*.h) $(TOOL_DEP)
 TEST_SRC := $(wildcard selftests/*.c)
 TEST_HDR := $(wildcard selftests/*.h) $(wildcard uapi/*.h)
 TEST_BIN := $(patsubst selftests/%.c,$(BUILD)/selftests/%,$(TEST_SRC))
 
 .PHONY: all module tools selftests siw deps lint checkpatch sparse wbuild \
 	check demo install uninstall clean ksft dkms-build bench soak \
-	check-run demo-run bench-run soak-run
+	check-run demo-run bench-run soak-run stress stress-run
 
-all: module tools selftests
+# The module and the tools only: what a real host needs. The test
+# programs and siw need the test packages (make deps): make selftests;
+# check, demo, bench, soak and stress build them.
+all: module tools
 
 deps:
 	@bash tools/install-deps.sh
@@ -95,17 +111,26 @@ $(MOD_KO): $(KMOD_SRC)
 
 tools: $(BIN)/rdmalogctl $(BIN)/rdmalogcat $(BIN)/rdmalog-bench
 
-$(BIN)/rdmalog-bench: tools/rdmalog-bench.c $(wildcard uapi/*.h)
+$(BIN)/rdmalog-bench: tools/rdmalog-bench.c $(TOOL_DEP)
 	@mkdir -p $(BIN)
-	$(CC) $(USER_CFLAGS) -pthread -o $@ $<
+	$(CC) $(USER_CFLAGS) -pthread -o $@ $< $(LIB_SRC)
 
-$(BIN)/rdmalogcat: tools/rdmalogcat.c $(wildcard uapi/*.h)
+$(BIN)/rdmalogcat: tools/rdmalogcat.c $(TOOL_DEP)
 	@mkdir -p $(BIN)
-	$(CC) $(USER_CFLAGS) -o $@ $<
+	$(CC) $(USER_CFLAGS) -o $@ $< $(LIB_SRC)
 
 $(BIN)/rdmalogctl: $(CTL_SRC) $(CTL_HDR)
 	@mkdir -p $(BIN)
 	$(CC) $(USER_CFLAGS) $(NL_CFLAGS) -o $@ $(CTL_SRC) $(NL_LIBS)
+
+# The JSON writer's strings, checked on this host (no module needed).
+.PHONY: toolcheck
+toolcheck: $(BUILD)/json_test
+	$(BUILD)/json_test
+
+$(BUILD)/json_test: tools/lib/json_test.c $(LIB_SRC) $(LIB_HDR)
+	@mkdir -p $(BUILD)
+	$(CC) $(USER_CFLAGS) -o $@ $< $(LIB_SRC)
 
 # kselftest_harness.h and kselftest.h come from Debian's linux-source of
 # KVER's series, extracted at build time; they are never copied into the
@@ -192,21 +217,26 @@ wbuild:
 	$(MAKE) -C $(KDIR) M=$(MOD_DIR) W=1 modules 2>&1 | tee $(BUILD)/w1-$(KVER).log
 	@! grep -E "(warning|error):" $(BUILD)/w1-$(KVER).log
 
-lint: checkpatch sparse wbuild
+# The file tables of README.md and design.rst name every kmod/*.c.
+.PHONY: doccheck
+doccheck:
+	@bash scripts/doccheck.sh
+
+lint: doccheck checkpatch sparse wbuild
 	@echo "lint: clean for $(KVER)"
 
 -include selftests/vm/Makefile.inc
 
 # The entry points: deps in this make, the rest in a fresh one (above).
-demo bench soak check: deps
+demo bench soak stress check: deps
 	@$(MAKE) --no-print-directory $@-run
 
-demo-run: all vm
+demo-run: all selftests vm
 	RDMALOG_KVER=$(VM_KVER) python3 selftests/demo.py
 
 # Benchmark: rdmalog-bench against perftest over the same link, in the
 # same VMs and the same run. make bench BENCH_ARGS=--quick for a smoke run.
-bench-run: all vm
+bench-run: all selftests vm
 	RDMALOG_KVER=$(VM_KVER) python3 selftests/bench.py $(BENCH_ARGS)
 
 # Soak: the history checker (selftests/history.py) for DURATION, on three
@@ -215,10 +245,16 @@ bench-run: all vm
 # backups from ever rejoining behind the primary's trims (by default they
 # do, and must catch up).
 DURATION ?= 30m
-soak-run: all vm
+soak-run: all selftests vm
 	RDMALOG_KVER=$(VM_KVER) python3 selftests/history.py \
 		--duration $(DURATION) $(if $(SEED),--seed $(SEED)) \
 		$(if $(filter 0,$(CATCHUP)),--no-catchup)
+
+# Stress: the teardown suite with 20 iterations of every operation (make
+# check runs 5), STRESS_ARGS for more run.py arguments.
+stress-run: all selftests vm
+	RDMALOG_TD_ITERS=$(or $(ITERS),20) RDMALOG_KVER=$(VM_KVER) \
+		python3 selftests/run.py --strict-skips teardown $(STRESS_ARGS)
 
 # check: build, lint, dkms and the test suite, each phase timed, then the
 # same build and lint and a smoke subset of the suite for every kernel in
@@ -228,35 +264,165 @@ check-run:
 	@MAKE="$(MAKE)" RDMALOG_KVER=$(VM_KVER) \
 		RDMALOG_EXTRA_KVERS="$(EXTRA_KVERS)" bash selftests/check.sh
 
-install: $(MOD_KO) tools
-	$(MAKE) -C $(KDIR) M=$(MOD_DIR) modules_install
-	depmod -a $(KVER)
-	install -D -m 0755 $(BIN)/rdmalogctl $(DESTDIR)$(PREFIX)/sbin/rdmalogctl
-	install -D -m 0755 $(BIN)/rdmalogcat $(DESTDIR)$(PREFIX)/bin/rdmalogcat
-	install -D -m 0644 tools/examples/cluster.conf \
-		$(DESTDIR)$(PREFIX)/share/doc/rdmalog/cluster.conf.example
-	install -D -m 0644 Documentation/rdmalogctl.8 \
-		$(DESTDIR)$(PREFIX)/share/man/man8/rdmalogctl.8
+# --- Installing on a real host -------------------------------------------
+#
+# install puts the module into /lib/modules/IKVER/extra (IKVER: the running
+# kernel when its headers are installed, else KVER, the newest with
+# headers, said so; KVER= or KDIR= on the command line choose), runs
+# depmod, and installs everything in INSTALL_LIST. DESTDIR=DIR installs
+# under DIR instead and touches nothing else: INSTALL_MOD_PATH for
+# modules_install, "depmod -b" when DIR holds the kernel's modules (an
+# image's root; else depmod is left to the host), no group, no udev
+# reload. Without
+# DESTDIR it also creates the system group rdmalog (sysusers.d, else
+# groupadd -r) and reloads udev when it runs. uninstall removes the same
+# files (the group stays: "groupdel rdmalog").
+#
+# udev and sysusers.d read only their own directories (/usr/lib, /etc,
+# /run), not PREFIX's, so UDEVRULESDIR and SYSUSERSDIR do not follow
+# PREFIX.
+BINDIR ?= $(PREFIX)/bin
+SBINDIR ?= $(PREFIX)/sbin
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
+DOCDIR ?= $(PREFIX)/share/doc/rdmalog
+UDEVRULESDIR ?= /usr/lib/udev/rules.d
+SYSUSERSDIR ?= /usr/lib/sysusers.d
+
+RUNNING_KVER = $(shell uname -r)
+IKVER = $(if $(filter command line environment,$(origin KVER) $(origin KDIR)),$(KVER),$(if $(wildcard /lib/modules/$(RUNNING_KVER)/build/Makefile),$(RUNNING_KVER),$(KVER)))
+IKDIR = $(if $(filter command line environment,$(origin KDIR)),$(KDIR),/lib/modules/$(IKVER)/build)
+IMODDIR = $(DESTDIR)/lib/modules/$(IKVER)
+IKVER_NOTE = if [ "$(IKVER)" != "$(RUNNING_KVER)" ]; then \
+	echo "$@: for kernel $(IKVER), not the running $(RUNNING_KVER)$(if $(filter command line environment,$(origin KVER) $(origin KDIR)),, (it has no headers in /lib/modules/$(RUNNING_KVER)/build); set KVER= to choose)" >&2; \
+	fi
+# depmod; under DESTDIR "depmod -b" where DESTDIR holds that kernel's
+# modules (an image's root), else nothing to index: the host's depmod
+# runs when the files reach it.
+DEPMOD = if [ -z "$(DESTDIR)" ]; then echo "depmod -a $(IKVER)"; depmod -a $(IKVER); \
+	elif [ -e $(IMODDIR)/modules.order ]; then echo "depmod -b $(DESTDIR) -a $(IKVER)"; \
+		depmod -b $(DESTDIR) -a $(IKVER); \
+	else echo "depmod: skipped, $(IMODDIR) holds no modules.order"; fi
+
+# The man pages with the version in their .TH line.
+MAN_SRC := $(wildcard Documentation/*.[148])
+MAN_OUT := $(patsubst Documentation/%,$(BUILD)/man/%,$(MAN_SRC))
+
+$(BUILD)/man/%: Documentation/% dkms.conf
+	@mkdir -p $(@D)
+	sed '/^\.TH /s/ "rdmalog" / "rdmalog $(VERSION)" /' $< > $@
+
+man: $(MAN_OUT)
+
+.PHONY: man install-module install-tools dkms-export dkms-install \
+	dkms-uninstall udevcheck
+
+# SOURCE:DESTINATION:MODE, DESTINATION under $(DESTDIR).
+INSTALL_LIST = \
+	$(BIN)/rdmalogctl:$(SBINDIR)/rdmalogctl:0755 \
+	$(BIN)/rdmalogcat:$(BINDIR)/rdmalogcat:0755 \
+	$(BIN)/rdmalog-bench:$(BINDIR)/rdmalog-bench:0755 \
+	uapi/rdmalog.h:$(INCLUDEDIR)/rdmalog/rdmalog.h:0644 \
+	uapi/rdmalog_genl.h:$(INCLUDEDIR)/rdmalog/rdmalog_genl.h:0644 \
+	$(BUILD)/man/rdmalogctl.8:$(MANDIR)/man8/rdmalogctl.8:0644 \
+	$(BUILD)/man/rdmalogcat.1:$(MANDIR)/man1/rdmalogcat.1:0644 \
+	$(BUILD)/man/rdmalog.4:$(MANDIR)/man4/rdmalog.4:0644 \
+	udev/60-rdmalog.rules:$(UDEVRULESDIR)/60-rdmalog.rules:0644 \
+	udev/rdmalog.sysusers:$(SYSUSERSDIR)/rdmalog.conf:0644 \
+	tools/examples/cluster.conf:$(DOCDIR)/cluster.conf.example:0644
+
+install: install-module install-tools
+	@echo "installed$(if $(DESTDIR), under $(DESTDIR)):"
+	@find $(IMODDIR)/extra -name 'rdmalog.ko*' | sed 's/^/  /'
+	@for e in $(INSTALL_LIST); do \
+		src=$${e%%:*}; dst=$${e#*:}; mode=$${dst#*:}; dst=$${dst%:*}; echo "  $(DESTDIR)$$dst"; \
+	done
+	@$(if $(DESTDIR),,echo "  the group rdmalog")
+
+install-module:
+	@test -d "$(IKDIR)" || { echo "install: no kernel headers for $(IKVER): install them or set KVER" >&2; exit 1; }
+	@$(IKVER_NOTE)
+	$(MAKE) -C $(IKDIR) M=$(CURDIR) modules
+	$(MAKE) -C $(IKDIR) M=$(CURDIR) $(if $(DESTDIR),INSTALL_MOD_PATH=$(DESTDIR)) modules_install
+	@$(DEPMOD)
+
+# Everything but the module (with dkms-install, which installs that).
+install-tools: tools man
+	@for e in $(INSTALL_LIST); do \
+		src=$${e%%:*}; dst=$${e#*:}; mode=$${dst#*:}; dst=$${dst%:*}; \
+		echo "install -D -m $$mode $$src $(DESTDIR)$$dst"; \
+		install -D -m "$$mode" "$$src" "$(DESTDIR)$$dst" || exit 1; \
+	done
+ifeq ($(DESTDIR),)
+	@if ! getent group rdmalog >/dev/null; then \
+		if command -v systemd-sysusers >/dev/null; then \
+			echo "systemd-sysusers $(SYSUSERSDIR)/rdmalog.conf"; \
+			systemd-sysusers $(SYSUSERSDIR)/rdmalog.conf; \
+		else \
+			echo "groupadd -r rdmalog"; groupadd -r rdmalog; \
+		fi; \
+	fi
+	@if [ -d /run/udev ] && command -v udevadm >/dev/null; then \
+		echo "udevadm control --reload-rules"; \
+		udevadm control --reload-rules && \
+		udevadm trigger --action=change --subsystem-match=misc --sysname-match=rdmalog; \
+	fi
+endif
+
+# The udev rule parses and sets group and mode, the sysusers.d file makes
+# the group: in scratch copies, nothing on this host changes (needs root;
+# skipped otherwise).
+udevcheck:
+	@bash scripts/udevcheck.sh
+
+uninstall:
+	rm -f $(IMODDIR)/extra/rdmalog.ko* $(IMODDIR)/updates/rdmalog.ko*
+	@rmdir $(IMODDIR)/extra $(IMODDIR)/updates 2>/dev/null || true
+	@test ! -d $(IMODDIR) || $(DEPMOD)
+	@for e in $(INSTALL_LIST); do \
+		src=$${e%%:*}; dst=$${e#*:}; mode=$${dst#*:}; dst=$${dst%:*}; \
+		echo "rm -f $(DESTDIR)$$dst"; rm -f "$(DESTDIR)$$dst"; \
+	done
+	@rmdir $(DESTDIR)$(INCLUDEDIR)/rdmalog $(DESTDIR)$(DOCDIR) 2>/dev/null || true
+	@getent group rdmalog >/dev/null && [ -z "$(DESTDIR)" ] && \
+		echo "uninstall: the group rdmalog stays (groupdel rdmalog removes it)" || true
+
+# --- DKMS ----------------------------------------------------------------
+#
+# The DKMS source is an export of exactly what the module build needs,
+# never a copy of the work tree (build/, .git, the selftests).
+DKMS_SRC := /usr/src/rdmalog-$(VERSION)
+DKMS_FILES = Kbuild dkms.conf $(sort $(wildcard kmod/*.c kmod/*.h uapi/*.h))
+
+dkms-export:
+	rm -rf $(DKMS_SRC)
+	mkdir -p $(DKMS_SRC)
+	tar -cf - $(DKMS_FILES) | tar -xf - -C $(DKMS_SRC)
+	@dkms remove rdmalog/$(VERSION) --all >/dev/null 2>&1 || true
+	dkms add rdmalog/$(VERSION)
 
 # Build the module through DKMS exactly as a user would, against KVER's
 # headers, then remove it again: proves dkms.conf works.
-DKMS_VER := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
-dkms-build:
-	rm -rf /usr/src/rdmalog-$(DKMS_VER)
-	mkdir -p /usr/src/rdmalog-$(DKMS_VER)
-	cp -r Kbuild Makefile dkms.conf kmod uapi /usr/src/rdmalog-$(DKMS_VER)/
-	-dkms remove rdmalog/$(DKMS_VER) --all >/dev/null 2>&1
-	dkms add rdmalog/$(DKMS_VER)
-	dkms build rdmalog/$(DKMS_VER) -k $(KVER) || \
-		{ cat /var/lib/dkms/rdmalog/$(DKMS_VER)/build/make.log; exit 1; }
-	dkms remove rdmalog/$(DKMS_VER) --all
-	rm -rf /usr/src/rdmalog-$(DKMS_VER)
-	@echo "dkms: rdmalog/$(DKMS_VER) builds for $(KVER)"
+dkms-build: dkms-export
+	dkms build rdmalog/$(VERSION) -k $(KVER) || \
+		{ cat /var/lib/dkms/rdmalog/$(VERSION)/build/make.log; exit 1; }
+	dkms remove rdmalog/$(VERSION) --all
+	rm -rf $(DKMS_SRC)
+	@echo "dkms: rdmalog/$(VERSION) builds for $(KVER)"
 
-uninstall:
-	rm -f /lib/modules/$(KVER)/updates/rdmalog.ko /lib/modules/$(KVER)/extra/rdmalog.ko
-	depmod -a $(KVER)
-	rm -f $(DESTDIR)$(PREFIX)/sbin/rdmalogctl $(DESTDIR)$(PREFIX)/share/man/man8/rdmalogctl.8
+# Install through DKMS for IKVER (as install); DKMS rebuilds the module
+# for every kernel installed later (AUTOINSTALL) and signs it with its
+# MOK key where Secure Boot wants it (README).
+dkms-install: dkms-export
+	@$(IKVER_NOTE)
+	dkms build rdmalog/$(VERSION) -k $(IKVER) || \
+		{ cat /var/lib/dkms/rdmalog/$(VERSION)/build/make.log; exit 1; }
+	dkms install rdmalog/$(VERSION) -k $(IKVER)
+	@dkms status rdmalog/$(VERSION)
+
+dkms-uninstall:
+	-dkms remove rdmalog/$(VERSION) --all
+	rm -rf $(DKMS_SRC)
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean

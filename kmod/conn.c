@@ -378,6 +378,7 @@ static void rdmalog_conn_release(struct kref *ref)
 
 	mutex_destroy(&conn->lock);
 	kfree(conn);
+	rdmalog_live_add(RDMALOG_STAT_LIVE_CONNS, -1);
 }
 
 /**
@@ -396,6 +397,7 @@ static void rdmalog_ep_release(struct kref *ref)
 
 	rdmalog_conn_put(ep->conn);
 	kfree(ep);
+	rdmalog_live_add(RDMALOG_STAT_LIVE_EPS, -1);
 }
 
 void rdmalog_ep_get(struct rdmalog_ep *ep)
@@ -659,8 +661,10 @@ static void rdmalog_ep_ring_release(struct rdmalog_ep *ep)
 	for (i = 0; i < ep->ring_nr_regs; i++) {
 		struct rdmalog_ring_reg *r = &ep->ring_regs[i];
 
-		if (r->mr)
+		if (r->mr) {
 			ib_dereg_mr(r->mr);
+			rdmalog_live_add(RDMALOG_STAT_LIVE_MRS, -1);
+		}
 		if (r->nents)
 			ib_dma_unmap_sg(ep->ibdev, r->sgt.sgl,
 					r->sgt.orig_nents, DMA_BIDIRECTIONAL);
@@ -714,6 +718,7 @@ static const char *rdmalog_ep_ring_reg_setup(struct rdmalog_ep *ep,
 		r->mr = NULL;
 		return "cannot allocate a memory region";
 	}
+	rdmalog_live_add(RDMALOG_STAT_LIVE_MRS, 1);
 	return NULL;
 }
 
@@ -1228,6 +1233,7 @@ static struct rdmalog_ep *rdmalog_ep_alloc(struct rdmalog_conn *conn,
 	ep = kzalloc(sizeof(*ep), GFP_KERNEL);
 	if (!ep)
 		return NULL;
+	rdmalog_live_add(RDMALOG_STAT_LIVE_EPS, 1);
 	kref_init(&ep->ref);
 	kref_get(&conn->ref);	/* the endpoint's, put by rdmalog_ep_release() */
 	ep->conn = conn;
@@ -1452,6 +1458,7 @@ static int rdmalog_ep_setup(struct rdmalog_ep *ep)
 		return err;
 	}
 	ep->qp = ep->cm_id->qp;
+	rdmalog_live_add(RDMALOG_STAT_LIVE_QPS, 1);
 	rdmalog_ep_ring_setup(ep);
 	err = rdmalog_ep_src_map(ep);
 	if (err) {
@@ -1501,6 +1508,7 @@ static void rdmalog_ep_release_resources(struct rdmalog_ep *ep)
 		ib_drain_qp(ep->qp);
 		rdma_destroy_qp(ep->cm_id);
 		ep->qp = NULL;
+		rdmalog_live_add(RDMALOG_STAT_LIVE_QPS, -1);
 	}
 	if (ep->cq) {
 		/* No completion handler runs after this. */
@@ -2439,6 +2447,7 @@ struct rdmalog_conn *rdmalog_conn_create(u32 peer_id,
 	conn = kzalloc(sizeof(*conn), GFP_KERNEL);
 	if (!conn)
 		return NULL;
+	rdmalog_live_add(RDMALOG_STAT_LIVE_CONNS, 1);
 	kref_init(&conn->ref);
 	INIT_LIST_HEAD(&conn->list);
 	mutex_init(&conn->lock);

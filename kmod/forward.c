@@ -212,6 +212,7 @@ static void rdmalog_fwd_buf_free(struct rdmalog_fwd_buf *buf)
 			__free_page(sg_page(sg));
 	sg_free_table(&buf->sgt);
 	kfree(buf);
+	rdmalog_live_add(RDMALOG_STAT_LIVE_FWD_BUFS, -1);
 }
 
 static struct rdmalog_fwd_buf *rdmalog_fwd_buf_alloc(u32 len,
@@ -227,10 +228,12 @@ static struct rdmalog_fwd_buf *rdmalog_fwd_buf_alloc(u32 len,
 	buf = kzalloc(sizeof(*buf), GFP_KERNEL);
 	if (!buf)
 		return NULL;
+	rdmalog_live_add(RDMALOG_STAT_LIVE_FWD_BUFS, 1);
 	buf->len = len;
 	buf->dir = dir;
 	if (sg_alloc_table(&buf->sgt, nr, GFP_KERNEL)) {
 		kfree(buf);
+		rdmalog_live_add(RDMALOG_STAT_LIVE_FWD_BUFS, -1);
 		return NULL;
 	}
 	for_each_sg(buf->sgt.sgl, sg, nr, i) {
@@ -424,8 +427,10 @@ static int rdmalog_fwd_reg_map(struct rdmalog_fwd_reg *r,
 
 static void rdmalog_fwd_req_put(struct rdmalog_fwd_req *req)
 {
-	if (refcount_dec_and_test(&req->ref))
+	if (refcount_dec_and_test(&req->ref)) {
 		kfree(req);
+		rdmalog_live_add(RDMALOG_STAT_LIVE_FWD_REQS, -1);
+	}
 }
 
 /* FWD_DONE status to the writer's errno. */
@@ -539,12 +544,16 @@ static int rdmalog_fwd_once(struct rdmalog_ep *ep, struct iov_iter *from,
 
 	msg = kzalloc(sizeof(*msg), GFP_KERNEL);
 	req = kzalloc(sizeof(*req), GFP_KERNEL);
+	if (req) {
+		/* before any "goto out_free", which puts it */
+		refcount_set(&req->ref, 1);
+		rdmalog_live_add(RDMALOG_STAT_LIVE_FWD_REQS, 1);
+	}
 	if (!msg || !req) {
 		err = -ENOMEM;
 		goto out_free;
 	}
 	INIT_LIST_HEAD(&req->node);
-	refcount_set(&req->ref, 1);
 	init_completion(&req->done);
 
 	/* Copy first: a fault must not hold a registration or a slot. */
@@ -1113,6 +1122,7 @@ int rdmalog_fwd_ep_setup(struct rdmalog_ep *ep)
 			r->mr = NULL;
 			return err;	/* the release frees the others */
 		}
+		rdmalog_live_add(RDMALOG_STAT_LIVE_MRS, 1);
 		list_add_tail(&r->free, &f->reg_free);
 	}
 	f->max_len = min_t(u64, max, (u64)pages * PAGE_SIZE);
@@ -1158,8 +1168,10 @@ void rdmalog_fwd_ep_release(struct rdmalog_ep *ep)
 	for (i = 0; i < f->nr_regs; i++) {
 		struct rdmalog_fwd_reg *r = &f->regs[i];
 
-		if (r->mr)
+		if (r->mr) {
 			ib_dereg_mr(r->mr);
+			rdmalog_live_add(RDMALOG_STAT_LIVE_MRS, -1);
+		}
 		if (r->buf) {
 			rdmalog_fwd_buf_unmap(ep, r->buf);
 			rdmalog_fwd_buf_free(r->buf);

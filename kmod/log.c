@@ -358,6 +358,7 @@ static int rdmalog_log_ring_alloc_order(struct rdmalog_ring_mem *m,
 		goto err_free_chunks;
 	m->nr_chunks = nr;
 	m->chunk_order = order;
+	rdmalog_live_add(RDMALOG_STAT_LIVE_RING_PAGES, nr_pages);
 	return 0;
 
 err_free_chunks:
@@ -396,6 +397,8 @@ static void rdmalog_log_ring_free(struct rdmalog_log *log)
 	vunmap(m->ring);
 	for (i = 0; i < m->nr_chunks; i++)
 		__free_pages(m->chunks[i], m->chunk_order);
+	rdmalog_live_add(RDMALOG_STAT_LIVE_RING_PAGES,
+			 -(long)(m->nr_chunks << m->chunk_order));
 	kvfree(m->chunks);
 	memset(m, 0, sizeof(*m));
 	log->ring = NULL;
@@ -462,6 +465,7 @@ struct rdmalog_log *rdmalog_log_create(const struct rdmalog_log_params *p)
 	log->commit_lsn = 1;
 	log->next_lsn = 1;
 	*rdmalog_log_slot(log, 1) = 0;
+	rdmalog_live_add(RDMALOG_STAT_LIVE_LOGS, 1);
 	return log;
 
 err_free_index:
@@ -480,6 +484,7 @@ static void rdmalog_log_release(struct kref *ref)
 	kvfree(log->pos_of);
 	mutex_destroy(&log->append_mutex);
 	kfree(log);
+	rdmalog_live_add(RDMALOG_STAT_LIVE_LOGS, -1);
 }
 
 void rdmalog_log_get(struct rdmalog_log *log)

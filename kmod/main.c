@@ -28,7 +28,10 @@
 #include "repl.h"
 #include "stats.h"
 
-#define RDMALOG_VERSION	"0.1.0"
+/* From dkms.conf's PACKAGE_VERSION, the one place it is written (Kbuild). */
+#ifndef RDMALOG_VERSION
+#error "RDMALOG_VERSION is not defined: build with the Kbuild file"
+#endif
 
 static int __init rdmalog_init(void)
 {
@@ -84,6 +87,7 @@ static void __exit rdmalog_exit(void)
 	rdmalog_conn_exit();
 	rdmalog_fwd_exit();
 	rdmalog_repl_exit();
+	rdmalog_stats_check_exit();
 }
 
 module_init(rdmalog_init);

@@ -2,12 +2,12 @@
 /*
  * rdmalog - the "rdmalog" generic netlink family (uapi/rdmalog_genl.h).
  *
- * Every command is validated strictly (resv_start_op lies past the last
- * command): unknown attributes, wrong lengths and out-of-range values are
- * refused by the policy below before a handler runs, and each handler also
- * refuses attributes its command does not take. Handlers translate
- * attributes into calls to node.c, which validates the combination, applies
- * all or nothing and sends the events.
+ * Every command is validated strictly (resv_start_op = 0, see
+ * rdmalog_nl_family): unknown attributes, wrong lengths and out-of-range
+ * values are refused by the policy below before a handler runs, and each
+ * handler also refuses attributes its command does not take. Handlers
+ * translate attributes into calls to node.c, which validates the
+ * combination, applies all or nothing and sends the events.
  *
  * The family is not parallel_ops: genetlink's genl_mutex serializes every
  * doit, start, dumpit and done of this family, so configuration requests

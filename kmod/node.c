@@ -34,6 +34,7 @@
 #include "log.h"
 #include "netlink.h"
 #include "repl.h"
+#include "stats.h"
 
 /**
  * struct rdmalog_peer - a configured peer
@@ -219,6 +220,13 @@ static void rdmalog_node_stop_log(void)
 	rdmalog_log_put(log);
 }
 
+/* A peer's memory; its connection is gone (or never was). */
+static void rdmalog_peer_free(struct rdmalog_peer *peer)
+{
+	kfree(peer);
+	rdmalog_live_add(RDMALOG_STAT_LIVE_PEERS, -1);
+}
+
 /**
  * rdmalog_node_exit() - bring the log down if it is up and free the peers
  *
@@ -234,7 +242,7 @@ void rdmalog_node_exit(void)
 		rdmalog_node_stop_log();
 	list_for_each_entry_safe(peer, tmp, &rdmalog_node.peers, list) {
 		list_del(&peer->list);
-		kfree(peer);
+		rdmalog_peer_free(peer);
 	}
 	rdmalog_node.npeers = 0;
 	mutex_unlock(&rdmalog_node.config_mutex);
@@ -285,10 +293,14 @@ static int rdmalog_node_check_values(const struct rdmalog_node_config *cfg,
 		NL_SET_ERR_MSG(extack, "capacity must be 64 KiB .. 16 GiB");
 		return -EINVAL;
 	}
-	if (!IS_ALIGNED(cfg->capacity, RDMALOG_CAPACITY_ALIGN) ||
-	    !IS_ALIGNED(cfg->capacity, PAGE_SIZE)) {
+	if (!IS_ALIGNED(cfg->capacity, RDMALOG_CAPACITY_ALIGN)) {
 		NL_SET_ERR_MSG(extack,
 			       "capacity must be a multiple of 4096 bytes");
+		return -EINVAL;
+	}
+	if (!IS_ALIGNED(cfg->capacity, PAGE_SIZE)) {
+		NL_SET_ERR_MSG(extack,
+			       "capacity must be a multiple of the kernel's page size");
 		return -EINVAL;
 	}
 	if (!cfg->max_record) {
@@ -521,6 +533,7 @@ int rdmalog_node_peer_add(const struct rdmalog_peer_info *info,
 	peer = kzalloc(sizeof(*peer), GFP_KERNEL);
 	if (!peer)
 		return -ENOMEM;
+	rdmalog_live_add(RDMALOG_STAT_LIVE_PEERS, 1);
 	peer->node_id = info->node_id;
 	peer->addr = addr;
 
@@ -576,7 +589,7 @@ int rdmalog_node_peer_add(const struct rdmalog_peer_info *info,
 
 out_free:
 	mutex_unlock(&rdmalog_node.config_mutex);
-	kfree(peer);
+	rdmalog_peer_free(peer);
 	return err;
 }
 
@@ -612,7 +625,7 @@ int rdmalog_node_peer_del(u32 node_id, struct netlink_ext_ack *extack)
 	rdmalog_netlink_notify_peer(RDMALOG_EVENT_PEER_REMOVED,
 				    rdmalog_node.config.node_id, &removed);
 	mutex_unlock(&rdmalog_node.config_mutex);
-	kfree(peer);
+	rdmalog_peer_free(peer);
 	return 0;
 }
 

@@ -49,15 +49,15 @@ summaries=("$tmp/tests")
 run_tests() {
 	local out=$1
 	shift
-	python3 selftests/run.py "$@" | tee "$out"
+	python3 selftests/run.py --strict-skips "$@" | tee "$out"
 	return "${PIPESTATUS[0]}"
 }
 
 ok=1
-phase build $MAKE --no-print-directory all vm || ok=
+phase build $MAKE --no-print-directory all selftests vm || ok=
 for k in "${extra[@]}"; do
 	[ -n "$ok" ] || break
-	phase "build-$(series "$k")" $MAKE --no-print-directory KVER="$k" all vm || ok=
+	phase "build-$(series "$k")" $MAKE --no-print-directory KVER="$k" all selftests vm || ok=
 done
 [ -n "$ok" ] && { phase lint $MAKE --no-print-directory lint || ok=; }
 for k in "${extra[@]}"; do

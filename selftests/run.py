@@ -3,11 +3,14 @@
 """rdmalog test runner (used by "make check"; python3 stdlib only).
 
     python3 selftests/run.py [-k PATTERN]... [-v] [--keep] [--list]
-                             [--workdir DIR] [--tap FILE] [SUITE...]
+                             [--workdir DIR] [--tap FILE] [--deadline S]
+                             [--strict-skips] [SUITE...]
 
 Discovers suites selftests/suites/*.py (see selftests/vm/testlib.py for
-how to write one), boots each suite's VMs once (selftests/vm/cluster.py),
-runs its tests in file order and prints TAP version 13 on stdout, the
+how to write one), boots each suite's VMs once (selftests/vm/cluster.py)
+or takes over those of the suite before it when both have the same shape
+(NODES, APPEND, IGNORE) and that one passed (--no-reuse: never), runs
+its tests in file order and prints TAP version 13 on stdout, the
 plan "1..N" at the end (subtests of kselftest binaries are counted as
 they are found), then a plain summary line "N passed, N failed" (plus
 ", N skipped" when any).  Exit status 1 if anything failed.
@@ -19,6 +22,26 @@ the test during which they appeared (checked after each test; problems
 at boot/setup or at teardown get their own "suite.setup"/"suite.teardown"
 failure).  After a test timeout or a lost VM the suite's VMs are booted
 again for the next test.
+
+Every result is followed by a "# time NAME S" line; the run ends with
+a table of the suites' times.  Whatever a test prints goes into the
+stream as TAP diagnostics ("# ..."), so nested TAP from the programs a
+test runs cannot corrupt it.
+
+--deadline S (default $RDMALOG_DEADLINE or 4200 s: below CI's 90 minutes
+with the build before it) bounds the whole run: the test running when
+it passes fails with "run deadline", the tests after it fail as "not
+run", and the summary line still ends the output.
+
+Every suite ends with its epilogue: the log down and rmmod on every
+node, which must succeed (the module's exit warns about objects left).
+VMs handed on are then reset (cables plugged, faults and programs gone,
+rxe0 ACTIVE, no module loaded).  Suites run vm_smoke first, then
+grouped by shape, alphabetically within one.
+
+--strict-skips (default when $CI is set, and in make check) counts a
+skipped test as failed unless its name matches one of the comma- or
+space-separated patterns of $RDMALOG_ALLOW_SKIP (e.g. "iwarp").
 
 The work directory (consoles: SUITE[.K]/nodeN.console) is deleted after a
 clean run, kept after a failure or with --keep, and its path printed.
@@ -45,19 +68,100 @@ import testlib            # noqa: E402
 
 SUITES_DIR = os.path.join(HERE, "suites")
 DEFAULT_TIMEOUT = 300
+DEFAULT_DEADLINE = 4200
+# run on every node after a suite: the module must unload cleanly
+UNLOAD = r"""
+grep -q '^rdmalog ' /proc/modules || exit 0
+rdmalogctl node down >/dev/null 2>&1
+i=0
+while grep -q '^rdmalog ' /proc/modules; do
+    for p in /proc/[0-9]*; do
+        ls -l $p/fd 2>/dev/null | grep -q /dev/rdmalog &&
+            kill -KILL ${p#/proc/} 2>/dev/null
+    done
+    out=$(rmmod rdmalog 2>&1) && break
+    i=$((i + 1))
+    [ $i -ge 50 ] && { echo "UNLOAD-FAILED: $out"; lsmod; exit 1; }
+    sleep 0.2
+done
+exit 0
+"""
+# the harness's own self-test first, then the rest alphabetically
+FIRST_SUITES = ("vm_smoke",)
+
+# Between two suites of the same shape (nodes, kernel command line,
+# ignored lines) the VMs are kept: after the epilogue (UNLOAD above) only
+# this runs on every node, so that the next suite finds them as booted:
+# no fault left in place (netem, blackhole), no test program running, no
+# configuration file, rxe0 there and ACTIVE. Cables are plugged back by
+# the host (QMP) before it.
+RESET = r"""
+tc qdisc del dev eth0 root 2>/dev/null
+tc qdisc del dev eth0 ingress 2>/dev/null
+pkill -KILL -f '^/usr/lib/rdmalog/' 2>/dev/null
+rm -f /etc/rdmalog.conf
+ip -6 addr flush dev eth0 scope global 2>/dev/null
+rdma link show rxe0/1 >/dev/null 2>&1 ||
+    rdma link add rxe0 type rxe netdev eth0 || exit 1
+i=0
+until rdma link show rxe0/1 | grep -q 'state ACTIVE'; do
+    i=$((i + 1)); [ $i -gt 300 ] && { rdma link show; exit 1; }
+    sleep 0.1
+done
+grep -q '^rdmalog ' /proc/modules && exit 1
+echo RESET-OK
+"""
+
+
+class PrefixWriter:
+    """sys.stdout while tests run: every line that does not already start
+    with "#" becomes a TAP diagnostic, so raw output (a rogue program's
+    own "TAP version 13" or "ok 1") never reaches the stream as TAP."""
+
+    def __init__(self, out):
+        self.out = out
+        self.buf = ""
+        self.lock = threading.Lock()
+
+    def write(self, text):
+        with self.lock:
+            self.buf += text
+            *lines, self.buf = self.buf.split("\n")
+            for ln in lines:
+                self.out.write((ln if ln.startswith("#") else
+                                f"# {ln}" if ln else "#") + "\n")
+        return len(text)
+
+    def flush(self):
+        with self.lock:
+            if self.buf:
+                ln, self.buf = self.buf, ""
+                self.out.write((ln if ln.startswith("#") else
+                                f"# {ln}") + "\n")
+            self.out.flush()
 
 
 class Tap:
     """TAP writer and counters."""
 
-    def __init__(self, tap_file=None):
+    def __init__(self, tap_file=None, strict_skips=False, allow_skip=()):
         self.n = 0
         self.passed = self.failed = self.skipped = 0
         self.file = open(tap_file, "w") if tap_file else None
+        self.out = sys.stdout
+        self.strict_skips = strict_skips
+        self.allow_skip = list(allow_skip)
+        self.lock = threading.Lock()
+
+    def skip_allowed(self, name):
+        return not self.strict_skips or \
+            bool(self.allow_skip and selected(name, self.allow_skip))
 
     def line(self, text):
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
+        if isinstance(sys.stdout, PrefixWriter):
+            sys.stdout.flush()
+        self.out.write(text + "\n")
+        self.out.flush()
         if self.file:
             self.file.write(text + "\n")
             self.file.flush()
@@ -71,6 +175,12 @@ class Tap:
         if status == "pass":
             self.passed += 1
             self.line(f"ok {self.n} - {name}")
+        elif status == "skip" and not self.skip_allowed(name):
+            self.failed += 1
+            self.line(f"not ok {self.n} - {name}")
+            self.diag(f"skipped ({reason or 'no reason given'}), and skips "
+                      "fail this run (--strict-skips; allow with "
+                      "RDMALOG_ALLOW_SKIP)")
         elif status == "skip":
             self.skipped += 1
             why = reason if reason.upper().startswith("SKIP") \
@@ -119,6 +229,12 @@ def selected(full, patterns):
 
 # ------------------------------------------------------------- execution
 
+def shape_of(mod):
+    """Suites of one shape can run on the same VMs."""
+    return (int(getattr(mod, "NODES", 1)), getattr(mod, "APPEND", ""),
+            tuple(getattr(mod, "IGNORE", ())))
+
+
 def _exc_diag(exc):
     """Readable failure text: the traceback without the runner's frames
     (and, for harness errors, without the harness internals)."""
@@ -156,39 +272,88 @@ def call_with_timeout(fn, args, timeout):
 class SuiteRun:
     """Runs the selected tests of one suite on its own cluster."""
 
-    def __init__(self, args, tap, name, mod, tests, workdir):
+    def __init__(self, args, tap, name, mod, tests, workdir, deadline,
+                 spare=None):
         self.args, self.tap, self.name, self.mod = args, tap, name, mod
         self.tests, self.workdir = tests, workdir
+        self.deadline = deadline          # time.monotonic() of the end
+        # a cluster of this shape the previous suite left (or None); its
+        # VMs are reused for the first cluster of this suite
+        self.spare = spare
         self.nodes = int(getattr(mod, "NODES", 1))
         self.append = getattr(mod, "APPEND", "")
         self.ignore = list(getattr(mod, "IGNORE", ()))
         self.timeout = float(getattr(mod, "TIMEOUT", DEFAULT_TIMEOUT))
         self.cluster = None
         self.instances = 0
+        self.keep = False       # hand the cluster on to the next suite
+
+    def shape(self):
+        return shape_of(self.mod)
 
     def log(self, msg):
         if self.args.verbose:
             self.tap.diag(f"[{time.strftime('%H:%M:%S')}] {msg}")
 
+    def reuse(self, c):
+        """Make the previous suite's VMs look freshly booted; False when
+        that did not work (then they are closed)."""
+        try:
+            if not all(nd.alive for nd in c.nodes):
+                raise vm.VMError("a node is down")
+            for nd in c.nodes:
+                nd.link(True)
+            for nd in c.nodes:
+                r = nd.run(RESET, timeout=120)
+                if "RESET-OK" not in r.out:
+                    raise vm.VMError(f"{nd.name}: reset failed: {r.out}")
+            if c.kernel_log_problems(new_only=True):
+                raise vm.VMError("kernel problems")
+        except (vm.VMError, OSError) as e:
+            self.log(f"cannot reuse the VMs ({e}); booting new ones")
+            c.close()
+            return False
+        return True
+
     def new_cluster(self):
-        """(Re)boot the suite's VMs; runs setup().  Raises on failure."""
+        """(Re)boot the suite's VMs (or take over the previous suite's, of
+        the same shape); runs setup().  Raises on failure."""
         self.close_cluster()
         self.instances += 1
-        wd = os.path.join(self.workdir, self.name if self.instances == 1
-                          else f"{self.name}.{self.instances}")
-        self.log(f"booting {self.nodes} node(s) for {self.name} in {wd}")
+        spare, self.spare = self.spare, None
         t0 = time.monotonic()
-        self.cluster = vm.Cluster(self.nodes, workdir=wd, append=self.append,
-                                  initrd=self.args.initrd, ignore=self.ignore)
-        self.log(f"booted in {time.monotonic() - t0:.1f}s")
+        if spare is not None and self.reuse(spare):
+            self.log(f"{self.name} reuses the VMs in {spare.workdir}")
+            self.cluster = spare
+        else:
+            wd = os.path.join(self.workdir, self.name if self.instances == 1
+                              else f"{self.name}.{self.instances}")
+            self.log(f"booting {self.nodes} node(s) for {self.name} in {wd}")
+            self.cluster = vm.Cluster(self.nodes, workdir=wd,
+                                      append=self.append,
+                                      initrd=self.args.initrd,
+                                      ignore=self.ignore)
+        self.log(f"ready in {time.monotonic() - t0:.1f}s")
         setup = getattr(self.mod, "setup", None)
         if setup:
-            exc, timed_out = call_with_timeout(setup, (self.cluster,),
-                                               self.timeout)
+            limit = min(self.timeout, self.left())
+            exc, timed_out = call_with_timeout(setup, (self.cluster,), limit)
             if timed_out:
-                raise vm.VMError(f"setup() timed out after {self.timeout}s")
+                raise vm.VMError(f"setup() timed out after {limit:.0f}s"
+                                 + (" (run deadline)" if self.past() else ""))
             if exc:
                 raise exc
+
+    def left(self):
+        return max(0.0, self.deadline - time.monotonic())
+
+    def past(self):
+        return self.left() <= 0
+
+    def not_run(self, names):
+        for f in names:
+            self.tap.result(f, "fail", ["not run: the run deadline "
+                                        f"({self.args.deadline:.0f}s) passed"])
 
     def close_cluster(self):
         if self.cluster:
@@ -227,6 +392,9 @@ class SuiteRun:
 
     def run(self):
         full = [f"{self.name}.{t.__name__}" for t in self.tests]
+        if self.past():
+            self.not_run(full)
+            return
         try:
             self.new_cluster()
             probs = self.cluster.kernel_log_problems(new_only=True)
@@ -244,15 +412,29 @@ class SuiteRun:
                 diag = ["(see the first failure of this suite)"]
             self.close_cluster()
             return
+        f0 = self.tap.failed
         try:
-            for fn, name in zip(self.tests, full):
+            for i, (fn, name) in enumerate(zip(self.tests, full)):
+                if self.past():
+                    self.not_run(full[i:])
+                    break
                 self.run_test(fn, name)
             self.run_teardown()
+            # only VMs of a suite that passed are handed on
+            self.keep = self.tap.failed == f0 and self.cluster is not None \
+                and all(nd.alive for nd in self.cluster.nodes)
         finally:
-            self.close_cluster()
+            if not self.keep:
+                self.close_cluster()
+
+    def handover(self):
+        """The cluster for the next suite of the same shape, or None."""
+        c, self.cluster = (self.cluster, None) if self.keep else (None, None)
+        return c
 
     def run_test(self, fn, name):
-        timeout = fn._rdmalog_test["timeout"] or self.timeout
+        own = fn._rdmalog_test["timeout"] or self.timeout
+        timeout = min(own, self.left())
         try:
             self.ensure_healthy()
         except Exception as e:      # boot failure, or setup() on a reboot
@@ -271,9 +453,13 @@ class SuiteRun:
             testlib._set_collector(None)
         self.log(f"{name} finished in {time.monotonic() - t0:.1f}s")
         status, diag, reason = "pass", [], ""
+        took = time.monotonic() - t0
         if timed_out:
             status = "fail"
-            diag = [f"test timed out after {timeout:.0f}s; rebooting the VMs"]
+            why = "the run deadline passed" if timeout < own else \
+                "test timed out"
+            diag = [f"{why} after {timeout:.0f}s in {name}; "
+                    "rebooting the VMs"]
             for nd in c.nodes:
                 diag.append(f"--- {nd.name} console tail ---")
                 diag += vm._tail(nd.console_text(), 15).split("\n")
@@ -296,17 +482,39 @@ class SuiteRun:
         # was skipped as a whole
         if not subs or status != "pass":
             self.tap.result(name, status, diag, reason)
+        self.tap.line(f"# time {name} {took:.1f}s")
+
+    def unload_all(self):
+        """The suite's epilogue: on every node that is up, the log down,
+        every process holding /dev/rdmalog killed, and rmmod, which must
+        succeed (a reference left behind fails it; the module's exit
+        warns about objects left). Returns failure lines."""
+        diag = []
+        for nd in self.cluster.nodes:
+            if not nd.alive:
+                continue
+            try:
+                r = nd.run(UNLOAD, timeout=120)
+            except vm.VMError as e:
+                diag.append(f"{nd.name}: unloading the module: {e}")
+                continue
+            if r.rc != 0 or "UNLOAD-FAILED" in r.out:
+                diag += [f"{nd.name}: rmmod rdmalog at the end of the suite "
+                         f"failed:"] + r.out.strip().split("\n")[-10:]
+        return diag
 
     def run_teardown(self):
         td = getattr(self.mod, "teardown", None)
         diag = []
         if td and self.cluster:
-            exc, timed_out = call_with_timeout(td, (self.cluster,),
-                                               self.timeout)
+            exc, timed_out = call_with_timeout(
+                td, (self.cluster,), max(30.0, min(self.timeout, self.left())))
             if timed_out:
                 diag.append(f"teardown() timed out after {self.timeout}s")
             elif exc:
                 diag += _exc_diag(exc)
+        if self.cluster and not diag:
+            diag += self.unload_all()
         if self.cluster:
             probs = self.cluster.kernel_log_problems(new_only=True)
             if probs:
@@ -327,6 +535,17 @@ def main(argv=None):
     ap.add_argument("--tap", help="also write the TAP stream to this file")
     ap.add_argument("--initrd", help="use this initramfs (default: build "
                     "build/vm/initramfs.cpio.gz if stale)")
+    ap.add_argument("--deadline", type=float,
+                    default=float(os.environ.get("RDMALOG_DEADLINE",
+                                                 DEFAULT_DEADLINE)),
+                    help="seconds for the whole run (default %(default)s)")
+    ap.add_argument("--strict-skips", action="store_true",
+                    default=bool(os.environ.get("CI")),
+                    help="a skip fails the run unless $RDMALOG_ALLOW_SKIP "
+                    "names it (default when $CI is set)")
+    ap.add_argument("--no-reuse", action="store_true",
+                    help="boot new VMs for every suite (by default suites "
+                    "of the same shape share them)")
     ap.add_argument("--list", action="store_true",
                     help="list the selected tests and exit")
     ap.add_argument("--suite-dir", default=SUITES_DIR,
@@ -355,6 +574,10 @@ def main(argv=None):
                  if selected(f"{name}.{t.__name__}", args.patterns)]
         if tests:
             plan.append((name, mod, tests))
+    # vm_smoke first; then suites of one shape next to each other (they
+    # share their VMs), alphabetically within a shape
+    plan.sort(key=lambda e: (e[0] not in FIRST_SUITES, shape_of(e[1]),
+                             e[0]))
 
     if args.list:
         for name, _mod, tests in plan:
@@ -362,7 +585,8 @@ def main(argv=None):
                 print(f"{name}.{t.__name__}")
         return 0
 
-    tap = Tap(args.tap)
+    allow = os.environ.get("RDMALOG_ALLOW_SKIP", "").replace(",", " ").split()
+    tap = Tap(args.tap, args.strict_skips, allow)
     tap.line("TAP version 13")
     for name, diag in broken:
         tap.result(name, "fail", ["cannot import the suite:"] + diag)
@@ -387,14 +611,44 @@ def main(argv=None):
             return 1
 
     t0 = time.monotonic()
+    deadline = t0 + args.deadline
     interrupted = False
+    times = []
+    sys.stdout = PrefixWriter(tap.out)
+    spare = None
     try:
-        for name, mod, tests in plan:
-            SuiteRun(args, tap, name, mod, tests, workdir).run()
+        for i, (name, mod, tests) in enumerate(plan):
+            s0, n0, f0 = time.monotonic(), tap.n, tap.failed
+            sr = SuiteRun(args, tap, name, mod, tests, workdir, deadline,
+                          spare)
+            spare = None
+            try:
+                sr.run()
+                nxt = plan[i + 1][1] if i + 1 < len(plan) else None
+                if nxt is not None and shape_of(nxt) == sr.shape() and \
+                        not args.no_reuse:
+                    spare = sr.handover()
+                else:
+                    sr.keep = False
+                    sr.close_cluster()
+            finally:
+                if sr.spare is not None:    # not taken (nothing ran)
+                    spare = spare or sr.spare
+                times.append((name, time.monotonic() - s0, tap.n - n0,
+                              tap.failed - f0))
     except KeyboardInterrupt:
         interrupted = True
         tap.diag("interrupted")
-    tap.diag(f"total time {time.monotonic() - t0:.0f}s")
+    finally:
+        if spare is not None:
+            spare.close()
+        sys.stdout.flush()
+        sys.stdout = tap.out
+    tap.diag("suite          time  results  failed")
+    for name, secs, n, nf in times:
+        tap.diag(f"{name:<12} {secs:6.0f}s  {n:7d}  {nf:6d}")
+    tap.diag(f"total time {time.monotonic() - t0:.0f}s "
+             f"(deadline {args.deadline:.0f}s)")
     failed = tap.failed or interrupted
     if failed or args.keep or args.workdir:
         tap.diag(f"logs kept in {workdir}")

@@ -28,6 +28,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -38,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "json.h"
 #include "rdmalog.h"
 
 #define PROG		"rdmalog-bench"
@@ -211,22 +213,6 @@ static int parse_u64(const char *s, uint64_t *out)
 		return -1;
 	*out = v;
 	return 0;
-}
-
-static void json_string(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
 }
 
 static int get_state(int fd, struct rdmalog_state *st)
@@ -575,6 +561,7 @@ static void usage(FILE *f)
 		"      --trim         trim the log behind the writers when the ring is\n"
 		"                     half full (needs CAP_NET_ADMIN; not with --verify)\n"
 		"  -h, --help         this help\n"
+		"      --version      print the version\n"
 		"Latency is per append in microseconds (exact percentiles over every\n"
 		"measured append); MiB/s counts payload bytes (2^20 bytes, as perftest).\n"
 		"Exit status: 0 all appends succeeded (and verified), 1 otherwise,\n"
@@ -601,6 +588,7 @@ int main(int argc, char **argv)
 		{ "verify", no_argument, NULL, 'V' },
 		{ "trim", no_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rdmalog_state st, st_end;
@@ -659,6 +647,9 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
+			return 0;
+		case 'v':
+			printf(PROG " " RDMALOG_VERSION "\n");
 			return 0;
 		default:
 			fprintf(stderr, "see " PROG " --help\n");
@@ -805,72 +796,77 @@ int main(int argc, char **argv)
 
 #define US(ns) ((double)(ns) / 1000.0)
 	if (o.json) {
-		int first = 1;
+		bool degraded = st_end.flags & RDMALOG_STATE_DURABILITY_DEGRADED;
 
-		printf("{\"tool\":\"" PROG "\",\"device\":");
-		json_string(o.device);
-		printf(",\"threads\":%u,\"size\":%llu,", o.threads,
-		       (unsigned long long)o.size);
-		if (o.count)
-			printf("\"count_per_thread\":%llu,\"duration_s\":null,",
-			       (unsigned long long)o.count);
-		else
-			printf("\"count_per_thread\":null,\"duration_s\":%g,",
-			       o.duration);
-		printf("\"warmup_per_thread\":%llu,\"appends\":%llu,"
-		       "\"warmup_appends\":%llu,\"failed\":%llu,\"errors\":{",
-		       (unsigned long long)o.warmup, (unsigned long long)ok,
-		       (unsigned long long)warm_ok, (unsigned long long)failed);
-		for (int e = 0; e <= MAX_ERRNO; e++) {
-			if (!errs[e])
-				continue;
-			printf("%s\"%s\":%llu", first ? "" : ",", errname(e),
-			       (unsigned long long)errs[e]);
-			first = 0;
+		jw_begin_obj(NULL);
+		jw_str("tool", PROG);
+		jw_str("device", o.device);
+		jw_u64("threads", o.threads);
+		jw_u64("size", o.size);
+		if (o.count) {
+			jw_u64("count_per_thread", o.count);
+			jw_null("duration_s");
+		} else {
+			jw_null("count_per_thread");
+			jw_double("duration_s", o.duration, -1);
 		}
-		printf("},\"lsn_errors\":%llu,\"gave_up\":%s,\"elapsed_s\":%.6f,\"appends_per_s\":%.1f,"
-		       "\"mib_per_s\":%.3f,", (unsigned long long)lsn_errs,
-		       gave_up ? "true" : "false", secs, aps,
-		       mibs);
-		printf("\"latency_us\":{\"samples\":%llu,\"min\":%.1f,\"mean\":%.1f,"
-		       "\"p50\":%.1f,\"p90\":%.1f,\"p99\":%.1f,\"p999\":%.1f,"
-		       "\"max\":%.1f},", (unsigned long long)nlat,
-		       US(nlat ? lat[0] : 0), nlat ? US(sum) / (double)nlat : 0,
-		       US(pct(lat, nlat, 0.50)), US(pct(lat, nlat, 0.90)),
-		       US(pct(lat, nlat, 0.99)), US(pct(lat, nlat, 0.999)),
-		       US(nlat ? lat[nlat - 1] : 0));
-		printf("\"lsn\":{\"first\":%llu,\"last\":%llu},",
-		       (unsigned long long)min_lsn, (unsigned long long)max_lsn);
-		printf("\"log\":{\"node_id\":%u,\"epoch\":%llu,\"capacity\":%llu,"
-		       "\"max_record\":%llu,\"durability\":\"%s\","
-		       "\"durability_degraded\":%s,\"durability_effective\":\"%s\"},",
-		       st_end.node_id, (unsigned long long)st_end.epoch,
-		       (unsigned long long)st_end.capacity,
-		       (unsigned long long)st_end.max_record,
-		       durability_name(st_end.durability),
-		       (st_end.flags & RDMALOG_STATE_DURABILITY_DEGRADED) ?
-		       "true" : "false",
-		       (st_end.flags & RDMALOG_STATE_DURABILITY_DEGRADED) ?
-		       "async" : durability_name(st_end.durability));
-		printf("\"trims\":%llu,", (unsigned long long)wt.trims);
-		if (verified)
-			printf("\"verify\":{\"checked\":%llu,\"bad\":%llu,"
-			       "\"read_errors\":%llu,\"bad_length\":%llu,"
-			       "\"bad_crc\":%llu,\"bad_payload\":%llu,"
-			       "\"bad_order\":%llu,\"duplicate_lsn\":%llu,"
-			       "\"ok\":%s},",
-			       (unsigned long long)vr.checked,
-			       (unsigned long long)vr.bad,
-			       (unsigned long long)vr.read_err,
-			       (unsigned long long)vr.bad_len,
-			       (unsigned long long)vr.bad_crc,
-			       (unsigned long long)vr.bad_data,
-			       (unsigned long long)vr.bad_lsn,
-			       (unsigned long long)vr.dup_lsn,
-			       vr.bad ? "false" : "true");
-		else
-			printf("\"verify\":null,");
-		printf("\"ok\":%s}\n", rc ? "false" : "true");
+		jw_u64("warmup_per_thread", o.warmup);
+		jw_u64("appends", ok);
+		jw_u64("warmup_appends", warm_ok);
+		jw_u64("failed", failed);
+		jw_begin_obj("errors");
+		for (int e = 0; e <= MAX_ERRNO; e++)
+			if (errs[e])
+				jw_u64(errname(e), errs[e]);
+		jw_end_obj();
+		jw_u64("lsn_errors", lsn_errs);
+		jw_bool("gave_up", gave_up);
+		jw_double("elapsed_s", secs, 6);
+		jw_double("appends_per_s", aps, 1);
+		jw_double("mib_per_s", mibs, 3);
+		jw_begin_obj("latency_us");
+		jw_u64("samples", nlat);
+		jw_double("min", US(nlat ? lat[0] : 0), 1);
+		jw_double("mean", nlat ? US(sum) / (double)nlat : 0, 1);
+		jw_double("p50", US(pct(lat, nlat, 0.50)), 1);
+		jw_double("p90", US(pct(lat, nlat, 0.90)), 1);
+		jw_double("p99", US(pct(lat, nlat, 0.99)), 1);
+		jw_double("p999", US(pct(lat, nlat, 0.999)), 1);
+		jw_double("max", US(nlat ? lat[nlat - 1] : 0), 1);
+		jw_end_obj();
+		jw_begin_obj("lsn");
+		jw_u64("first", min_lsn);
+		jw_u64("last", max_lsn);
+		jw_end_obj();
+		jw_begin_obj("log");
+		jw_u64("node_id", st_end.node_id);
+		jw_u64("epoch", st_end.epoch);
+		jw_u64("capacity", st_end.capacity);
+		jw_u64("max_record", st_end.max_record);
+		jw_str("durability", durability_name(st_end.durability));
+		jw_bool("durability_degraded", degraded);
+		jw_str("durability_effective", degraded ? "async" :
+		       durability_name(st_end.durability));
+		jw_end_obj();
+		jw_u64("trims", wt.trims);
+		if (verified) {
+			jw_begin_obj("verify");
+			jw_u64("checked", vr.checked);
+			jw_u64("bad", vr.bad);
+			jw_u64("read_errors", vr.read_err);
+			jw_u64("bad_length", vr.bad_len);
+			jw_u64("bad_crc", vr.bad_crc);
+			jw_u64("bad_payload", vr.bad_data);
+			jw_u64("bad_order", vr.bad_lsn);
+			jw_u64("duplicate_lsn", vr.dup_lsn);
+			jw_bool("ok", !vr.bad);
+			jw_end_obj();
+		} else {
+			jw_null("verify");
+		}
+		jw_bool("ok", !rc);
+		jw_end_obj();
+		jw_finish();
 	} else {
 		printf(PROG ": %u thread%s x ", o.threads, o.threads > 1 ? "s" : "");
 		if (o.count)

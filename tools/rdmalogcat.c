@@ -9,36 +9,74 @@
  *                               oldest retained), N of them (default: up
  *                               to the commit point; -f: wait for more)
  *
- * -H adds the header (epoch, timestamp, CRC32C); -j prints JSON lines.
- * Payloads are printed as text with non-printable bytes escaped.
+ * -H adds the header (epoch, timestamp, CRC32C); -j prints JSON lines
+ * (tools/lib/json.c). As text, a payload's bytes outside printable ASCII
+ * are written as \xNN and a backslash as \\; in JSON, "data" is the payload as a string: valid
+ * UTF-8 as it is, other bytes as \u00XX, and a payload that is not valid
+ * UTF-8 also gets "data_hex", its exact bytes. rdmalogcat(1) has the
+ * rest.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "json.h"
 #include "rdmalog.h"
+
+#define PROG "rdmalogcat"
 
 static const char *dev_path = "/dev/" RDMALOG_DEV_NAME;
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: rdmalogcat -a [TEXT...]\n"
-		"       rdmalogcat [-s LSN] [-n COUNT] [-f] [-H] [-j] [-d DEVICE]\n"
-		"  -a        append each TEXT (or each stdin line) as one record\n"
-		"  -s LSN    start at LSN (default: oldest retained record)\n"
-		"  -n COUNT  print at most COUNT records\n"
-		"  -f        follow: wait for new records instead of stopping\n"
-		"            at the commit point\n"
-		"  -H        print each record's header too\n"
-		"  -j        one JSON object per record\n"
-		"  -d DEV    device (default %s)\n", dev_path);
+		"usage: " PROG " -a [-d DEVICE] [TEXT...]\n"
+		"       " PROG " [-s LSN] [-n COUNT] [-f] [-H] [-j] [-d DEVICE]\n"
+		"Append records to the rdmalog log, or print its committed records.\n"
+		"  -a, --append        append each TEXT (or each line of standard\n"
+		"                      input) as one record; print its LSN\n"
+		"  -s, --start LSN     start at LSN (default: the oldest retained\n"
+		"                      record)\n"
+		"  -n, --count COUNT   print at most COUNT records\n"
+		"  -f, --follow        wait for new records instead of stopping at\n"
+		"                      the commit point\n"
+		"  -H, --headers       print each record's header too\n"
+		"  -j, --json          one JSON object per record (UTF-8 payloads\n"
+		"                      as they are, other bytes as \\u00XX plus\n"
+		"                      \"data_hex\")\n"
+		"  -d, --device DEV    device (default %s)\n"
+		"  -h, --help          this help\n"
+		"  -V, --version       print the version\n"
+		"Exit status: 0 ok, 1 a call on the device failed, 2 usage error.\n"
+		"See rdmalogcat(1) and rdmalog(4).\n", dev_path);
+}
+
+/* "rdmalogcat: WHAT: strerror", and what to do about the usual errors. */
+static void report(const char *what, int err)
+{
+	fprintf(stderr, PROG ": %s: %s\n", what, strerror(err));
+	switch (err) {
+	case ENOENT:
+	case ENODEV:
+	case ENXIO:
+		fprintf(stderr, PROG ": is the module loaded? (modprobe rdmalog)\n");
+		break;
+	case EACCES:
+	case EPERM:
+		fputs(PROG ": root and the group 'rdmalog' may open it (60-rdmalog.rules)\n",
+		      stderr);
+		break;
+	case ENETDOWN:
+		fprintf(stderr, PROG ": the log is down (rdmalogctl node up)\n");
+		break;
+	}
 }
 
 static int get_state(int fd, struct rdmalog_state *st)
@@ -53,11 +91,11 @@ static int append_one(int fd, const char *buf, size_t len)
 	__u64 lsn = 0;
 
 	if (write(fd, buf, len) < 0) {
-		fprintf(stderr, "rdmalogcat: write: %s\n", strerror(errno));
+		report("write", errno);
 		return -1;
 	}
 	if (ioctl(fd, RDMALOG_IOC_LAST_LSN, &lsn) < 0) {
-		fprintf(stderr, "rdmalogcat: LAST_LSN: %s\n", strerror(errno));
+		report("LAST_LSN", errno);
 		return -1;
 	}
 	printf("%" PRIu64 "\n", (uint64_t)lsn);
@@ -73,7 +111,7 @@ static int do_append(int argc, char **argv)
 
 	fd = open(dev_path, O_WRONLY);
 	if (fd < 0) {
-		fprintf(stderr, "rdmalogcat: %s: %s\n", dev_path, strerror(errno));
+		report(dev_path, errno);
 		return 1;
 	}
 	if (argc > 0) {
@@ -92,20 +130,36 @@ static int do_append(int argc, char **argv)
 	return rc ? 1 : 0;
 }
 
-static void print_payload(const unsigned char *p, size_t len, int json)
+static void print_payload(const unsigned char *p, size_t len)
 {
 	for (size_t i = 0; i < len; i++) {
 		unsigned char c = p[i];
 
-		if (json && (c == '"' || c == '\\'))
-			printf("\\%c", c);
+		if (c == '\\')
+			fputs("\\\\", stdout);
 		else if (c >= 0x20 && c < 0x7f)
 			putchar(c);
-		else if (json)
-			printf("\\u%04x", c);
 		else
 			printf("\\x%02x", c);
 	}
+}
+
+static void print_json(const struct rdmalog_read_record *rr,
+		       const unsigned char *buf, int headers)
+{
+	jw_begin_obj(NULL);
+	jw_u64("lsn", rr->hdr.lsn);
+	jw_u64("len", rr->hdr.len);
+	if (headers) {
+		jw_u64("epoch", rr->hdr.epoch);
+		jw_u64("timestamp_ns", rr->hdr.timestamp_ns);
+		jw_u64("crc32c", rr->hdr.crc32c);
+	}
+	jw_bytes("data", buf, rr->hdr.len);
+	if (!json_utf8_valid(buf, rr->hdr.len))
+		jw_hex("data_hex", buf, rr->hdr.len);
+	jw_end_obj();
+	jw_finish();
 }
 
 static int do_read(__u64 start, int have_start, long count, int follow,
@@ -114,27 +168,33 @@ static int do_read(__u64 start, int have_start, long count, int follow,
 	struct rdmalog_read_record rr;
 	struct rdmalog_state st;
 	unsigned char *buf;
+	char what[64];
 	size_t buf_len;
 	int fd;
 
 	fd = open(dev_path, O_RDONLY);
 	if (fd < 0) {
-		fprintf(stderr, "rdmalogcat: %s: %s\n", dev_path, strerror(errno));
+		report(dev_path, errno);
 		return 1;
 	}
 	if (get_state(fd, &st) < 0) {
-		fprintf(stderr, "rdmalogcat: GET_STATE: %s\n", strerror(errno));
+		report("GET_STATE", errno);
+		close(fd);
 		return 1;
 	}
 	buf_len = st.max_record ? st.max_record : 1;
 	buf = malloc(buf_len);
 	if (!buf) {
-		perror("rdmalogcat");
+		perror(PROG);
+		close(fd);
 		return 1;
 	}
 	if (have_start && lseek(fd, (off_t)start, SEEK_SET) < 0) {
-		fprintf(stderr, "rdmalogcat: seek to %llu: %s\n",
-			(unsigned long long)start, strerror(errno));
+		snprintf(what, sizeof(what), "seek to %llu",
+			 (unsigned long long)start);
+		report(what, errno);
+		free(buf);
+		close(fd);
 		return 1;
 	}
 	for (long done = 0; count < 0 || done < count; done++) {
@@ -150,23 +210,32 @@ static int do_read(__u64 start, int have_start, long count, int follow,
 		rr.buf = (uintptr_t)buf;
 		rr.buf_len = buf_len;
 		if (ioctl(fd, RDMALOG_IOC_READ_RECORD, &rr) < 0) {
-			fprintf(stderr, "rdmalogcat: read at LSN %lld: %s\n",
-				(long long)cur, strerror(errno));
+			int err = errno;
+
+			/*
+			 * A trim (or a backup's restart behind the primary)
+			 * passed the cursor: say what was skipped, go on at
+			 * the oldest record (Documentation/device.rst).
+			 */
+			if (err == ERANGE && get_state(fd, &st) == 0 &&
+			    st.first_lsn > (__u64)cur &&
+			    lseek(fd, (off_t)st.first_lsn, SEEK_SET) >= 0) {
+				fprintf(stderr, PROG ": LSN %lld..%llu trimmed unread, going on at %llu\n",
+					(long long)cur,
+					(unsigned long long)st.first_lsn - 1,
+					(unsigned long long)st.first_lsn);
+				done--;
+				continue;
+			}
+			snprintf(what, sizeof(what), "read at LSN %lld",
+				 (long long)cur);
+			report(what, err);
 			free(buf);
 			close(fd);
 			return 1;
 		}
 		if (json) {
-			printf("{\"lsn\":%llu,\"len\":%u", (unsigned long long)rr.hdr.lsn,
-			       rr.hdr.len);
-			if (headers)
-				printf(",\"epoch\":%llu,\"timestamp_ns\":%llu,\"crc32c\":%u",
-				       (unsigned long long)rr.hdr.epoch,
-				       (unsigned long long)rr.hdr.timestamp_ns,
-				       rr.hdr.crc32c);
-			printf(",\"data\":\"");
-			print_payload(buf, rr.hdr.len, 1);
-			printf("\"}\n");
+			print_json(&rr, buf, headers);
 		} else {
 			printf("%llu", (unsigned long long)rr.hdr.lsn);
 			if (headers)
@@ -175,10 +244,10 @@ static int do_read(__u64 start, int have_start, long count, int follow,
 				       (unsigned long long)rr.hdr.timestamp_ns,
 				       rr.hdr.crc32c, rr.hdr.len);
 			printf("\t");
-			print_payload(buf, rr.hdr.len, 0);
+			print_payload(buf, rr.hdr.len);
 			printf("\n");
+			fflush(stdout);
 		}
-		fflush(stdout);
 	}
 	free(buf);
 	close(fd);
@@ -187,12 +256,24 @@ static int do_read(__u64 start, int have_start, long count, int follow,
 
 int main(int argc, char **argv)
 {
+	static const struct option lopts[] = {
+		{ "append", no_argument, NULL, 'a' },
+		{ "start", required_argument, NULL, 's' },
+		{ "count", required_argument, NULL, 'n' },
+		{ "follow", no_argument, NULL, 'f' },
+		{ "headers", no_argument, NULL, 'H' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "device", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
 	int append = 0, follow = 0, headers = 0, json = 0, have_start = 0, c;
 	unsigned long long start = 0;
 	long count = -1;
 	char *end;
 
-	while ((c = getopt(argc, argv, "as:n:fHjd:h")) != -1) {
+	while ((c = getopt_long(argc, argv, "as:n:fHjd:hV", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'a':
 			append = 1;
@@ -228,8 +309,11 @@ int main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
+		case 'V':
+			printf(PROG " " RDMALOG_VERSION "\n");
+			return 0;
 		default:
-			usage(stderr);
+			fprintf(stderr, "see " PROG " --help\n");
 			return 2;
 		}
 	}

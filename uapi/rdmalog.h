@@ -31,7 +31,8 @@
 
 /**
  * enum rdmalog_role - the part a node plays in its cluster
- * @RDMALOG_ROLE_NONE: not configured (log down)
+ * @RDMALOG_ROLE_NONE: no role; never reported: a node's role is
+ *	%RDMALOG_ROLE_PRIMARY until it is set
  * @RDMALOG_ROLE_PRIMARY: orders and appends records; the only writer of
  *	the log; writes on other nodes are forwarded to it
  * @RDMALOG_ROLE_BACKUP: holds a copy of the primary's log

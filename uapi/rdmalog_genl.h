@@ -124,7 +124,8 @@ enum rdmalog_cmd {
  * @RDMALOG_A_PORT: u16, 1 .. 65535, host order
  * @RDMALOG_A_ROLE: u32, &enum rdmalog_role (PRIMARY or BACKUP when set)
  * @RDMALOG_A_EPOCH: u64
- * @RDMALOG_A_CAPACITY: u64, bytes, multiple of 4096, within
+ * @RDMALOG_A_CAPACITY: u64, bytes, multiple of 4096 and of the kernel's
+ *	PAGE_SIZE (65536 on 64 KiB-page kernels), within
  *	%RDMALOG_MIN_CAPACITY .. %RDMALOG_MAX_CAPACITY
  * @RDMALOG_A_MAX_RECORD: u32, bytes, 1 .. min(CAPACITY / 4, 0x7ffff000):
  *	one read(2)/write(2) moves at most MAX_RW_COUNT bytes
@@ -344,6 +345,20 @@ enum rdmalog_peer_state {
  * @RDMALOG_STAT_LOG_RESETS: times a backup restarted its log at the
  *	primary's first retained LSN (what it held was discarded)
  * @RDMALOG_STAT_JOINS: backups that joined replication (primary side)
+ * @RDMALOG_STAT_LIVE_LOGS: logs allocated now (a gauge, like every
+ *	``LIVE_`` value: objects that exist at the moment of reading, not a
+ *	count since load; all are 0 once the module's objects are gone)
+ * @RDMALOG_STAT_LIVE_RING_PAGES: pages of ring memory allocated now
+ * @RDMALOG_STAT_LIVE_CONNS: peer connection objects (one per peer, held
+ *	while anything refers to them)
+ * @RDMALOG_STAT_LIVE_EPS: rdma_cm endpoints (each a cm_id, with a QP,
+ *	CQ and PD once set up; closed ones until released)
+ * @RDMALOG_STAT_LIVE_QPS: queue pairs
+ * @RDMALOG_STAT_LIVE_MRS: memory regions (ring grants, forwarding
+ *	registrations)
+ * @RDMALOG_STAT_LIVE_FWD_REQS: forwarded appends in progress on a backup
+ * @RDMALOG_STAT_LIVE_FWD_BUFS: forwarding payload buffers (either side)
+ * @RDMALOG_STAT_LIVE_PEERS: configured peers
  * @__RDMALOG_STAT_MAX: number of counters
  */
 enum rdmalog_stat {
@@ -383,6 +398,15 @@ enum rdmalog_stat {
 	RDMALOG_STAT_CATCHUP_BYTES,
 	RDMALOG_STAT_LOG_RESETS,
 	RDMALOG_STAT_JOINS,
+	RDMALOG_STAT_LIVE_LOGS,
+	RDMALOG_STAT_LIVE_RING_PAGES,
+	RDMALOG_STAT_LIVE_CONNS,
+	RDMALOG_STAT_LIVE_EPS,
+	RDMALOG_STAT_LIVE_QPS,
+	RDMALOG_STAT_LIVE_MRS,
+	RDMALOG_STAT_LIVE_FWD_REQS,
+	RDMALOG_STAT_LIVE_FWD_BUFS,
+	RDMALOG_STAT_LIVE_PEERS,
 
 	__RDMALOG_STAT_MAX
 };

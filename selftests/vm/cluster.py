@@ -755,6 +755,9 @@ PROBLEM_PATTERNS = [
     r"list_add corruption", r"refcount_t:", r"Kernel panic",
     r"general protection fault", r"KASAN", r"UBSAN", r"kernel BUG",
     r"rcu: INFO: .* detected stall",
+    # SLUB's own reports have no colon ("BUG kmalloc-64 (Not tainted):")
+    r"^BUG \S+ \(", r"page allocation failure", r"invoked oom-killer",
+    r"Out of memory", r"left at exit",
 ]
 _PROBLEM_RE = re.compile("|".join(PROBLEM_PATTERNS))
 _BOOT_RE = re.compile(r"^=== rdmalog-harness: (\S+) boot (\d+)")

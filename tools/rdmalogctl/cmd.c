@@ -76,8 +76,8 @@ void usage_node(FILE *f)
 		"       " PROG " node down\n"
 		"       " PROG " node help\n"
 		"ID is 1..%d; CLUSTER_ID is a non-zero 64-bit number; ADDR is an IPv4 or\n"
-		"IPv6 address; PORT is 1..65535. id, cluster, address and port can only\n"
-		"change while the log is down. heartbeat (%d..%d ms, default %d) is how\n"
+		"IPv6 address; PORT is 1..65535. id, cluster, address, port and role can\n"
+		"only change while the log is down. heartbeat (%d..%d ms, default %d) is how\n"
 		"often every peer is sent a heartbeat; peer-timeout (at least twice the\n"
 		"heartbeat, at most %d ms, default %d) how long a connected peer may be\n"
 		"silent before it is declared dead. Both may change while up.\n",

@@ -107,6 +107,7 @@ int main(int argc, char **argv)
 		case 'p':
 			opt.json = true;
 			opt.pretty = true;
+			jw_pretty = true;
 			break;
 		case 'V':
 			printf(PROG " " RDMALOGCTL_VERSION

@@ -7,7 +7,7 @@
  *   cmd.c      node, peer, log, status, stats and monitor commands
  *   output.c   human and JSON rendering of what the kernel reports
  *   nl.c       netlink socket, requests, extack error reporting
- *   json.c     a tiny JSON emitter
+ *   ../lib/json.c  the JSON writer shared with rdmalogcat, rdmalog-bench
  *   util.c     argument parsers (numbers, sizes, addresses) and names
  *   cluster.c  the cluster file parser
  *   apply.c    the apply command
@@ -20,10 +20,15 @@
 #include <stdio.h>
 #include <linux/netlink.h>
 
+#include "json.h"		/* tools/lib: the JSON writer, jw_*() */
 #include "rdmalog.h"
 #include "rdmalog_genl.h"
 
-#define RDMALOGCTL_VERSION	"0.1.0"
+/* -DRDMALOG_VERSION: dkms.conf's PACKAGE_VERSION, passed by the Makefile. */
+#ifndef RDMALOG_VERSION
+#error "RDMALOG_VERSION is not defined: build with the top-level Makefile"
+#endif
+#define RDMALOGCTL_VERSION	RDMALOG_VERSION
 #define PROG			"rdmalogctl"
 
 #ifndef ARRAY_SIZE
@@ -210,22 +215,6 @@ int rl_get_peers(struct rl_nl *nl, struct rl_info *info, uint32_t node_id);
 int rl_nl_monitor(struct rl_nl *nl, int (*cb)(struct rl_info *, void *),
 		  void *arg);
 
-/* ------------------------------------------------------------------ */
-/* JSON emitter (json.c). One document at a time, to stdout. A NULL key
- * means "inside an array".
- */
-void jw_begin_obj(const char *key);
-void jw_end_obj(void);
-void jw_begin_arr(const char *key);
-void jw_end_arr(void);
-void jw_str(const char *key, const char *val);
-void jw_u64(const char *key, uint64_t val);
-void jw_bool(const char *key, bool val);
-void jw_null(const char *key);
-/* End the document: newline and flush. */
-void jw_finish(void);
-/* Write @s as a JSON string literal (quotes included) to @f. */
-void json_escape(FILE *f, const char *s);
 
 /* ------------------------------------------------------------------ */
 /* Output (output.c). */

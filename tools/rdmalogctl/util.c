@@ -259,6 +259,15 @@ const char *stat_name(unsigned int stat, char *buf, size_t len)
 		[RDMALOG_STAT_CATCHUP_BYTES] = "catchup_bytes",
 		[RDMALOG_STAT_LOG_RESETS] = "log_resets",
 		[RDMALOG_STAT_JOINS] = "joins",
+		[RDMALOG_STAT_LIVE_LOGS] = "live_logs",
+		[RDMALOG_STAT_LIVE_RING_PAGES] = "live_ring_pages",
+		[RDMALOG_STAT_LIVE_CONNS] = "live_conns",
+		[RDMALOG_STAT_LIVE_EPS] = "live_eps",
+		[RDMALOG_STAT_LIVE_QPS] = "live_qps",
+		[RDMALOG_STAT_LIVE_MRS] = "live_mrs",
+		[RDMALOG_STAT_LIVE_FWD_REQS] = "live_fwd_reqs",
+		[RDMALOG_STAT_LIVE_FWD_BUFS] = "live_fwd_bufs",
+		[RDMALOG_STAT_LIVE_PEERS] = "live_peers",
 	};
 
 	if (stat < ARRAY_SIZE(names) && names[stat])

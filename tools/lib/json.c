@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rdmalogctl - a tiny JSON emitter: objects, arrays, strings, unsigned
- * numbers, booleans and null, compact or pretty (two-space indent), to
- * stdout. The caller nests begin/end calls correctly.
+ * rdmalog tools - a tiny JSON writer: objects, arrays, strings, numbers,
+ * booleans and null, compact or pretty, to stdout. Shared by rdmalogctl,
+ * rdmalogcat and rdmalog-bench; json.h says how strings are written.
  */
+#include <math.h>
 #include <string.h>
 
-#include "rdmalogctl.h"
+#include "json.h"
 
 #define JW_MAX_DEPTH 32
+
+bool jw_pretty;
 
 static struct {
 	int depth;
@@ -28,14 +31,14 @@ static void jw_indent(int depth)
 static void jw_prefix(const char *key)
 {
 	if (jw.depth > 0) {
-		if (jw.count[jw.depth - 1]++)
+		if (jw.depth <= JW_MAX_DEPTH && jw.count[jw.depth - 1]++)
 			putchar(',');
-		if (opt.pretty)
+		if (jw_pretty)
 			jw_indent(jw.depth);
 	}
 	if (key) {
 		json_escape(stdout, key);
-		fputs(opt.pretty ? ": " : ":", stdout);
+		fputs(jw_pretty ? ": " : ":", stdout);
 	}
 }
 
@@ -51,7 +54,7 @@ static void jw_open(const char *key, char c)
 static void jw_close(char c)
 {
 	jw.depth--;
-	if (opt.pretty && jw.depth < JW_MAX_DEPTH && jw.count[jw.depth])
+	if (jw_pretty && jw.depth < JW_MAX_DEPTH && jw.count[jw.depth])
 		jw_indent(jw.depth);
 	putchar(c);
 }
@@ -82,10 +85,39 @@ void jw_str(const char *key, const char *val)
 	json_escape(stdout, val);
 }
 
+void jw_bytes(const char *key, const void *buf, size_t len)
+{
+	jw_prefix(key);
+	json_escape_bytes(stdout, buf, len);
+}
+
+void jw_hex(const char *key, const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+	size_t i;
+
+	jw_prefix(key);
+	putchar('"');
+	for (i = 0; i < len; i++)
+		printf("%02x", p[i]);
+	putchar('"');
+}
+
 void jw_u64(const char *key, uint64_t val)
 {
 	jw_prefix(key);
 	printf("%llu", (unsigned long long)val);
+}
+
+void jw_double(const char *key, double val, int prec)
+{
+	jw_prefix(key);
+	if (!isfinite(val))
+		fputs("null", stdout);
+	else if (prec < 0)
+		printf("%g", val);
+	else
+		printf("%.*f", prec, val);
 }
 
 void jw_bool(const char *key, bool val)
@@ -107,8 +139,11 @@ void jw_finish(void)
 	jw.depth = 0;
 }
 
-/* Length of the valid UTF-8 sequence at @s, or 0 if it is not one. */
-static size_t utf8_len(const unsigned char *s)
+/*
+ * Length of the valid UTF-8 sequence at @s, of at most @left bytes, or 0
+ * if it is not one.
+ */
+static size_t utf8_len(const unsigned char *s, size_t left)
 {
 	uint32_t cp;
 	size_t n, i;
@@ -127,6 +162,8 @@ static size_t utf8_len(const unsigned char *s)
 	} else {
 		return 0;
 	}
+	if (n > left)
+		return 0;
 	for (i = 1; i < n; i++) {
 		if ((s[i] & 0xc0) != 0x80)
 			return 0;
@@ -140,13 +177,29 @@ static size_t utf8_len(const unsigned char *s)
 	return n;
 }
 
-void json_escape(FILE *f, const char *str)
+bool json_utf8_valid(const void *buf, size_t len)
 {
-	const unsigned char *s = (const unsigned char *)str;
+	const unsigned char *s = buf;
+	size_t n;
+
+	while (len) {
+		n = utf8_len(s, len);
+		if (!n)
+			return false;
+		s += n;
+		len -= n;
+	}
+	return true;
+}
+
+/* @invalid: what to write for a byte that is not valid UTF-8, or NULL. */
+static void escape(FILE *f, const unsigned char *s, size_t len,
+		   const char *invalid)
+{
 	size_t n;
 
 	putc('"', f);
-	while (*s) {
+	while (len) {
 		switch (*s) {
 		case '"':
 			fputs("\\\"", f);
@@ -174,17 +227,32 @@ void json_escape(FILE *f, const char *str)
 				fprintf(f, "\\u%04x", *s);
 				break;
 			}
-			n = utf8_len(s);
+			n = utf8_len(s, len);
 			if (!n) {
-				/* Not UTF-8: replacement character. */
-				fputs("\\ufffd", f);
+				if (invalid)
+					fputs(invalid, f);
+				else
+					fprintf(f, "\\u%04x", *s);
 				break;
 			}
 			fwrite(s, 1, n, f);
 			s += n;
+			len -= n;
 			continue;
 		}
 		s++;
+		len--;
 	}
 	putc('"', f);
+}
+
+void json_escape(FILE *f, const char *s)
+{
+	/* Not UTF-8: the replacement character. */
+	escape(f, (const unsigned char *)s, strlen(s), "\\ufffd");
+}
+
+void json_escape_bytes(FILE *f, const void *buf, size_t len)
+{
+	escape(f, buf, len, NULL);
 }
