@@ -140,10 +140,9 @@ static struct rdmalog_repl_state rdmalog_repl = {
 /* Tell the owner that a backup joined or left. No lock held. */
 static void rdmalog_repl_in_sync_changed(void)
 {
-	void (*fn)(void) = READ_ONCE(rdmalog_repl.in_sync_changed);
-
-	if (fn)
-		fn();
+	/* Set by rdmalog_repl_start(), before any endpoint can join. */
+	if (rdmalog_repl.in_sync_changed)
+		rdmalog_repl.in_sync_changed();
 }
 
 /* The backups' apply work. Not WQ_MEM_RECLAIM: nothing reclaims through it. */
@@ -848,7 +847,7 @@ void rdmalog_repl_start(const struct rdmalog_repl_params *p)
 	rdmalog_repl.role = p->role;
 	rdmalog_repl.durability = p->durability;
 	rdmalog_repl.nr_nodes = p->nr_nodes;
-	WRITE_ONCE(rdmalog_repl.in_sync_changed, p->in_sync_changed);
+	rdmalog_repl.in_sync_changed = p->in_sync_changed;
 	rdmalog_repl.gen = 1;
 	rdmalog_repl.paused = false;
 	rdmalog_repl.running = true;
