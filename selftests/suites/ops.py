@@ -204,8 +204,9 @@ def monitor_now_dumps_then_follows(c):
     txt = nd.run("cat /tmp/now.txt", timeout=60).out.splitlines()
     stamp = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}[+-]\d{4} "
     assert re.match(stamp + r"exists log up node 1\b", txt[0]), txt
-    i = next(k for k, x in enumerate(txt) if x.endswith("exists -"))
-    assert re.match(stamp + "exists -$", txt[i]), txt
+    i = next((k for k, x in enumerate(txt)
+              if re.match(stamp + "exists -$", x)), None)
+    assert i is not None, ("no separator line", txt)
     assert all(re.match(stamp + r"exists node 1 peer [23]\b.* sync in_sync",
                         x) for x in txt[1:i]), txt
     assert any(re.match(stamp + r"peer_added node 1 peer 9\b", x)
