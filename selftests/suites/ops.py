@@ -44,12 +44,8 @@ def up(c, durability="quorum"):
         nd.run("rdmalogctl node down 2>/dev/null; true", timeout=120)
     for nd in c:
         rlnode.apply(nd, cluster_file(durability))
-    r = c[1].run(f"rdmalogctl wait in-sync --timeout {WAIT}",
-                 timeout=WAIT + 60)
-    assert r.rc == 0, r.out
-    r = c[1].run(f"rdmalogctl wait durable --timeout {WAIT}",
-                 timeout=WAIT + 60)
-    assert r.rc == 0, r.out
+    rlnode.wait(c[1], "in-sync", WAIT)
+    rlnode.wait(c[1], "durable", WAIT)
 
 
 def ctl(nd, args, timeout=120):
@@ -211,6 +207,52 @@ def monitor_now_dumps_then_follows(c):
                         x) for x in txt[1:i]), txt
     assert any(re.match(stamp + r"peer_added node 1 peer 9\b", x)
                for x in txt[i + 1:]), txt
+
+
+@test
+def monitor_now_dumps_again_after_lost_events(c):
+    """A monitor --now that cannot keep up (stopped, with a tiny receive
+    buffer) says events were lost and prints the state again, with its
+    separator, before going on."""
+    up(c)
+    nd = c[1]
+    old = nd.run("sysctl -n net.core.rmem_max", timeout=60,
+                 check=True).out.strip()
+    nd.run("rm -f /tmp/lost.json /tmp/lost.err /tmp/lost.pid", timeout=60)
+    nd.run("sysctl -qw net.core.rmem_max=4096", timeout=60, check=True)
+    job = nd.spawn(f"timeout {WAIT} rdmalogctl -j monitor --now "
+                   ">/tmp/lost.json 2>/tmp/lost.err & "
+                   "echo $! >/tmp/lost.pid; wait")
+    try:
+        wait_for(lambda: "exists_done" in nd.run("cat /tmp/lost.json",
+                                                 timeout=60).out,
+                 timeout=WAIT, interval=1, what="the first dump")
+        pid = nd.run("cat /tmp/lost.pid", timeout=60, check=True).out.strip()
+        # the timeout(1) child is the monitor
+        nd.run(f"pkill -STOP -P {pid}", timeout=60, check=True)
+        nd.run("for i in $(seq 40); do rdmalogctl peer add id 9 address "
+               "198.18.0.9 && rdmalogctl peer del id 9 || exit 1; done",
+               timeout=600, check=True)
+        nd.run(f"pkill -CONT -P {pid}", timeout=60, check=True)
+        wait_for(lambda: nd.run("cat /tmp/lost.json", timeout=60).out
+                 .count("exists_done") >= 2,
+                 timeout=WAIT, interval=1, what="a second dump")
+    finally:
+        nd.run(f"sysctl -qw net.core.rmem_max={old}", timeout=60)
+        job.kill()
+    err = nd.run("cat /tmp/lost.err", timeout=60).out
+    assert "events lost" in err, err
+    evs = json_lines(nd.run("cat /tmp/lost.json", timeout=60).out)
+    names = [e["event"] for e in evs]
+    first = names.index("exists_done")
+    second = names.index("exists_done", first + 1)
+    # the second dump: the node, then its two peers (9 is gone again)
+    dump = evs[second - 3:second]
+    assert [e["event"] for e in dump] == ["exists"] * 3, names
+    assert dump[0]["up"] is True and "peer" not in dump[0], dump
+    assert sorted(e["peer"]["id"] for e in dump[1:]) == [2, 3], dump
+    # fewer events than were sent made it: some were lost
+    assert names.count("peer_added") < 40, names
 
 
 # ------------------------------------------------------------ durability
