@@ -220,25 +220,26 @@ def monitor_now_dumps_again_after_lost_events(c):
                  check=True).out.strip()
     nd.run("rm -f /tmp/lost.json /tmp/lost.err /tmp/lost.pid", timeout=60)
     nd.run("sysctl -qw net.core.rmem_max=4096", timeout=60, check=True)
-    job = nd.spawn(f"timeout {WAIT} rdmalogctl -j monitor --now "
-                   ">/tmp/lost.json 2>/tmp/lost.err & "
-                   "echo $! >/tmp/lost.pid; wait")
+    job = nd.spawn("rdmalogctl -j monitor --now >/tmp/lost.json "
+                   "2>/tmp/lost.err & echo $! >/tmp/lost.pid; wait",
+                   timeout=TIMEOUT)
     try:
         wait_for(lambda: "exists_done" in nd.run("cat /tmp/lost.json",
                                                  timeout=60).out,
                  timeout=WAIT, interval=1, what="the first dump")
         pid = nd.run("cat /tmp/lost.pid", timeout=60, check=True).out.strip()
-        # the timeout(1) child is the monitor
-        nd.run(f"pkill -STOP -P {pid}", timeout=60, check=True)
+        nd.run(f"kill -STOP {pid}", timeout=60, check=True)
         nd.run("for i in $(seq 40); do rdmalogctl peer add id 9 address "
                "198.18.0.9 && rdmalogctl peer del id 9 || exit 1; done",
                timeout=600, check=True)
-        nd.run(f"pkill -CONT -P {pid}", timeout=60, check=True)
+        nd.run(f"kill -CONT {pid}", timeout=60, check=True)
         wait_for(lambda: nd.run("cat /tmp/lost.json", timeout=60).out
                  .count("exists_done") >= 2,
                  timeout=WAIT, interval=1, what="a second dump")
     finally:
-        nd.run(f"sysctl -qw net.core.rmem_max={old}", timeout=60)
+        nd.run(f"sysctl -qw net.core.rmem_max={old}; "
+               "kill -CONT $(cat /tmp/lost.pid); "
+               "kill $(cat /tmp/lost.pid)", timeout=60)
         job.kill()
     err = nd.run("cat /tmp/lost.err", timeout=60).out
     assert "events lost" in err, err
