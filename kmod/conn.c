@@ -310,7 +310,7 @@ static void rdmalog_conn_fill_info_locked(struct rdmalog_conn *conn,
 	}
 	info->sync = rdmalog_conn_sync(info);
 	if (info->state == RDMALOG_PEER_REFUSED)
-		info->refusal = rdmalog_rej_to_refusal(conn->last_reason);
+		info->refusal = rdmalog_rej_to_refusal(conn->refusal);
 }
 
 void rdmalog_conn_notify_ep(struct rdmalog_ep *ep, enum rdmalog_event event,
@@ -1927,7 +1927,7 @@ static void rdmalog_ep_connected(struct rdmalog_ep *ep,
 		rdmalog_stats_inc(RDMALOG_STAT_REFUSALS_RECEIVED);
 		pr_warn_ratelimited("node %u: node %u accepted with an invalid handshake: %s\n",
 				    conn->local.node_id, conn->peer_id, why);
-		conn->last_reason = reason;
+		conn->refusal = reason;
 		rdmalog_ep_close(ep, RDMALOG_PEER_REFUSED,
 				 "accepted by node %u, but refused: %s",
 				 conn->peer_id, why);
@@ -1992,6 +1992,7 @@ static void rdmalog_ep_rejected(struct rdmalog_ep *ep,
 		pr_warn_ratelimited("node %u: refused by node %u: %s\n",
 				    conn->local.node_id, conn->peer_id, why);
 	conn->last_reason = rej.reason;
+	conn->refusal = rej.reason;
 	rdmalog_ep_close(ep, RDMALOG_PEER_REFUSED, "refused by node %u: %s",
 			 conn->peer_id, why);
 }
@@ -2096,6 +2097,7 @@ static void rdmalog_conn_refused_here(struct rdmalog_conn *conn, u8 reason,
 					    conn->local.node_id, conn->peer_id,
 					    why);
 		conn->last_reason = reason;
+		conn->refusal = reason;
 		/* A working connection is not disturbed by an impostor. */
 		if (conn->state != RDMALOG_PEER_CONNECTED) {
 			rdmalog_conn_set_msg(conn, "refused node %u: %s",
