@@ -134,12 +134,25 @@ static u32 rdmalog_node_effective_durability(u32 requested, u32 *in_sync,
 	return rdmalog_repl_effective(requested, in_sync, needed);
 }
 
+static const char *rdmalog_durability_name(u32 d)
+{
+	static const char *const names[] = {
+		[RDMALOG_DURABLE_ASYNC] = "async",
+		[RDMALOG_DURABLE_QUORUM] = "quorum",
+		[RDMALOG_DURABLE_ALL] = "all",
+	};
+
+	return d < ARRAY_SIZE(names) ? names[d] : "?";
+}
+
 /*
  * Announce the durability in force (%RDMALOG_EVENT_DURABILITY) when it, or
  * the requested one, differs from what was last announced in this up
- * period. Caller holds config_mutex.
+ * period; @log: say a change of the one in force in the kernel log too
+ * (not right after UP, where replication has not started yet). Caller
+ * holds config_mutex.
  */
-static void rdmalog_node_durability_check(void)
+static void rdmalog_node_durability_check(bool log)
 {
 	const struct rdmalog_node_config *cfg = &rdmalog_node.config;
 	u32 eff, in_sync, needed;
@@ -152,15 +165,13 @@ static void rdmalog_node_durability_check(void)
 	if (eff == rdmalog_node.dur_sent &&
 	    cfg->durability == rdmalog_node.dur_req_sent)
 		return;
+	if (log && eff != rdmalog_node.dur_sent)
+		pr_info_ratelimited("node %u: durability in force: %s, requested %s (%u of %u backups in sync)\n",
+				    cfg->node_id, rdmalog_durability_name(eff),
+				    rdmalog_durability_name(cfg->durability),
+				    in_sync, needed);
 	rdmalog_node.dur_sent = eff;
 	rdmalog_node.dur_req_sent = cfg->durability;
-	if (eff != cfg->durability)
-		pr_info_ratelimited("node %u: durability %s degraded to %s (%u of %u backups in sync)\n",
-				    cfg->node_id,
-				    cfg->durability == RDMALOG_DURABLE_ALL ?
-				    "all" : "quorum",
-				    eff == RDMALOG_DURABLE_QUORUM ?
-				    "quorum" : "async", in_sync, needed);
 	rdmalog_netlink_notify_durability(cfg->node_id, cfg->durability, eff,
 					  in_sync, needed);
 }
@@ -168,7 +179,7 @@ static void rdmalog_node_durability_check(void)
 static void rdmalog_node_dur_work(struct work_struct *work)
 {
 	mutex_lock(&rdmalog_node.config_mutex);
-	rdmalog_node_durability_check();
+	rdmalog_node_durability_check(true);
 	mutex_unlock(&rdmalog_node.config_mutex);
 }
 
@@ -534,7 +545,7 @@ int rdmalog_node_set_config(const struct rdmalog_node_config *cfg,
 	if (log_changed)
 		rdmalog_netlink_notify_node(RDMALOG_EVENT_LOG_CHANGED, cur,
 					    rdmalog_node.epoch);
-	rdmalog_node_durability_check();
+	rdmalog_node_durability_check(true);
 out_unlock:
 	mutex_unlock(&rdmalog_node.config_mutex);
 	return err;
@@ -629,7 +640,7 @@ int rdmalog_node_peer_add(const struct rdmalog_peer_info *info,
 		added.state = RDMALOG_PEER_CONNECTING;
 	rdmalog_netlink_notify_peer(RDMALOG_EVENT_PEER_ADDED,
 				    rdmalog_node.config.node_id, &added);
-	rdmalog_node_durability_check();
+	rdmalog_node_durability_check(true);
 	/* After PEER_ADDED, so that its state events come later. */
 	if (peer->conn)
 		rdmalog_conn_activate(peer->conn);
@@ -673,7 +684,7 @@ int rdmalog_node_peer_del(u32 node_id, struct netlink_ext_ack *extack)
 	rdmalog_peer_to_info(peer, &removed);
 	rdmalog_netlink_notify_peer(RDMALOG_EVENT_PEER_REMOVED,
 				    rdmalog_node.config.node_id, &removed);
-	rdmalog_node_durability_check();
+	rdmalog_node_durability_check(true);
 	mutex_unlock(&rdmalog_node.config_mutex);
 	kfree(peer);
 	return 0;
@@ -853,7 +864,7 @@ int rdmalog_node_up(struct netlink_ext_ack *extack)
 	/* UP implies the requested durability; say at once if it is not. */
 	rdmalog_node.dur_sent = rdmalog_node.config.durability;
 	rdmalog_node.dur_req_sent = rdmalog_node.config.durability;
-	rdmalog_node_durability_check();
+	rdmalog_node_durability_check(false);
 	/*
 	 * After UP, which implies that every peer is CONNECTING (and DOWN
 	 * that every peer is CONFIGURED again): PEER_STATE events report the
