@@ -243,6 +243,7 @@ static const char *rdmalog_cu_judge(struct rdmalog_ep *ep, u64 head,
 	default:
 		spin_lock_bh(&cu->lock);
 		cu->state = RDMALOG_CATCHUP_NONE;
+		cu->diverged = true;
 		spin_unlock_bh(&cu->lock);
 		*what = "diverged, not replicating";
 		return NULL;
@@ -658,6 +659,7 @@ void rdmalog_catchup_ep_info(struct rdmalog_ep *ep,
 	spin_lock_bh(&cu->lock);
 	info->state = cu->state;
 	info->bytes = cu->bytes;
+	info->diverged = cu->diverged;
 	info->left = 0;
 	info->rate = 0;
 	if (cu->state == RDMALOG_CATCHUP_PULLING) {

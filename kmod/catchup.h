@@ -66,6 +66,7 @@ struct rdmalog_cu_read {
  * @join_rx: (primary) a JOIN arrived and waits for @work
  * @join: (primary) its positions (host order)
  * @notify_joined: (primary) @work announces that the backup joined
+ * @diverged: (primary) the backup was judged diverged on this connection
  * @reads: the READ slots, used round-robin (at most
  *	%RDMALOG_CU_MAX_READS in flight, completing in order)
  * @next_read: the slot of the next READ
@@ -101,6 +102,7 @@ struct rdmalog_catchup_ep {
 		u64 tail;
 	} join;
 	bool notify_joined;
+	bool diverged;
 	struct rdmalog_cu_read reads[RDMALOG_CU_MAX_READS];
 	unsigned int next_read;
 	struct ib_cqe reg_cqe;
@@ -113,12 +115,14 @@ struct rdmalog_catchup_ep {
  * @left: bytes not pulled yet (the serving side: the range granted)
  * @rate: bytes per second pulled in this round (0 on the serving side)
  * @bytes: bytes pulled on this connection
+ * @diverged: (primary) the backup was judged diverged on this connection
  */
 struct rdmalog_catchup_info {
 	u32 state;
 	u64 left;
 	u64 rate;
 	u64 bytes;
+	bool diverged;
 };
 
 void rdmalog_catchup_ep_init(struct rdmalog_ep *ep);

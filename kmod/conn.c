@@ -228,6 +228,62 @@ static bool rdmalog_sa_is(const struct sockaddr *sa,
 /* ------------------------------------------------------------------ */
 /* State, messages, events */
 
+/* The uapi name of a refusal (wire) reason. */
+static u32 rdmalog_rej_to_refusal(u8 reason)
+{
+	switch (reason) {
+	case RDMALOG_REJ_BAD_HANDSHAKE:
+		return RDMALOG_REFUSAL_BAD_HANDSHAKE;
+	case RDMALOG_REJ_VERSION:
+		return RDMALOG_REFUSAL_VERSION;
+	case RDMALOG_REJ_CLUSTER_ID:
+		return RDMALOG_REFUSAL_CLUSTER_ID;
+	case RDMALOG_REJ_UNKNOWN_PEER:
+		return RDMALOG_REFUSAL_UNKNOWN_PEER;
+	case RDMALOG_REJ_ADDR_MISMATCH:
+		return RDMALOG_REFUSAL_ADDR_MISMATCH;
+	case RDMALOG_REJ_NODE_ID:
+		return RDMALOG_REFUSAL_NODE_ID;
+	case RDMALOG_REJ_CAPACITY:
+		return RDMALOG_REFUSAL_CAPACITY;
+	case RDMALOG_REJ_DIRECTION:
+		return RDMALOG_REFUSAL_DIRECTION;
+	case RDMALOG_REJ_BAD_PARAMS:
+		return RDMALOG_REFUSAL_BAD_PARAMS;
+	default:
+		return RDMALOG_REFUSAL_OTHER;
+	}
+}
+
+/*
+ * The judgement of the peer's copy (enum rdmalog_peer_sync) from what
+ * @info already holds; see the uapi for who judges what.
+ */
+static u32 rdmalog_conn_sync(const struct rdmalog_peer_info *info)
+{
+	bool primary = READ_ONCE(rdmalog_conns.role) == RDMALOG_ROLE_PRIMARY;
+
+	switch (info->state) {
+	case RDMALOG_PEER_REFUSED:
+		return RDMALOG_PEER_SYNC_REFUSED;
+	case RDMALOG_PEER_DISCONNECTED:
+		return primary ? RDMALOG_PEER_SYNC_BEHIND :
+				 RDMALOG_PEER_SYNC_UNKNOWN;
+	case RDMALOG_PEER_CONNECTED:
+		if (info->cu.state != RDMALOG_CATCHUP_NONE)
+			return RDMALOG_PEER_SYNC_CATCHING_UP;
+		if (!primary)
+			return RDMALOG_PEER_SYNC_UNKNOWN;
+		if (info->repl.joined)
+			return RDMALOG_PEER_SYNC_IN_SYNC;
+		if (info->cu.diverged)
+			return RDMALOG_PEER_SYNC_DIVERGED;
+		return RDMALOG_PEER_SYNC_UNKNOWN;
+	default:
+		return RDMALOG_PEER_SYNC_UNKNOWN;
+	}
+}
+
 static void rdmalog_conn_fill_info_locked(struct rdmalog_conn *conn,
 					  struct rdmalog_peer_info *info)
 {
@@ -252,6 +308,9 @@ static void rdmalog_conn_fill_info_locked(struct rdmalog_conn *conn,
 		rdmalog_repl_ep_info(conn->ep, &info->repl);
 		rdmalog_catchup_ep_info(conn->ep, &info->cu);
 	}
+	info->sync = rdmalog_conn_sync(info);
+	if (info->state == RDMALOG_PEER_REFUSED)
+		info->refusal = rdmalog_rej_to_refusal(conn->refusal);
 }
 
 void rdmalog_conn_notify_ep(struct rdmalog_ep *ep, enum rdmalog_event event,
@@ -1876,6 +1935,7 @@ static void rdmalog_ep_connected(struct rdmalog_ep *ep,
 		rdmalog_stats_inc(RDMALOG_STAT_REFUSALS_RECEIVED);
 		pr_warn_ratelimited("node %u: node %u accepted with an invalid handshake: %s\n",
 				    conn->local.node_id, conn->peer_id, why);
+		conn->refusal = reason;
 		rdmalog_ep_close(ep, RDMALOG_PEER_REFUSED,
 				 "accepted by node %u, but refused: %s",
 				 conn->peer_id, why);
@@ -1940,6 +2000,7 @@ static void rdmalog_ep_rejected(struct rdmalog_ep *ep,
 		pr_warn_ratelimited("node %u: refused by node %u: %s\n",
 				    conn->local.node_id, conn->peer_id, why);
 	conn->last_reason = rej.reason;
+	conn->refusal = rej.reason;
 	rdmalog_ep_close(ep, RDMALOG_PEER_REFUSED, "refused by node %u: %s",
 			 conn->peer_id, why);
 }
@@ -2044,6 +2105,7 @@ static void rdmalog_conn_refused_here(struct rdmalog_conn *conn, u8 reason,
 					    conn->local.node_id, conn->peer_id,
 					    why);
 		conn->last_reason = reason;
+		conn->refusal = reason;
 		/* A working connection is not disturbed by an impostor. */
 		if (conn->state != RDMALOG_PEER_CONNECTED) {
 			rdmalog_conn_set_msg(conn, "refused node %u: %s",

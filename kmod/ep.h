@@ -298,6 +298,8 @@ struct rdmalog_ep {
  * @reconnects: connections established after the first one
  * @refusals: handshakes refused, by us or by the peer
  * @last_reason: last refusal reason seen or sent, to log changes only
+ * @refusal: reason (%RDMALOG_REJ_*) of the last refusal, either way, for
+ *	status while the state is REFUSED
  * @connect_work: starts an attempt (connect or knock), or times out the
  *	current one
  * @hb_work: sends heartbeats and checks the peer timeout while connected
@@ -326,6 +328,7 @@ struct rdmalog_conn {
 	u64 reconnects;
 	u64 refusals;
 	u8 last_reason;
+	u8 refusal;
 	struct delayed_work connect_work;
 	struct delayed_work hb_work;
 

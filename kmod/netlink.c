@@ -98,6 +98,9 @@ static const struct nla_policy rdmalog_nl_policy[RDMALOG_A_MAX + 1] = {
 	[RDMALOG_A_EVENT]		= RDMALOG_NL_READ_ONLY,
 	[RDMALOG_A_HEARTBEAT_MS]	= { .type = NLA_U32 },
 	[RDMALOG_A_PEER_TIMEOUT_MS]	= { .type = NLA_U32 },
+	[RDMALOG_A_DURABILITY_DEGRADED]	= RDMALOG_NL_READ_ONLY,
+	[RDMALOG_A_BACKUPS_IN_SYNC]	= RDMALOG_NL_READ_ONLY,
+	[RDMALOG_A_BACKUPS_NEEDED]	= RDMALOG_NL_READ_ONLY,
 };
 
 /* The attributes each command takes. */
@@ -240,7 +243,7 @@ static int rdmalog_nl_put_addr(struct sk_buff *skb, int type,
 	(nla_total_size(0) + nla_total_size(4) + nla_total_size(16) +	\
 	 nla_total_size(2) + nla_total_size(4) +			\
 	 nla_total_size(RDMALOG_PEER_MSG_LEN) + nla_total_size(1) +	\
-	 11 * nla_total_size_64bit(8))
+	 3 * nla_total_size(4) + 15 * nla_total_size_64bit(8))
 
 /* A PEER nest (type @type) describing @peer. */
 static int rdmalog_nl_put_peer(struct sk_buff *skb, int type,
@@ -293,6 +296,11 @@ static int rdmalog_nl_put_peer(struct sk_buff *skb, int type,
 	if (nla_put_u32(skb, RDMALOG_PEER_A_CATCHUP, peer->cu.state) ||
 	    nla_put_u64_64bit(skb, RDMALOG_PEER_A_CATCHUP_BYTES, peer->cu.bytes,
 			      RDMALOG_PEER_A_PAD))
+		goto err;
+	/* The judgement of the peer, and why it refuses (or is refused). */
+	if (nla_put_u32(skb, RDMALOG_PEER_A_SYNC, peer->sync) ||
+	    (peer->state == RDMALOG_PEER_REFUSED &&
+	     nla_put_u32(skb, RDMALOG_PEER_A_REFUSAL, peer->refusal)))
 		goto err;
 	if (peer->cu.state != RDMALOG_CATCHUP_NONE &&
 	    (nla_put_u64_64bit(skb, RDMALOG_PEER_A_CATCHUP_LEFT, peer->cu.left,
@@ -749,7 +757,12 @@ static int rdmalog_nl_put_status(struct sk_buff *skb,
 	    nla_put_u32(skb, RDMALOG_A_MAX_RECORD, st->log.max_record) ||
 	    nla_put_u32(skb, RDMALOG_A_OPENERS, rdmalog_chardev_openers()) ||
 	    nla_put_u32(skb, RDMALOG_A_HEARTBEAT_MS, cfg->heartbeat_ms) ||
-	    nla_put_u32(skb, RDMALOG_A_PEER_TIMEOUT_MS, cfg->peer_timeout_ms))
+	    nla_put_u32(skb, RDMALOG_A_PEER_TIMEOUT_MS, cfg->peer_timeout_ms) ||
+	    nla_put_u8(skb, RDMALOG_A_DURABILITY_DEGRADED,
+		       st->up &&
+		       st->durability_effective != cfg->durability) ||
+	    nla_put_u32(skb, RDMALOG_A_BACKUPS_IN_SYNC, st->in_sync) ||
+	    nla_put_u32(skb, RDMALOG_A_BACKUPS_NEEDED, st->needed))
 		return -EMSGSIZE;
 
 	/* The indices of a log exist only while it is up. */
@@ -1082,6 +1095,34 @@ void rdmalog_netlink_notify_log_reset(u32 node_id, u64 first_lsn,
 						first_lsn, RDMALOG_A_PAD) ?:
 			      rdmalog_nl_put_peer(skb, RDMALOG_A_PEER,
 						  primary));
+}
+
+/**
+ * rdmalog_netlink_notify_durability() - send %RDMALOG_EVENT_DURABILITY
+ * @node_id: this node's id
+ * @requested: &enum rdmalog_durability requested
+ * @effective: &enum rdmalog_durability in force
+ * @in_sync: backups in sync
+ * @needed: backups @requested needs
+ */
+void rdmalog_netlink_notify_durability(u32 node_id, u32 requested,
+				       u32 effective, u32 in_sync, u32 needed)
+{
+	struct sk_buff *skb;
+	void *hdr;
+	int err;
+
+	skb = rdmalog_nl_event_new(RDMALOG_EVENT_DURABILITY, node_id, &hdr);
+	if (!skb)
+		return;
+	err = nla_put_u32(skb, RDMALOG_A_DURABILITY, requested) ||
+	      nla_put_u32(skb, RDMALOG_A_DURABILITY_EFFECTIVE, effective) ||
+	      nla_put_u8(skb, RDMALOG_A_DURABILITY_DEGRADED,
+			 effective != requested) ||
+	      nla_put_u32(skb, RDMALOG_A_BACKUPS_IN_SYNC, in_sync) ||
+	      nla_put_u32(skb, RDMALOG_A_BACKUPS_NEEDED, needed) ?
+	      -EMSGSIZE : 0;
+	rdmalog_nl_event_send(skb, hdr, RDMALOG_EVENT_DURABILITY, err);
 }
 
 /**

@@ -39,5 +39,11 @@ void rdmalog_netlink_notify_trimmed(u32 node_id, u64 first_lsn);
 /* RDMALOG_EVENT_LOG_RESET (NODE_ID, FIRST_LSN, PEER: the primary). */
 void rdmalog_netlink_notify_log_reset(u32 node_id, u64 first_lsn,
 				      const struct rdmalog_peer_info *primary);
+/*
+ * RDMALOG_EVENT_DURABILITY (NODE_ID, DURABILITY, DURABILITY_EFFECTIVE,
+ * DURABILITY_DEGRADED, BACKUPS_IN_SYNC, BACKUPS_NEEDED).
+ */
+void rdmalog_netlink_notify_durability(u32 node_id, u32 requested,
+				       u32 effective, u32 in_sync, u32 needed);
 
 #endif /* _RDMALOG_NETLINK_H */

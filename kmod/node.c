@@ -26,6 +26,7 @@
 #include <linux/netlink.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/workqueue.h>
 #include <asm/page.h>
 
 #include "node.h"
@@ -76,6 +77,12 @@ struct rdmalog_peer {
  *	this up period (1 before any)
  * @peers: list of &struct rdmalog_peer
  * @npeers: entries on @peers, at most %RDMALOG_MAX_PEERS
+ * @dur_sent: the durability in force last announced (or implied by UP)
+ *	in this up period
+ * @dur_req_sent: the requested durability at the same time
+ * @dur_work: looks at the durability in force after replication said that
+ *	a backup joined or left (it cannot take @config_mutex there: the
+ *	node waits for connections to go with it held)
  */
 struct rdmalog_node {
 	struct mutex config_mutex; /* protects all below, see above */
@@ -86,11 +93,18 @@ struct rdmalog_node {
 	u64 trim_announced;
 	struct list_head peers;
 	u32 npeers;
+	u32 dur_sent;
+	u32 dur_req_sent;
+	struct work_struct dur_work;
 };
+
+static void rdmalog_node_dur_work(struct work_struct *work);
 
 static struct rdmalog_node rdmalog_node = {
 	.config_mutex = __MUTEX_INITIALIZER(rdmalog_node.config_mutex),
 	.peers = LIST_HEAD_INIT(rdmalog_node.peers),
+	.dur_work = __WORK_INITIALIZER(rdmalog_node.dur_work,
+				       rdmalog_node_dur_work),
 };
 
 static bool rdmalog_addr_equal(const struct rdmalog_addr *a,
@@ -119,6 +133,61 @@ static u32 rdmalog_node_effective_durability(u32 requested, u32 *in_sync,
 	if (!rdmalog_node.up || rdmalog_node.config.role == RDMALOG_ROLE_BACKUP)
 		return requested;
 	return rdmalog_repl_effective(requested, in_sync, needed);
+}
+
+static const char *rdmalog_durability_name(u32 d)
+{
+	static const char *const names[] = {
+		[RDMALOG_DURABLE_ASYNC] = "async",
+		[RDMALOG_DURABLE_QUORUM] = "quorum",
+		[RDMALOG_DURABLE_ALL] = "all",
+	};
+
+	return d < ARRAY_SIZE(names) ? names[d] : "?";
+}
+
+/*
+ * Announce the durability in force (%RDMALOG_EVENT_DURABILITY) when it, or
+ * the requested one, differs from what was last announced in this up
+ * period; @log: say a change of the one in force in the kernel log too
+ * (not right after UP, where replication has not started yet). Caller
+ * holds config_mutex.
+ */
+static void rdmalog_node_durability_check(bool log)
+{
+	const struct rdmalog_node_config *cfg = &rdmalog_node.config;
+	u32 eff, in_sync, needed;
+
+	lockdep_assert_held(&rdmalog_node.config_mutex);
+	if (!rdmalog_node.up)
+		return;
+	eff = rdmalog_node_effective_durability(cfg->durability, &in_sync,
+						&needed);
+	if (eff == rdmalog_node.dur_sent &&
+	    cfg->durability == rdmalog_node.dur_req_sent)
+		return;
+	if (log && eff != rdmalog_node.dur_sent)
+		pr_info_ratelimited("node %u: durability in force: %s, requested %s (%u of %u backups in sync)\n",
+				    cfg->node_id, rdmalog_durability_name(eff),
+				    rdmalog_durability_name(cfg->durability),
+				    in_sync, needed);
+	rdmalog_node.dur_sent = eff;
+	rdmalog_node.dur_req_sent = cfg->durability;
+	rdmalog_netlink_notify_durability(cfg->node_id, cfg->durability, eff,
+					  in_sync, needed);
+}
+
+static void rdmalog_node_dur_work(struct work_struct *work)
+{
+	mutex_lock(&rdmalog_node.config_mutex);
+	rdmalog_node_durability_check(true);
+	mutex_unlock(&rdmalog_node.config_mutex);
+}
+
+/* Replication: a backup joined or left. Any context. */
+static void rdmalog_node_in_sync_changed(void)
+{
+	schedule_work(&rdmalog_node.dur_work);
 }
 
 /* Tell replication what changed. Caller holds config_mutex. */
@@ -246,6 +315,8 @@ void rdmalog_node_exit(void)
 	}
 	rdmalog_node.npeers = 0;
 	mutex_unlock(&rdmalog_node.config_mutex);
+	/* Queued by the endpoints' release; finds the node down. */
+	cancel_work_sync(&rdmalog_node.dur_work);
 }
 
 /**
@@ -486,6 +557,7 @@ int rdmalog_node_set_config(const struct rdmalog_node_config *cfg,
 	if (log_changed)
 		rdmalog_netlink_notify_node(RDMALOG_EVENT_LOG_CHANGED, cur,
 					    rdmalog_node.epoch);
+	rdmalog_node_durability_check(true);
 out_unlock:
 	mutex_unlock(&rdmalog_node.config_mutex);
 	return err;
@@ -581,6 +653,7 @@ int rdmalog_node_peer_add(const struct rdmalog_peer_info *info,
 		added.state = RDMALOG_PEER_CONNECTING;
 	rdmalog_netlink_notify_peer(RDMALOG_EVENT_PEER_ADDED,
 				    rdmalog_node.config.node_id, &added);
+	rdmalog_node_durability_check(true);
 	/* After PEER_ADDED, so that its state events come later. */
 	if (peer->conn)
 		rdmalog_conn_activate(peer->conn);
@@ -624,6 +697,7 @@ int rdmalog_node_peer_del(u32 node_id, struct netlink_ext_ack *extack)
 	rdmalog_peer_to_info(peer, &removed);
 	rdmalog_netlink_notify_peer(RDMALOG_EVENT_PEER_REMOVED,
 				    rdmalog_node.config.node_id, &removed);
+	rdmalog_node_durability_check(true);
 	mutex_unlock(&rdmalog_node.config_mutex);
 	rdmalog_peer_free(peer);
 	return 0;
@@ -781,6 +855,7 @@ int rdmalog_node_up(struct netlink_ext_ack *extack)
 	rp.durability = rdmalog_node.config.durability;
 	rp.nr_nodes = rdmalog_node.npeers + 1;
 	rp.commit_timeout_ms = rdmalog_node.config.commit_timeout_ms;
+	rp.in_sync_changed = rdmalog_node_in_sync_changed;
 	rdmalog_repl_start(&rp);
 	err = rdmalog_node_start_conns(log, extack);
 	if (err) {
@@ -799,6 +874,10 @@ int rdmalog_node_up(struct netlink_ext_ack *extack)
 			    rdmalog_node.config.max_record, rdmalog_node.epoch);
 	rdmalog_netlink_notify_node(RDMALOG_EVENT_UP, &rdmalog_node.config,
 				    rdmalog_node.epoch);
+	/* UP implies the requested durability; say at once if it is not. */
+	rdmalog_node.dur_sent = rdmalog_node.config.durability;
+	rdmalog_node.dur_req_sent = rdmalog_node.config.durability;
+	rdmalog_node_durability_check(false);
 	/*
 	 * After UP, which implies that every peer is CONNECTING (and DOWN
 	 * that every peer is CONFIGURED again): PEER_STATE events report the
@@ -911,6 +990,8 @@ void rdmalog_node_get_status(struct rdmalog_node_status *st)
 	st->durability_effective =
 		rdmalog_node_effective_durability(cfg->durability, &in_sync,
 						  &needed);
+	st->in_sync = in_sync;
+	st->needed = needed;
 	if (st->durability_effective != cfg->durability)
 		snprintf(st->msg, sizeof(st->msg),
 			 "durability %s needs %u backup%s in sync, %u %s: appends wait up to %u ms for it, then fail",

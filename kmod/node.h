@@ -78,6 +78,8 @@ struct rdmalog_node_config {
  * @remote_next_lsn: the peer's next LSN per its last message
  * @repl: replication to the peer (primary side), while connected
  * @cu: catch-up on the connection to the peer (either side)
+ * @sync: &enum rdmalog_peer_sync, this node's judgement of the peer
+ * @refusal: &enum rdmalog_refusal while @state is REFUSED
  */
 struct rdmalog_peer_info {
 	u32 node_id;
@@ -94,6 +96,8 @@ struct rdmalog_peer_info {
 	u64 remote_next_lsn;
 	struct rdmalog_repl_peer_info repl;
 	struct rdmalog_catchup_info cu;
+	u32 sync;
+	u32 refusal;
 };
 
 /**
@@ -103,6 +107,8 @@ struct rdmalog_peer_info {
  * @config: the configuration
  * @epoch: current epoch
  * @durability_effective: enum rdmalog_durability in force
+ * @in_sync: backups in sync (primary, while up)
+ * @needed: backups the requested durability needs (primary, while up)
  * @msg: human-readable note on the state (may be empty)
  * @log: log indices, valid when @up
  * @npeers: entries in @peers
@@ -113,6 +119,8 @@ struct rdmalog_node_status {
 	struct rdmalog_node_config config;
 	u64 epoch;
 	u32 durability_effective;
+	u32 in_sync;
+	u32 needed;
 	char msg[256];
 	struct rdmalog_log_state log;
 	u32 npeers;

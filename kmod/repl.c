@@ -112,6 +112,7 @@ MODULE_PARM_DESC(force_ack,
  * @holds: endpoints of backups catching up (&rdmalog_repl_ep.hold_node):
  *	they keep the floor down until they join or leave
  * @quiesce_wq: a quiesce waiting for in-flight work to drain
+ * @in_sync_changed: &rdmalog_repl_params.in_sync_changed of the up period
  */
 struct rdmalog_repl_state {
 	spinlock_t lock; /* see above */
@@ -126,6 +127,7 @@ struct rdmalog_repl_state {
 	struct list_head eps;
 	struct list_head holds;
 	wait_queue_head_t quiesce_wq;
+	void (*in_sync_changed)(void);
 };
 
 static struct rdmalog_repl_state rdmalog_repl = {
@@ -134,6 +136,14 @@ static struct rdmalog_repl_state rdmalog_repl = {
 	.holds = LIST_HEAD_INIT(rdmalog_repl.holds),
 	.quiesce_wq = __WAIT_QUEUE_HEAD_INITIALIZER(rdmalog_repl.quiesce_wq),
 };
+
+/* Tell the owner that a backup joined or left. No lock held. */
+static void rdmalog_repl_in_sync_changed(void)
+{
+	/* Set by rdmalog_repl_start(), before any endpoint can join. */
+	if (rdmalog_repl.in_sync_changed)
+		rdmalog_repl.in_sync_changed();
+}
 
 /* The backups' apply work. Not WQ_MEM_RECLAIM: nothing reclaims through it. */
 static struct workqueue_struct *rdmalog_repl_wq;
@@ -518,6 +528,8 @@ out:
 	spin_unlock_bh(&rdmalog_repl.lock);
 	if (put)
 		rdmalog_ep_put(ep);
+	if (kind == RDMALOG_PLAN_JOIN)
+		rdmalog_repl_in_sync_changed();
 	return kind;
 }
 
@@ -557,8 +569,10 @@ void rdmalog_repl_ep_leave(struct rdmalog_ep *ep)
 	}
 	spin_unlock_bh(&rdmalog_repl.lock);
 	wake_up_all(&rdmalog_repl.quiesce_wq);
-	if (joined)
+	if (joined) {
 		rdmalog_ep_put(ep);
+		rdmalog_repl_in_sync_changed();
+	}
 }
 
 void rdmalog_repl_notice_done(struct rdmalog_ep *ep, struct rdmalog_sbuf *sb,
@@ -833,6 +847,7 @@ void rdmalog_repl_start(const struct rdmalog_repl_params *p)
 	rdmalog_repl.role = p->role;
 	rdmalog_repl.durability = p->durability;
 	rdmalog_repl.nr_nodes = p->nr_nodes;
+	rdmalog_repl.in_sync_changed = p->in_sync_changed;
 	rdmalog_repl.gen = 1;
 	rdmalog_repl.paused = false;
 	rdmalog_repl.running = true;

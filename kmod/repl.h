@@ -110,6 +110,10 @@ struct rdmalog_repl_ep {
  * @durability: &enum rdmalog_durability requested
  * @nr_nodes: nodes in the cluster, this one included (1 + peers)
  * @commit_timeout_ms: how long an append waits for its commit
+ * @in_sync_changed: called when a backup joined or left replication (the
+ *	set of backups in sync changed), from process or softirq context,
+ *	with no lock of this file held; it must not sleep nor call back
+ *	into repl.c synchronously (the node queues work). May be NULL
  */
 struct rdmalog_repl_params {
 	struct rdmalog_log *log;
@@ -117,6 +121,7 @@ struct rdmalog_repl_params {
 	u32 durability;
 	u32 nr_nodes;
 	u32 commit_timeout_ms;
+	void (*in_sync_changed)(void);
 };
 
 int rdmalog_repl_init(void);

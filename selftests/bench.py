@@ -14,8 +14,8 @@ run on the same VMs:
     ib_write_lat -s SIZE -n ITERS and ib_write_bw -s SIZE -n ITERS.
 
 Before measuring a configuration it waits until the primary has the
-requested durability in force (`rdmalogctl -j status`: durability.effective
-== durability.requested, that is enough backups connected, granted their
+requested durability in force (`rdmalogctl wait durable`: durability
+effective == requested, that is enough backups connected, granted their
 rings and in sync), so every append is a replicated commit: it returns once
 floor(N/2) (quorum) or N - 1 (all) backups hold the record. The durability
 in force after each run is printed next to its numbers; a configuration that
@@ -198,13 +198,10 @@ def apply_config(c, cfg, capacity):
 def wait_in_force(node, timeout=180):
     """Status of node once the requested durability is in force (enough
     backups in sync), or after timeout s (the caller reports that)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        st = status(node)
-        d = st["durability"]
-        if d["effective"] == d["requested"] or time.monotonic() > deadline:
-            return st
-        time.sleep(1)
+    # rdmalogctl wait follows the events (exit 5 on the timeout).
+    node.run(f"rdmalogctl wait durable --timeout {timeout}",
+             timeout=timeout + 60)
+    return status(node)
 
 
 def reconnects(st):

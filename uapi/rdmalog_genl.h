@@ -35,11 +35,16 @@
  *                              STATUS_MSG, FIRST_LSN, COMMIT_LSN,
  *                              NEXT_LSN, CAPACITY, USED, MAX_RECORD,
  *                              OPENERS, HEARTBEAT_MS, PEER_TIMEOUT_MS,
- *                              PEERS (nest of PEER nests)
+ *                              PEERS (nest of PEER nests),
+ *                              DURABILITY_DEGRADED, BACKUPS_IN_SYNC,
+ *                              BACKUPS_NEEDED
  * STATS_GET                 -> STATS (nest of enum rdmalog_stat, u64 each)
  * TRIM      LSN             (-ERANGE above the commit LSN, -ENETDOWN
  *                              when down)
  * EVENT     (multicast only) EVENT, NODE_ID, and what changed
+ *
+ * The rdmalog_peer_sync and rdmalog_refusal values are ABI: new ones are
+ * only ever added at the end; a client shows an unknown one as unknown.
  */
 #ifndef _UAPI_RDMALOG_GENL_H
 #define _UAPI_RDMALOG_GENL_H
@@ -149,6 +154,15 @@ enum rdmalog_cmd {
  * @RDMALOG_A_PEER_TIMEOUT_MS: u32, silence after which a connected peer
  *	is declared dead, 2 * HEARTBEAT_MS .. %RDMALOG_MAX_PEER_TIMEOUT_MS
  *	(the peer's own heartbeat interval, times two, is waited at least)
+ * @RDMALOG_A_DURABILITY_DEGRADED: u8, 1 while the log is up and the
+ *	durability in force (DURABILITY_EFFECTIVE) is weaker than the one
+ *	requested (DURABILITY): appends wait for the requested one, up to the
+ *	commit timeout, then fail; 0 otherwise (always 0 while down)
+ * @RDMALOG_A_BACKUPS_IN_SYNC: u32, backups that joined replication and
+ *	count toward the commit rule (on the primary; 0 on a backup and
+ *	while down)
+ * @RDMALOG_A_BACKUPS_NEEDED: u32, backups the requested durability needs
+ *	in sync (on the primary; 0 on a backup and while down)
  * @__RDMALOG_A_MAX: number of attributes
  */
 enum rdmalog_attr {
@@ -179,6 +193,9 @@ enum rdmalog_attr {
 	RDMALOG_A_EVENT,
 	RDMALOG_A_HEARTBEAT_MS,
 	RDMALOG_A_PEER_TIMEOUT_MS,
+	RDMALOG_A_DURABILITY_DEGRADED,
+	RDMALOG_A_BACKUPS_IN_SYNC,
+	RDMALOG_A_BACKUPS_NEEDED,
 
 	__RDMALOG_A_MAX
 };
@@ -231,6 +248,10 @@ enum rdmalog_attr {
  *	present while CATCHUP is not NONE
  * @RDMALOG_PEER_A_CATCHUP_BYTES: u64, bytes pulled with RDMA READ from
  *	the peer on the current connection (0 when not connected)
+ * @RDMALOG_PEER_A_SYNC: u32, &enum rdmalog_peer_sync: this node's
+ *	judgement of the peer's copy of the log (always present)
+ * @RDMALOG_PEER_A_REFUSAL: u32, &enum rdmalog_refusal: why the handshake
+ *	was refused (by either side); present while STATE is REFUSED
  * @__RDMALOG_PEER_A_MAX: number of attributes
  */
 enum rdmalog_peer_attr {
@@ -258,6 +279,8 @@ enum rdmalog_peer_attr {
 	RDMALOG_PEER_A_CATCHUP_LEFT,
 	RDMALOG_PEER_A_CATCHUP_RATE,
 	RDMALOG_PEER_A_CATCHUP_BYTES,
+	RDMALOG_PEER_A_SYNC,
+	RDMALOG_PEER_A_REFUSAL,
 
 	__RDMALOG_PEER_A_MAX
 };
@@ -277,6 +300,68 @@ enum rdmalog_catchup_state {
 	RDMALOG_CATCHUP_NONE,
 	RDMALOG_CATCHUP_PULLING,
 	RDMALOG_CATCHUP_SERVING,
+};
+
+/**
+ * enum rdmalog_peer_sync - %RDMALOG_PEER_A_SYNC, how the peer's copy of the
+ * log stands. The primary judges each backup; a backup judges only its
+ * connection to the primary, and only while it pulls (CATCHING_UP) or is
+ * refused; every other pair of nodes is UNKNOWN.
+ * @RDMALOG_PEER_SYNC_UNKNOWN: no judgement: not connected yet, connected
+ *	but not judged yet (the primary judges a backup when its RING
+ *	arrives), the log is down, or nothing to judge (see above)
+ * @RDMALOG_PEER_SYNC_IN_SYNC: (primary) the backup joined replication: it
+ *	holds every committed record and counts toward the commit rule
+ * @RDMALOG_PEER_SYNC_BEHIND: (primary) the backup was connected in this up
+ *	period and lost the connection (state DISCONNECTED): it misses what
+ *	is appended meanwhile and will catch up when it is back
+ * @RDMALOG_PEER_SYNC_CATCHING_UP: a catch-up is in progress on the
+ *	connection (CATCHUP is PULLING or SERVING); the backup joins when
+ *	done
+ * @RDMALOG_PEER_SYNC_DIVERGED: (primary) the backup holds records this
+ *	node never had, or retains what it cannot reach: it is not
+ *	replicated to and never counts until its log is restarted (down/up)
+ * @RDMALOG_PEER_SYNC_REFUSED: the handshake was refused (state REFUSED);
+ *	the reason is in %RDMALOG_PEER_A_REFUSAL
+ */
+enum rdmalog_peer_sync {
+	RDMALOG_PEER_SYNC_UNKNOWN,
+	RDMALOG_PEER_SYNC_IN_SYNC,
+	RDMALOG_PEER_SYNC_BEHIND,
+	RDMALOG_PEER_SYNC_CATCHING_UP,
+	RDMALOG_PEER_SYNC_DIVERGED,
+	RDMALOG_PEER_SYNC_REFUSED,
+};
+
+/**
+ * enum rdmalog_refusal - %RDMALOG_PEER_A_REFUSAL, why a handshake with a
+ * peer was refused (by this node or by the peer)
+ * @RDMALOG_REFUSAL_OTHER: a reason this version does not name
+ * @RDMALOG_REFUSAL_BAD_HANDSHAKE: the connection request was not an
+ *	rdmalog handshake (too short, bad magic)
+ * @RDMALOG_REFUSAL_VERSION: the protocol versions differ
+ * @RDMALOG_REFUSAL_CLUSTER_ID: the cluster ids differ
+ * @RDMALOG_REFUSAL_UNKNOWN_PEER: the connecting node id is not a
+ *	configured peer of the refusing side
+ * @RDMALOG_REFUSAL_ADDR_MISMATCH: the node id is configured, with another
+ *	address
+ * @RDMALOG_REFUSAL_NODE_ID: the request was meant for another node id
+ * @RDMALOG_REFUSAL_CAPACITY: the ring capacities differ
+ * @RDMALOG_REFUSAL_DIRECTION: the node with the larger id tried to
+ *	connect (only the smaller one connects)
+ * @RDMALOG_REFUSAL_BAD_PARAMS: connection parameters out of range
+ */
+enum rdmalog_refusal {
+	RDMALOG_REFUSAL_OTHER,
+	RDMALOG_REFUSAL_BAD_HANDSHAKE,
+	RDMALOG_REFUSAL_VERSION,
+	RDMALOG_REFUSAL_CLUSTER_ID,
+	RDMALOG_REFUSAL_UNKNOWN_PEER,
+	RDMALOG_REFUSAL_ADDR_MISMATCH,
+	RDMALOG_REFUSAL_NODE_ID,
+	RDMALOG_REFUSAL_CAPACITY,
+	RDMALOG_REFUSAL_DIRECTION,
+	RDMALOG_REFUSAL_BAD_PARAMS,
 };
 
 /**
@@ -432,6 +517,13 @@ enum rdmalog_stat {
  *	what this node needs to catch up, so its log restarted empty at the
  *	primary's first retained LSN (carries FIRST_LSN and PEER: the
  *	primary)
+ * @RDMALOG_EVENT_DURABILITY: the durability in force changed: it became
+ *	weaker than the one requested (degraded: a backup it needs left or
+ *	has not joined yet) or equal to it again (restored), or the requested
+ *	one changed with it. Carries DURABILITY, DURABILITY_EFFECTIVE,
+ *	DURABILITY_DEGRADED, BACKUPS_IN_SYNC and BACKUPS_NEEDED. While up
+ *	only: UP is followed by one when the requested durability is not in
+ *	force at once; DOWN implies the requested one (no event)
  * @__RDMALOG_EVENT_MAX: number of events
  */
 enum rdmalog_event {
@@ -446,6 +538,7 @@ enum rdmalog_event {
 	RDMALOG_EVENT_TRIMMED,
 	RDMALOG_EVENT_PEER_JOINED,
 	RDMALOG_EVENT_LOG_RESET,
+	RDMALOG_EVENT_DURABILITY,
 
 	__RDMALOG_EVENT_MAX
 };

@@ -247,16 +247,18 @@ def status_json(c):
     assert st["node"]["id"] == 1, st["node"]
     assert st["node"]["role"] == "primary", st["node"]
     assert isinstance(st["node"]["epoch"], int) and st["node"]["epoch"] >= 1
-    assert st["durability"] == {"requested": "async",
-                                "effective": "async"}, st["durability"]
+    assert st["durability"] == {"requested": "async", "effective": "async",
+                                "degraded": False, "backups_in_sync": 0,
+                                "backups_needed": 0}, st["durability"]
     assert isinstance(st["peers"], list) and st["peers"] == [], st["peers"]
 
     # quorum with a peer that is not there: not in force, and says so
     n.run("rdmalogctl peer add id 2 address 198.18.0.2 && "
           "rdmalogctl log set durability quorum", timeout=60, check=True)
     st = status(n)
-    assert st["durability"] == {"requested": "quorum",
-                                "effective": "async"}, st["durability"]
+    assert st["durability"] == {"requested": "quorum", "effective": "async",
+                                "degraded": True, "backups_in_sync": 0,
+                                "backups_needed": 1}, st["durability"]
     assert re.search(r"needs 1 backup in sync, 0 are", st["message"]), \
         st["message"]
     assert len(st["peers"]) == 1, st["peers"]

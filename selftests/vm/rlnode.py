@@ -27,6 +27,17 @@ def apply(nd, text, conf=CONF):
     nd.run(f"rdmalogctl apply {conf}", timeout=120, check=True)
 
 
+def wait(nd, what, timeout=180):
+    """`rdmalogctl wait WHAT` on nd (up, connected [ID], in-sync [ID],
+    durable): follows the events rather than polling; raises
+    AssertionError with its output unless the state came in time."""
+    r = nd.run(f"rdmalogctl wait {what} --timeout {timeout}",
+               timeout=timeout + 60)
+    if r.rc != 0:
+        raise AssertionError(f"{nd.name}: wait {what}: rc {r.rc}"
+                             f"{' (timeout)' if r.rc == 5 else ''}: {r.out}")
+
+
 def status(nd):
     return json.loads(nd.run("rdmalogctl -j status", timeout=60,
                              check=True).out)

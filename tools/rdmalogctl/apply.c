@@ -16,6 +16,10 @@
  *
  * Settings that need the log down are only sent when they differ; if the
  * log is up the kernel refuses them and apply stops with its message.
+ * --dry-run marks those actions ("# refused while the log is up") and
+ * exits 1 when there is one, as the real run would; --check only parses
+ * the file. With -j, a real run that fails still prints its document,
+ * with the actions done, the one that failed and the kernel's error.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -40,6 +44,7 @@ struct action {
 	struct rl_addr addr;
 	uint16_t port;
 	char text[256];
+	bool refused;		/* the kernel refuses it while the log is up */
 };
 
 static struct action actions[MAX_ACTIONS];
@@ -49,10 +54,13 @@ void usage_apply(FILE *f)
 {
 	fprintf(f,
 		"Usage: " PROG " [ -j ] apply FILE [ --node ID ] [ --dry-run ]\n"
+		"       " PROG " [ -j ] apply --check FILE\n"
 		"Configure this node (identity, role, log settings, peers) from the\n"
 		"cluster FILE ('-' for standard input) and bring it up. The node is\n"
 		"ID, else the node whose address is on a local interface. With\n"
-		"--dry-run, print the actions instead of performing them.\n"
+		"--dry-run, print the actions instead of performing them, marking\n"
+		"those the kernel refuses while the log is up (exit 1 if any).\n"
+		"With --check, only check the file (no node, no kernel).\n"
 		"See Documentation/cluster-file.rst for the file format.\n");
 }
 
@@ -258,6 +266,12 @@ static void plan(const struct cluster *cl, const struct cl_node *self,
 	}
 	if (!strcmp(a->text, "node set"))
 		nactions--;
+	else
+		a->refused = up && (a->has[RDMALOG_A_NODE_ID] ||
+				    a->has[RDMALOG_A_CLUSTER_ID] ||
+				    a->has[RDMALOG_A_ADDR] ||
+				    a->has[RDMALOG_A_PORT] ||
+				    a->has[RDMALOG_A_ROLE]);
 
 	/* 3. log set */
 	a = new_action(RDMALOG_CMD_LOG_SET, "log set");
@@ -288,6 +302,9 @@ static void plan(const struct cluster *cl, const struct cl_node *self,
 	}
 	if (!strcmp(a->text, "log set"))
 		nactions--;
+	else
+		a->refused = up && (a->has[RDMALOG_A_CAPACITY] ||
+				    a->has[RDMALOG_A_MAX_RECORD]);
 
 	/* 4. peer del */
 	for (i = 0; i < st->npeers; i++)
@@ -347,6 +364,75 @@ static int read_state(struct rl_nl *nl, struct state *s)
 	return EXIT_OK;
 }
 
+/* apply --check: the file parsed; say so. */
+static int check_only(const char *file, const struct cluster *cl)
+{
+	if (opt.json) {
+		jw_begin_obj(NULL);
+		jw_str("file", file);
+		jw_bool("ok", true);
+		jw_u64("cluster_id", cl->cluster_id);
+		jw_u64("nodes", cl->nnodes);
+		jw_u64("primary", cl->primary);
+		jw_end_obj();
+		jw_finish();
+	} else {
+		printf("%s: ok: cluster %llu, %u nodes, primary %u\n", file,
+		       (unsigned long long)cl->cluster_id, cl->nnodes,
+		       cl->primary);
+	}
+	return EXIT_OK;
+}
+
+#define REFUSED_NOTE "# refused while the log is up: needs 'node down'"
+
+/*
+ * The JSON document of a run: @done actions were performed (all of them
+ * on success); @failed, when not NULL, is the one the kernel refused with
+ * @nl's error.
+ */
+static void apply_json(const char *file, uint32_t id, unsigned int done,
+		       const struct action *failed, const struct rl_nl *nl)
+{
+	unsigned int i;
+	bool refused = false;
+
+	jw_begin_obj(NULL);
+	jw_str("file", file);
+	jw_u64("node_id", id);
+	jw_bool("dry_run", opt.dry_run);
+	jw_bool("changed", done > 0);
+	jw_begin_arr("actions");
+	for (i = 0; i < done; i++)
+		jw_str(NULL, actions[i].text);
+	jw_end_arr();
+	if (opt.dry_run) {
+		jw_begin_arr("refused");
+		for (i = 0; i < done; i++) {
+			if (actions[i].refused) {
+				jw_str(NULL, actions[i].text);
+				refused = true;
+			}
+		}
+		jw_end_arr();
+		jw_bool("would_fail", refused);
+	}
+	if (failed) {
+		jw_str("failed", failed->text);
+		jw_begin_obj("error");
+		jw_u64("errno", nl->err);
+		jw_str("strerror", strerror(nl->err));
+		jw_str("message", nl->extack);
+		if (nl->errattr[0])
+			jw_str("attribute", nl->errattr);
+		else
+			jw_null("attribute");
+		jw_end_obj();
+	}
+	jw_end_obj();
+	jw_finish();
+}
+
 int do_apply(int argc, char **argv)
 {
 	static struct cluster cl;
@@ -371,6 +457,8 @@ int do_apply(int argc, char **argv)
 
 	if (cluster_load(file, &cl))
 		return EXIT_FILE;
+	if (opt.check)
+		return check_only(file, &cl);
 	if (opt.have_node) {
 		if (!cluster_node(&cl, opt.node)) {
 			fprintf(stderr, PROG ": apply: %s: node %u is not in the file\n",
@@ -422,6 +510,8 @@ int do_apply(int argc, char **argv)
 		err = rl_nl_request(&nl, msg, NULL, NULL);
 		if (err) {
 			ret = rl_nl_report(&nl, what, err);
+			if (opt.json)
+				apply_json(file, self->id, i, a, &nl);
 			rl_nl_close(&nl);
 			return ret;
 		}
@@ -430,25 +520,24 @@ int do_apply(int argc, char **argv)
 	}
 	rl_nl_close(&nl);
 
+	ret = EXIT_OK;
+	for (i = 0; opt.dry_run && i < nactions; i++)
+		if (actions[i].refused)
+			ret = EXIT_KERNEL;
 	if (opt.json) {
-		jw_begin_obj(NULL);
-		jw_str("file", file);
-		jw_u64("node_id", self->id);
-		jw_bool("dry_run", opt.dry_run);
-		jw_bool("changed", nactions > 0);
-		jw_begin_arr("actions");
-		for (i = 0; i < nactions; i++)
-			jw_str(NULL, actions[i].text);
-		jw_end_arr();
-		jw_end_obj();
-		jw_finish();
+		apply_json(file, self->id, nactions, NULL, NULL);
 	} else if (opt.dry_run) {
 		for (i = 0; i < nactions; i++)
-			printf("%s\n", actions[i].text);
+			printf("%s%s%s\n", actions[i].text,
+			       actions[i].refused ? "   " : "",
+			       actions[i].refused ? REFUSED_NOTE : "");
 		if (!nactions)
 			printf("node %u: nothing to do\n", self->id);
 	} else if (!nactions) {
 		printf("node %u: already up to date\n", self->id);
 	}
-	return EXIT_OK;
+	if (ret)
+		fprintf(stderr,
+			PROG ": apply: --dry-run: the kernel would refuse some actions while the log is up\n");
+	return ret;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* rdmalogctl - the node, peer, log, status, stats and monitor objects. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <netlink/netlink.h>
@@ -666,23 +667,77 @@ int do_stats(int argc, char **argv)
 
 void usage_monitor(FILE *f)
 {
-	fprintf(f, "Usage: " PROG " [ -j ] monitor [ --count N ]\n"
+	fprintf(f, "Usage: " PROG " [ -j ] [ -t ] monitor [ --now ] [ --count N ]\n"
 		"Print one line (one JSON object with -j) per event until SIGINT or\n"
-		"SIGTERM, or until N events were printed.\n");
+		"SIGTERM, or until N events were printed. --now first prints the\n"
+		"current state as 'exists' events (the node, then each peer) and a\n"
+		"separator ('exists -', JSON event 'exists_done'), and prints it again\n"
+		"after events were lost. -t prefixes each event with the time.\n"
+		"Exits 3 when the module is unloaded.\n");
 }
+
+struct mon_ctx {
+	uint64_t seen;
+	struct rl_nl q;		/* requests, apart from the event socket */
+	bool q_open;
+};
 
 static int monitor_cb(struct rl_info *ev, void *arg)
 {
-	uint64_t *seen = arg;
+	struct mon_ctx *c = arg;
 
 	out_event(ev);
-	++*seen;
-	return opt.have_count && *seen >= opt.count;
+	++c->seen;
+	return opt.have_count && c->seen >= opt.count;
+}
+
+/* Open the request socket of @c once; an exit status on failure. */
+static int mon_query_open(struct mon_ctx *c)
+{
+	int ret;
+
+	if (c->q_open)
+		return EXIT_OK;
+	ret = rl_nl_open(&c->q);
+	if (!ret)
+		c->q_open = true;
+	return ret;
+}
+
+/* --now: the state as "exists" events, then the separator. */
+static int monitor_now(void *arg, bool lost)
+{
+	static struct rl_info st, one;
+	struct mon_ctx *c = arg;
+	unsigned int i;
+	int err;
+
+	(void)lost;
+	err = mon_query_open(c);
+	if (err)
+		return -err;
+	c->q.what = "monitor: status";
+	err = rl_get(&c->q, RDMALOG_CMD_STATUS_GET, &st);
+	if (err)
+		return -rl_nl_report(&c->q, "monitor: status", err);
+	st.has[RDMALOG_A_EVENT] = false;
+	st.has[RDMALOG_A_PEERS] = false;
+	out_event(&st);
+	for (i = 0; i < st.npeers; i++) {
+		memset(&one, 0, sizeof(one));
+		one.has[RDMALOG_A_NODE_ID] = st.has[RDMALOG_A_NODE_ID];
+		one.node_id = st.node_id;
+		one.has[RDMALOG_A_PEER] = true;
+		one.peer = st.peers[i];
+		out_event(&one);
+	}
+	out_separator();
+	return 0;
 }
 
 int do_monitor(int argc, char **argv)
 {
-	uint64_t seen = 0;
+	static struct mon_ctx c;
 	struct rl_nl nl;
 	int ret;
 
@@ -690,15 +745,24 @@ int do_monitor(int argc, char **argv)
 		usage_monitor(stdout);
 		return EXIT_OK;
 	}
-	/* "count N" works as well as "--count N". */
-	if (argc >= 2 && !strcmp(argv[0], "count")) {
-		if (opt.have_count)
-			return usage_error("monitor: count given twice");
-		if (parse_u64(argv[1], &opt.count) || !opt.count)
-			return usage_error("monitor: invalid count '%s'", argv[1]);
-		opt.have_count = true;
-		argc -= 2;
-		argv += 2;
+	/* "count N" works as well as "--count N", "now" as "--now". */
+	while (argc > 0) {
+		if (argc >= 2 && !strcmp(argv[0], "count")) {
+			if (opt.have_count)
+				return usage_error("monitor: count given twice");
+			if (parse_u64(argv[1], &opt.count) || !opt.count)
+				return usage_error("monitor: invalid count '%s'",
+						   argv[1]);
+			opt.have_count = true;
+			argc -= 2;
+			argv += 2;
+		} else if (!strcmp(argv[0], "now")) {
+			opt.now = true;
+			argc--;
+			argv++;
+		} else {
+			break;
+		}
 	}
 	ret = no_more_args("monitor", argc, argv);
 	if (ret)
@@ -707,7 +771,183 @@ int do_monitor(int argc, char **argv)
 	if (ret)
 		return ret;
 	nl.what = "monitor";
-	ret = rl_nl_monitor(&nl, monitor_cb, &seen);
+	ret = rl_nl_monitor(&nl, monitor_cb, opt.now ? monitor_now : NULL, &c,
+			    -1);
+	if (c.q_open)
+		rl_nl_close(&c.q);
 	rl_nl_close(&nl);
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* wait */
+
+void usage_wait(FILE *f)
+{
+	fprintf(f, "Usage: " PROG " wait { up | connected [ ID ] | in-sync [ ID ] | durable }\n"
+		"                  [ --timeout SECONDS ]\n"
+		"Return once the state is reached: the log is up; it is up and peer ID\n"
+		"(or every peer) is connected; it is up and this node (the primary)\n"
+		"judges peer ID (or every peer) in sync; it is up and the requested\n"
+		"durability is in force. Follows the events, re-reading the status at\n"
+		"start and after each one. Exit status: 0 reached, 5 timeout,\n"
+		"3 module not loaded or unloaded meanwhile, 2 usage, 1 netlink error.\n");
+}
+
+enum wait_what { W_UP, W_CONNECTED, W_IN_SYNC, W_DURABLE };
+
+struct wait_ctx {
+	enum wait_what what;
+	uint32_t peer;		/* 0: every peer */
+	struct rl_nl q;
+	bool q_open;
+	int err;		/* an exit status from a failed status read */
+};
+
+static bool wait_peer_ok(const struct wait_ctx *w, const struct rl_peer *p)
+{
+	if (w->what == W_CONNECTED)
+		return p->has_state && p->state == RDMALOG_PEER_CONNECTED;
+	return p->has_sync && p->sync == RDMALOG_PEER_SYNC_IN_SYNC;
+}
+
+/* Read the status; 1 when the state is reached, 0 if not, < 0: -status. */
+static int wait_check(struct wait_ctx *w)
+{
+	static struct rl_info st;
+	unsigned int i;
+	bool found = false;
+	int err;
+
+	if (!w->q_open) {
+		err = rl_nl_open(&w->q);
+		if (err)
+			return -err;
+		w->q_open = true;
+	}
+	w->q.what = "wait: status";
+	err = rl_get(&w->q, RDMALOG_CMD_STATUS_GET, &st);
+	if (err == -ENOENT || err == -EOPNOTSUPP) {
+		fprintf(stderr, PROG ": wait: the rdmalog genl family went away (module unloaded)\n");
+		return -EXIT_NOMOD;
+	}
+	if (err)
+		return -rl_nl_report(&w->q, "wait: status", err);
+	if (!st.up)
+		return 0;
+	switch (w->what) {
+	case W_UP:
+		return 1;
+	case W_DURABLE:
+		return st.has[RDMALOG_A_DURABILITY_EFFECTIVE] &&
+		       st.durability_effective == st.durability;
+	case W_CONNECTED:
+	case W_IN_SYNC:
+		for (i = 0; i < st.npeers; i++) {
+			const struct rl_peer *p = &st.peers[i];
+
+			if (w->peer && (!p->has_id || p->id != w->peer))
+				continue;
+			found = true;
+			if (!wait_peer_ok(w, p))
+				return 0;
+		}
+		/* A named peer that is not configured (yet): not reached. */
+		return w->peer ? found : 1;
+	}
+	return 0;
+}
+
+static int wait_resync(void *arg, bool lost)
+{
+	int r = wait_check(arg);
+
+	(void)lost;
+	return r;
+}
+
+static int wait_event_cb(struct rl_info *ev, void *arg)
+{
+	struct wait_ctx *w = arg;
+	int r;
+
+	(void)ev;
+	r = wait_check(w);
+	if (r < 0) {
+		w->err = -r;
+		return 1;
+	}
+	return r;
+}
+
+int do_wait(int argc, char **argv)
+{
+	static const char *const words[] = {
+		"up", "connected", "in-sync", "durable", "help", NULL
+	};
+	static struct wait_ctx w;
+	struct rl_nl nl;
+	long tmo = -1;
+	int k, ret;
+
+	if (argc < 1)
+		return usage_error("wait: what to wait for? (up, connected, in-sync, durable)");
+	k = match_word(argv[0], words);
+	if (k == 4 || is_help(argv[0])) {
+		usage_wait(stdout);
+		return EXIT_OK;
+	}
+	if (k < 0)
+		return usage_error("wait: unknown state '%s' (try '" PROG " wait help')",
+				   argv[0]);
+	w.what = (enum wait_what)k;
+	argc--;
+	argv++;
+	if (argc > 0 && (w.what == W_CONNECTED || w.what == W_IN_SYNC) &&
+	    strcmp(argv[0], "timeout")) {
+		if (!strcmp(argv[0], "id") && argc > 1) {
+			argc--;
+			argv++;
+		}
+		if (parse_u32_range(argv[0], 1, RDMALOG_MAX_NODE_ID, &w.peer))
+			return usage_error("wait: invalid peer id '%s' (1..%d)",
+					   argv[0], RDMALOG_MAX_NODE_ID);
+		argc--;
+		argv++;
+	}
+	if (argc >= 2 && !strcmp(argv[0], "timeout")) {
+		char *end;
+
+		if (opt.have_timeout)
+			return usage_error("wait: timeout given twice");
+		opt.timeout = strtod(argv[1], &end);
+		if (end == argv[1] || *end || !(opt.timeout >= 0) ||
+		    opt.timeout > 31536000)
+			return usage_error("wait: invalid timeout '%s' (seconds)",
+					   argv[1]);
+		opt.have_timeout = true;
+		argc -= 2;
+		argv += 2;
+	}
+	ret = no_more_args("wait", argc, argv);
+	if (ret)
+		return ret;
+	if (opt.have_timeout)
+		tmo = (long)(opt.timeout * 1000.0 + 0.5);
+
+	ret = rl_nl_open(&nl);
+	if (ret)
+		return ret;
+	nl.what = "wait";
+	ret = rl_nl_monitor(&nl, wait_event_cb, wait_resync, &w, tmo);
+	if (!ret && w.err)
+		ret = w.err;
+	if (ret == EXIT_TIMEOUT)
+		fprintf(stderr, PROG ": wait: timed out\n");
+	if (w.q_open)
+		rl_nl_close(&w.q);
+	rl_nl_close(&nl);
+	if (!ret)
+		out_empty();
 	return ret;
 }

@@ -34,9 +34,11 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: " PROG " [ OPTIONS ] OBJECT { COMMAND | help }\n"
 		"       " PROG " [ OPTIONS ] apply FILE [ --node ID ] [ --dry-run ]\n"
-		"where  OBJECT := { node | peer | log | status | stats | monitor | apply | help }\n"
+		"where  OBJECT := { node | peer | log | status | stats | monitor | apply |\n"
+		"                   wait | help }\n"
 		"       OPTIONS := { -j[son] | -p[retty] | -V[ersion] | -h[elp] |\n"
-		"                    --node ID | --dry-run | --count N }\n"
+		"                    -t[imestamp] | --node ID | --dry-run | --check |\n"
+		"                    --count N | --now | --timeout S }\n"
 		"\n"
 		"  node show | set [id ID] [cluster CLUSTER_ID] [address ADDR] [port PORT]\n"
 		"                  [role primary|backup] | up | down\n"
@@ -45,9 +47,11 @@ static void usage(FILE *f)
 		"                 [durability async|quorum|all] [commit-timeout MS] | trim LSN\n"
 		"  status                     node, log, durability and peers at a glance\n"
 		"  stats                      counters\n"
-		"  monitor [--count N]        print events until interrupted\n"
-		"  apply FILE [--node ID] [--dry-run]\n"
+		"  monitor [--now] [--count N] print events until interrupted (-t: with times)\n"
+		"  apply FILE [--node ID] [--dry-run] | apply --check FILE\n"
 		"                             make this node match a cluster file\n"
+		"  wait {up | connected [ID] | in-sync [ID] | durable} [--timeout S]\n"
+		"                             return once the state is reached (5: timeout)\n"
 		"\n"
 		"  -j, --json      JSON output (one document; one object per line for monitor)\n"
 		"  -p, --pretty    indented JSON (implies --json)\n"
@@ -77,10 +81,12 @@ static const struct object {
 	{ "monitor", do_monitor },
 	{ "apply", do_apply },
 	{ "help", do_help },
+	{ "wait", do_wait },
 	{ NULL, NULL },
 };
 
-enum { OPT_NODE = 256, OPT_DRY_RUN, OPT_COUNT };
+enum { OPT_NODE = 256, OPT_DRY_RUN, OPT_COUNT, OPT_NOW, OPT_CHECK,
+	OPT_TIMEOUT };
 
 int main(int argc, char **argv)
 {
@@ -92,6 +98,10 @@ int main(int argc, char **argv)
 		{ "node", required_argument, NULL, OPT_NODE },
 		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 		{ "count", required_argument, NULL, OPT_COUNT },
+		{ "now", no_argument, NULL, OPT_NOW },
+		{ "timestamp", no_argument, NULL, 't' },
+		{ "check", no_argument, NULL, OPT_CHECK },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *names[sizeof(objects) / sizeof(objects[0])];
@@ -99,7 +109,7 @@ int main(int argc, char **argv)
 	int c, i, k;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":jpVh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":jpVht", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			opt.json = true;
@@ -127,6 +137,26 @@ int main(int argc, char **argv)
 		case OPT_DRY_RUN:
 			opt.dry_run = true;
 			break;
+		case OPT_CHECK:
+			opt.check = true;
+			break;
+		case OPT_NOW:
+			opt.now = true;
+			break;
+		case 't':
+			opt.timestamps = true;
+			break;
+		case OPT_TIMEOUT: {
+			char *end;
+
+			opt.timeout = strtod(optarg, &end);
+			if (end == optarg || *end || !(opt.timeout >= 0) ||
+			    opt.timeout > 31536000)
+				return usage_error("invalid --timeout '%s' (seconds)",
+						   optarg);
+			opt.have_timeout = true;
+			break;
+		}
 		case OPT_COUNT:
 			if (parse_u64(optarg, &opt.count) || !opt.count)
 				return usage_error("invalid --count '%s' (a positive number)",
@@ -157,10 +187,16 @@ int main(int argc, char **argv)
 		return usage_error("unknown object '%s'", argv[0]);
 	obj_name = objects[k].name;
 
-	if ((opt.have_node || opt.dry_run) && strcmp(obj_name, "apply"))
-		return usage_error("--node and --dry-run only go with 'apply'");
-	if (opt.have_count && strcmp(obj_name, "monitor"))
-		return usage_error("--count only goes with 'monitor'");
+	if ((opt.have_node || opt.dry_run || opt.check) &&
+	    strcmp(obj_name, "apply"))
+		return usage_error("--node, --dry-run and --check only go with 'apply'");
+	if (opt.check && (opt.have_node || opt.dry_run))
+		return usage_error("apply: --check takes neither --node nor --dry-run");
+	if ((opt.have_count || opt.now || opt.timestamps) &&
+	    strcmp(obj_name, "monitor"))
+		return usage_error("--count, --now and -t only go with 'monitor'");
+	if (opt.have_timeout && strcmp(obj_name, "wait"))
+		return usage_error("--timeout only goes with 'wait'");
 
 	return objects[k].fn(argc - 1, argv + 1);
 }

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include <netlink/netlink.h>
 #include <netlink/genl/genl.h>
@@ -434,6 +435,12 @@ static void parse_peer(const struct nlattr *nest, struct rl_peer *p)
 		case RDMALOG_PEER_A_CATCHUP_BYTES:
 			p->has_catchup_bytes = get_int(a, &p->catchup_bytes, 8);
 			break;
+		case RDMALOG_PEER_A_SYNC:
+			p->has_sync = get_int(a, &p->sync, 4);
+			break;
+		case RDMALOG_PEER_A_REFUSAL:
+			p->has_refusal = get_int(a, &p->refusal, 4);
+			break;
 		}
 	}
 }
@@ -558,6 +565,16 @@ int rl_parse(struct nlmsghdr *nlh, struct rl_info *in)
 		case RDMALOG_A_PEER_TIMEOUT_MS:
 			ok = get_int(a, &in->peer_timeout_ms, 4);
 			break;
+		case RDMALOG_A_DURABILITY_DEGRADED:
+			ok = get_int(a, &up, 1);
+			in->durability_degraded = ok && up;
+			break;
+		case RDMALOG_A_BACKUPS_IN_SYNC:
+			ok = get_int(a, &in->backups_in_sync, 4);
+			break;
+		case RDMALOG_A_BACKUPS_NEEDED:
+			ok = get_int(a, &in->backups_needed, 4);
+			break;
 		default:
 			ok = false;	/* PAD and friends */
 			break;
@@ -624,6 +641,8 @@ struct mon {
 	int (*cb)(struct rl_info *, void *);
 	void *arg;
 	bool done;
+	bool gone;		/* nlctrl said our family went away */
+	int family;
 	struct rl_info info;
 };
 
@@ -635,6 +654,28 @@ static int no_seq_check(struct nl_msg *msg, void *arg)
 	return NL_OK;
 }
 
+/* An nlctrl notification: is it our family being unregistered? */
+static void ctrl_event(struct mon *m, struct nlmsghdr *nlh)
+{
+	struct genlmsghdr *gh = nlmsg_data(nlh);
+	struct nlattr *a;
+	uint16_t id = 0;
+	char name[GENL_NAMSIZ] = "";
+	int rem;
+
+	if (gh->cmd != CTRL_CMD_DELFAMILY)
+		return;
+	nla_for_each_attr(a, genlmsg_attrdata(gh, 0), genlmsg_attrlen(gh, 0),
+			  rem) {
+		if (nla_type(a) == CTRL_ATTR_FAMILY_ID)
+			get_int(a, &id, 2);
+		else if (nla_type(a) == CTRL_ATTR_FAMILY_NAME)
+			get_str(a, name, sizeof(name));
+	}
+	if (!strcmp(name, RDMALOG_GENL_NAME) || id == m->family)
+		m->gone = true;
+}
+
 static int event_cb(struct nl_msg *msg, void *arg)
 {
 	struct nlmsghdr *nlh = nlmsg_hdr(msg);
@@ -643,8 +684,13 @@ static int event_cb(struct nl_msg *msg, void *arg)
 
 	if (!genlmsg_valid_hdr(nlh, 0))
 		return NL_SKIP;
+	if (nlh->nlmsg_type == GENL_ID_CTRL) {
+		ctrl_event(m, nlh);
+		return m->gone ? NL_STOP : NL_OK;
+	}
 	gh = nlmsg_data(nlh);
-	if (gh->cmd != RDMALOG_CMD_EVENT || rl_parse(nlh, &m->info))
+	if (nlh->nlmsg_type != m->family || gh->cmd != RDMALOG_CMD_EVENT ||
+	    rl_parse(nlh, &m->info))
 		return NL_SKIP;
 	if (m->cb(&m->info, m->arg)) {
 		m->done = true;
@@ -653,33 +699,61 @@ static int event_cb(struct nl_msg *msg, void *arg)
 	return NL_OK;
 }
 
+static int join_group(struct rl_nl *nl, const char *family, const char *grp)
+{
+	int id, r;
+
+	id = genl_ctrl_resolve_grp(nl->sk, family, grp);
+	if (id < 0) {
+		fprintf(stderr, PROG ": %s: multicast group '%s' of '%s' not found: %s\n",
+			nl->what ? nl->what : "monitor", grp, family,
+			nl_geterror(id));
+		return id == -NLE_OBJ_NOTFOUND ? EXIT_NOMOD : EXIT_KERNEL;
+	}
+	r = nl_socket_add_membership(nl->sk, id);
+	if (r < 0) {
+		fprintf(stderr, PROG ": %s: cannot join group '%s': %s\n",
+			nl->what ? nl->what : "monitor", grp, nl_geterror(r));
+		return EXIT_KERNEL;
+	}
+	return EXIT_OK;
+}
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
 int rl_nl_monitor(struct rl_nl *nl, int (*cb)(struct rl_info *, void *),
-		  void *arg)
+		  int (*resync)(void *arg, bool lost), void *arg,
+		  long timeout_ms)
 {
 	static struct mon m;
 	struct sigaction sa = { .sa_handler = on_signal };
+	const char *what = nl->what ? nl->what : "monitor";
+	long deadline = timeout_ms >= 0 ? now_ms() + timeout_ms : 0;
 	sigset_t block, orig;
+	struct timespec tmo, *ptmo;
 	struct pollfd pfd;
 	struct nl_cb *nlcb;
-	int grp, r, status = EXIT_OK;
+	int r, status;
 
 	m.cb = cb;
 	m.arg = arg;
 	m.done = false;
+	m.gone = false;
+	m.family = nl->family;
 
-	grp = genl_ctrl_resolve_grp(nl->sk, RDMALOG_GENL_NAME,
-				    RDMALOG_GENL_MCGRP_EVENTS);
-	if (grp < 0) {
-		fprintf(stderr, PROG ": monitor: multicast group '%s' not found: %s\n",
-			RDMALOG_GENL_MCGRP_EVENTS, nl_geterror(grp));
-		return EXIT_KERNEL;
-	}
-	r = nl_socket_add_membership(nl->sk, grp);
-	if (r < 0) {
-		fprintf(stderr, PROG ": monitor: cannot join group '%s': %s\n",
-			RDMALOG_GENL_MCGRP_EVENTS, nl_geterror(r));
-		return EXIT_KERNEL;
-	}
+	status = join_group(nl, RDMALOG_GENL_NAME, RDMALOG_GENL_MCGRP_EVENTS);
+	if (status)
+		return status;
+	/* To notice the module going away (a reload gives a new family). */
+	status = join_group(nl, "nlctrl", "notify");
+	if (status)
+		return status;
 	nl_socket_set_buffer_size(nl->sk, 1 << 20, 0);
 	nl_socket_set_nonblocking(nl->sk);
 
@@ -699,30 +773,68 @@ int rl_nl_monitor(struct rl_nl *nl, int (*cb)(struct rl_info *, void *),
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 
+	/* Joined first, then the state: no change falls in between. */
+	if (resync) {
+		r = resync(arg, false);
+		if (r) {
+			status = r > 0 ? EXIT_OK : -r;
+			goto out;
+		}
+	}
+
 	pfd.fd = nl_socket_get_fd(nl->sk);
 	pfd.events = POLLIN;
-	while (!stop_signal && !m.done) {
-		r = ppoll(&pfd, 1, NULL, &orig);
+	while (!stop_signal && !m.done && !m.gone) {
+		ptmo = NULL;
+		if (timeout_ms >= 0) {
+			long left = deadline - now_ms();
+
+			if (left <= 0) {
+				status = EXIT_TIMEOUT;
+				break;
+			}
+			tmo.tv_sec = left / 1000;
+			tmo.tv_nsec = (left % 1000) * 1000000L;
+			ptmo = &tmo;
+		}
+		r = ppoll(&pfd, 1, ptmo, &orig);
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
-			fprintf(stderr, PROG ": monitor: poll: %s\n",
+			fprintf(stderr, PROG ": %s: poll: %s\n", what,
 				strerror(errno));
 			status = EXIT_KERNEL;
 			break;
 		}
+		if (!r)
+			continue;	/* the deadline is checked above */
 		r = nl_recvmsgs(nl->sk, nlcb);
 		if (r == -NLE_NOMEM) {
 			/* ENOBUFS: the socket overran; some events are lost. */
-			fprintf(stderr, PROG ": monitor: events lost (receive buffer overrun)\n");
+			fprintf(stderr, PROG ": %s: events lost (receive buffer overrun)%s\n",
+				what, resync ? "; state follows again" : "");
+			if (resync) {
+				r = resync(arg, true);
+				if (r) {
+					status = r > 0 ? EXIT_OK : -r;
+					break;
+				}
+			}
 			continue;
 		}
 		if (r < 0 && r != -NLE_AGAIN && r != -NLE_INTR) {
-			fprintf(stderr, PROG ": monitor: %s\n", nl_geterror(r));
+			fprintf(stderr, PROG ": %s: %s\n", what, nl_geterror(r));
 			status = EXIT_KERNEL;
 			break;
 		}
 	}
+	if (m.gone) {
+		fprintf(stderr,
+			PROG ": %s: the rdmalog genl family went away (module unloaded)\n",
+			what);
+		status = EXIT_NOMOD;
+	}
+out:
 	nl_cb_put(nlcb);
 	sigprocmask(SIG_SETMASK, &orig, NULL);
 	return status;

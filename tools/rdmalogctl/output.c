@@ -5,6 +5,7 @@
  */
 #include <arpa/inet.h>
 #include <string.h>
+#include <time.h>
 
 #include "rdmalogctl.h"
 
@@ -69,7 +70,8 @@ void out_log_json(const char *key, const struct rl_info *in)
  * {"id","address","port","state","msg","reconnects","refusals",
  *  "last_rx_ms","epoch","first_lsn","commit_lsn","next_lsn",
  *  "replicating","bytes_sent","records_sent","acked_lsn","lag",
- *  "repl_errors","catchup","catchup_left","catchup_rate","catchup_bytes"}
+ *  "repl_errors","catchup","catchup_left","catchup_rate","catchup_bytes",
+ *  "sync","refusal"}
  */
 void out_peer_json(const char *key, const struct rl_peer *p)
 {
@@ -108,6 +110,14 @@ void out_peer_json(const char *key, const struct rl_peer *p)
 	jw_u64_if("catchup_left", p->has_catchup_left, p->catchup_left);
 	jw_u64_if("catchup_rate", p->has_catchup_rate, p->catchup_rate);
 	jw_u64_if("catchup_bytes", p->has_catchup_bytes, p->catchup_bytes);
+	if (p->has_sync)
+		jw_str("sync", peer_sync_name(p->sync));
+	else
+		jw_null("sync");
+	if (p->has_refusal)
+		jw_str("refusal", refusal_name(p->refusal));
+	else
+		jw_null("refusal");
 	jw_end_obj();
 }
 
@@ -311,6 +321,14 @@ void out_status(const struct rl_info *st, const struct rl_info *node)
 			       durability_name(st->durability_effective));
 		else
 			jw_null("effective");
+		if (HAS(st, DURABILITY_DEGRADED))
+			jw_bool("degraded", st->durability_degraded);
+		else
+			jw_null("degraded");
+		jw_u64_if("backups_in_sync", HAS(st, BACKUPS_IN_SYNC),
+			  st->backups_in_sync);
+		jw_u64_if("backups_needed", HAS(st, BACKUPS_NEEDED),
+			  st->backups_needed);
 		jw_end_obj();
 		jw_str("message", st->status_msg);
 		jw_begin_arr("peers");
@@ -369,6 +387,11 @@ void out_status(const struct rl_info *st, const struct rl_info *node)
 			printf(" (effective: %s)",
 			       durability_name(st->durability_effective));
 	}
+	if (HAS(st, DURABILITY_DEGRADED) && st->durability_degraded)
+		printf(" degraded");
+	if (HAS(st, BACKUPS_NEEDED) && st->backups_needed)
+		printf(", %u of %u backups in sync", st->backups_in_sync,
+		       st->backups_needed);
 	printf("\n");
 	if (st->status_msg[0])
 		printf("%-16s%s\n", "message", st->status_msg);
@@ -405,14 +428,56 @@ void out_stats(const struct rl_info *in)
 	}
 }
 
-/* One line (or one JSON object) per event, with whatever it carries. */
-void out_event(const struct rl_info *ev)
+/* "2026-12-01T10:20:30.123456+0000", for monitor -t. */
+static const char *timestamp_str(char *buf, size_t len)
 {
-	char buf[INET6_ADDRSTRLEN], sz[32], cu[96];
+	struct timespec ts;
+	struct tm tm;
+	char frac[24];
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	localtime_r(&ts.tv_sec, &tm);
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(frac, sizeof(frac), ".%06ld", ts.tv_nsec / 1000);
+	strncat(buf, frac, len - strlen(buf) - 1);
+	strftime(frac, sizeof(frac), "%z", &tm);
+	strncat(buf, frac, len - strlen(buf) - 1);
+	return buf;
+}
+
+void out_separator(void)
+{
+	char ts[48];
 
 	if (opt.json) {
 		jw_begin_obj(NULL);
-		jw_str("event", HAS(ev, EVENT) ? event_name(ev->event) : "unknown");
+		if (opt.timestamps)
+			jw_str("time", timestamp_str(ts, sizeof(ts)));
+		jw_str("event", "exists_done");
+		jw_end_obj();
+		jw_finish();
+		return;
+	}
+	if (opt.timestamps)
+		printf("%s ", timestamp_str(ts, sizeof(ts)));
+	printf("exists -\n");
+	fflush(stdout);
+}
+
+/*
+ * One line (or one JSON object) per event, with whatever it carries; an
+ * event of value 0 is the "exists" of monitor --now.
+ */
+void out_event(const struct rl_info *ev)
+{
+	char buf[INET6_ADDRSTRLEN], sz[32], cu[96], ts[48];
+	const char *name = !HAS(ev, EVENT) ? "exists" : event_name(ev->event);
+
+	if (opt.json) {
+		jw_begin_obj(NULL);
+		if (opt.timestamps)
+			jw_str("time", timestamp_str(ts, sizeof(ts)));
+		jw_str("event", name);
 		if (HAS(ev, NODE_ID))
 			jw_u64("node_id", ev->node_id);
 		if (HAS(ev, CLUSTER_ID))
@@ -450,6 +515,12 @@ void out_event(const struct rl_info *ev)
 			jw_u64("heartbeat_ms", ev->heartbeat_ms);
 		if (HAS(ev, PEER_TIMEOUT_MS))
 			jw_u64("peer_timeout_ms", ev->peer_timeout_ms);
+		if (HAS(ev, DURABILITY_DEGRADED))
+			jw_bool("durability_degraded", ev->durability_degraded);
+		if (HAS(ev, BACKUPS_IN_SYNC))
+			jw_u64("backups_in_sync", ev->backups_in_sync);
+		if (HAS(ev, BACKUPS_NEEDED))
+			jw_u64("backups_needed", ev->backups_needed);
 		if (HAS(ev, PEER))
 			out_peer_json("peer", &ev->peer);
 		jw_end_obj();
@@ -457,7 +528,11 @@ void out_event(const struct rl_info *ev)
 		return;
 	}
 
-	printf("%s", HAS(ev, EVENT) ? event_name(ev->event) : "unknown");
+	if (opt.timestamps)
+		printf("%s ", timestamp_str(ts, sizeof(ts)));
+	printf("%s", name);
+	if (HAS(ev, UP) && !HAS(ev, EVENT))
+		printf(" log %s", ev->up ? "up" : "down");
 	if (HAS(ev, NODE_ID))
 		printf(" node %u", ev->node_id);
 	if (HAS(ev, CLUSTER_ID))
@@ -491,6 +566,11 @@ void out_event(const struct rl_info *ev)
 		printf(" heartbeat %u", ev->heartbeat_ms);
 	if (HAS(ev, PEER_TIMEOUT_MS))
 		printf(" peer-timeout %u", ev->peer_timeout_ms);
+	if (HAS(ev, DURABILITY_DEGRADED))
+		printf(" %s", ev->durability_degraded ? "degraded" : "restored");
+	if (HAS(ev, BACKUPS_IN_SYNC) && HAS(ev, BACKUPS_NEEDED))
+		printf(" in-sync %u needed %u", ev->backups_in_sync,
+		       ev->backups_needed);
 	if (HAS(ev, PEER)) {
 		const struct rl_peer *p = &ev->peer;
 
@@ -502,6 +582,10 @@ void out_event(const struct rl_info *ev)
 			printf(" port %u", p->port);
 		if (p->has_state)
 			printf(" state %s", peer_state_name(p->state));
+		if (p->has_sync)
+			printf(" sync %s", peer_sync_name(p->sync));
+		if (p->has_refusal)
+			printf(" refusal %s", refusal_name(p->refusal));
 		if (catchup_str(p, cu, sizeof(cu))[0])
 			printf(" %s", cu);
 		if (p->has_msg && p->msg[0])

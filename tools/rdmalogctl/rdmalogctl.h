@@ -42,6 +42,7 @@ enum {
 	EXIT_USAGE = 2,		/* bad command line */
 	EXIT_NOMOD = 3,		/* module not loaded / family not found */
 	EXIT_FILE = 4,		/* apply: cluster file unreadable or invalid */
+	EXIT_TIMEOUT = 5,	/* wait: the timeout ran out */
 };
 
 /* ------------------------------------------------------------------ */
@@ -55,6 +56,11 @@ struct options {
 	uint32_t node;
 	bool have_count;	/* monitor: --count given */
 	uint64_t count;
+	bool now;		/* monitor: --now */
+	bool timestamps;	/* monitor: -t */
+	bool check;		/* apply: --check */
+	bool have_timeout;	/* wait: --timeout given */
+	double timeout;		/* seconds */
 };
 
 extern struct options opt;
@@ -91,6 +97,8 @@ const char *durability_name(uint32_t d);
 int parse_durability(const char *s);
 const char *peer_state_name(uint32_t st);
 const char *catchup_name(uint32_t cs);
+const char *peer_sync_name(uint32_t s);
+const char *refusal_name(uint32_t r);
 const char *event_name(uint32_t ev);
 const char *stat_name(unsigned int stat, char *buf, size_t len);
 
@@ -124,6 +132,10 @@ struct rl_peer {
 	bool has_catchup_bytes;
 	uint32_t catchup;	/* enum rdmalog_catchup_state */
 	uint64_t catchup_left, catchup_rate, catchup_bytes;
+	/* The judgement (RDMALOG_PEER_A_SYNC, _REFUSAL). */
+	bool has_sync, has_refusal;
+	uint32_t sync;		/* enum rdmalog_peer_sync */
+	uint32_t refusal;	/* enum rdmalog_refusal */
 };
 
 #define RL_MAX_PEERS_SEEN	256
@@ -147,6 +159,8 @@ struct rl_info {
 	bool up;
 	uint64_t lsn, first_lsn, commit_lsn, next_lsn, used;
 	uint32_t openers;
+	bool durability_degraded;
+	uint32_t backups_in_sync, backups_needed;
 	char status_msg[512];
 	uint32_t event;
 	struct rl_peer peer;			/* RDMALOG_A_PEER */
@@ -209,11 +223,19 @@ int rl_get(struct rl_nl *nl, uint8_t cmd, struct rl_info *info);
 /* Dump all peers into @info->peers. */
 int rl_get_peers(struct rl_nl *nl, struct rl_info *info, uint32_t node_id);
 
-/* Join the events group and hand every event to @cb until it returns
- * non-zero or SIGINT/SIGTERM arrives. Returns an exit status.
+/*
+ * Join the events group (and nlctrl's, to see the family go) and hand
+ * every event to @cb until it returns non-zero or SIGINT/SIGTERM arrives.
+ * @resync, when not NULL, is called once after joining (@lost false) and
+ * again after events were lost to a receive buffer overrun (@lost true);
+ * it returns 0 to go on, > 0 to stop with EXIT_OK, < 0 for an exit status
+ * -ret. @timeout_ms < 0: none; when it runs out, EXIT_TIMEOUT. When the
+ * family goes away (module unloaded), prints why and returns EXIT_NOMOD.
+ * Returns an exit status.
  */
 int rl_nl_monitor(struct rl_nl *nl, int (*cb)(struct rl_info *, void *),
-		  void *arg);
+		  int (*resync)(void *arg, bool lost), void *arg,
+		  long timeout_ms);
 
 
 /* ------------------------------------------------------------------ */
@@ -241,6 +263,7 @@ int do_status(int argc, char **argv);
 int do_stats(int argc, char **argv);
 int do_monitor(int argc, char **argv);
 int do_apply(int argc, char **argv);
+int do_wait(int argc, char **argv);
 
 void usage_node(FILE *f);
 void usage_peer(FILE *f);
@@ -249,6 +272,9 @@ void usage_status(FILE *f);
 void usage_stats(FILE *f);
 void usage_monitor(FILE *f);
 void usage_apply(FILE *f);
+void usage_wait(FILE *f);
+/* A monitor's separator between the state (--now) and the changes. */
+void out_separator(void);
 
 /* Print "{}" in JSON mode (commands that only change state). */
 void out_empty(void);

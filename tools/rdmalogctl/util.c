@@ -200,6 +200,38 @@ const char *catchup_name(uint32_t cs)
 	return cs < ARRAY_SIZE(names) ? names[cs] : "unknown";
 }
 
+const char *peer_sync_name(uint32_t s)
+{
+	static const char *const names[] = {
+		[RDMALOG_PEER_SYNC_UNKNOWN] = "unknown",
+		[RDMALOG_PEER_SYNC_IN_SYNC] = "in_sync",
+		[RDMALOG_PEER_SYNC_BEHIND] = "behind",
+		[RDMALOG_PEER_SYNC_CATCHING_UP] = "catching_up",
+		[RDMALOG_PEER_SYNC_DIVERGED] = "diverged",
+		[RDMALOG_PEER_SYNC_REFUSED] = "refused",
+	};
+
+	return s < ARRAY_SIZE(names) ? names[s] : "unknown";
+}
+
+const char *refusal_name(uint32_t r)
+{
+	static const char *const names[] = {
+		[RDMALOG_REFUSAL_OTHER] = "other",
+		[RDMALOG_REFUSAL_BAD_HANDSHAKE] = "bad_handshake",
+		[RDMALOG_REFUSAL_VERSION] = "version",
+		[RDMALOG_REFUSAL_CLUSTER_ID] = "cluster_id",
+		[RDMALOG_REFUSAL_UNKNOWN_PEER] = "unknown_peer",
+		[RDMALOG_REFUSAL_ADDR_MISMATCH] = "address_mismatch",
+		[RDMALOG_REFUSAL_NODE_ID] = "node_id",
+		[RDMALOG_REFUSAL_CAPACITY] = "capacity",
+		[RDMALOG_REFUSAL_DIRECTION] = "direction",
+		[RDMALOG_REFUSAL_BAD_PARAMS] = "bad_params",
+	};
+
+	return r < ARRAY_SIZE(names) ? names[r] : "other";
+}
+
 const char *event_name(uint32_t ev)
 {
 	static const char *const names[] = {
@@ -214,6 +246,7 @@ const char *event_name(uint32_t ev)
 		[RDMALOG_EVENT_TRIMMED] = "trimmed",
 		[RDMALOG_EVENT_PEER_JOINED] = "peer_joined",
 		[RDMALOG_EVENT_LOG_RESET] = "log_reset",
+		[RDMALOG_EVENT_DURABILITY] = "durability",
 	};
 
 	/* Bounded by the table, not by the uapi: an event added there
