@@ -219,6 +219,22 @@ def guest(nd, script, timeout=None):
     return r.out
 
 
+def victim_load(tag, prefix, op=""):
+    """A guest script: the load TAG (records PREFIX:i) started, committing,
+    then op (shell lines), then committing again and its reader at its
+    writer's last record (so the node is replicated to), then stopped and
+    its output printed for Run.take()."""
+    return f"""
+        load_start {tag} {prefix}
+        wait_oks {tag} 2
+        {op}
+        wait_oks {tag} 2
+        wait_follow {tag}
+        echo "PREFIX {prefix} {tag}"
+        load_stop {tag}
+    """
+
+
 def role(n):
     return "primary" if n == 1 else "backup"
 
@@ -523,12 +539,7 @@ def rmmod_under_load(c):
             {m}
             modprobe rdmalog || fail "modprobe after rmmod"
             rdmalogctl apply {rlnode.CONF} || fail "apply after modprobe"
-            load_start b{it} w3.{it}b
-            wait_oks b{it} 2
-            wait_follow b{it}
-            echo "PREFIX w3.{it}b b{it}"
-            load_stop b{it}
-        """)
+        """ + victim_load(f"b{it}", f"w3.{it}b"))
         if m:
             mem[it] = parse_meas(out)
         run.take(VICTIM, out)
@@ -543,20 +554,14 @@ def down_up_under_load(c):
     v = c[VICTIM]
 
     def once(run, it):
-        out = guest(v, f"""
-            load_start v{it} w3.{it}
-            wait_oks v{it} 2
+        out = guest(v, victim_load(f"v{it}", f"w3.{it}", f"""
             rdmalogctl node down || fail "node down"
             wait_grep /tmp/v{it}.r '^RERR ENETDOWN' \
                 "the victim's reader did not get ENETDOWN"
             wait_grep /tmp/v{it}.w 'ENETDOWN' \
                 "the victim's writer did not get ENETDOWN"
             rdmalogctl node up || fail "node up"
-            wait_oks v{it} 2
-            wait_follow v{it}
-            echo "PREFIX w3.{it} v{it}"
-            load_stop v{it}
-        """)
+        """))
         run.take(VICTIM, out)
 
     loop(c, "down/up", once, (1, 2), measure=(1, VICTIM),
@@ -590,16 +595,10 @@ def rdma_link_delete_under_load(c):
     v = c[VICTIM]
 
     def once(run, it):
-        out = guest(v, f"""
-            load_start v{it} w3.{it}
-            wait_oks v{it} 2
+        out = guest(v, victim_load(f"v{it}", f"w3.{it}", """
             rdma link delete rxe0 || fail "rdma link delete"
             rdma link add rxe0 type rxe netdev eth0 || fail "rdma link add"
-            wait_oks v{it} 2
-            wait_follow v{it}
-            echo "PREFIX w3.{it} v{it}"
-            load_stop v{it}
-        """)
+        """))
         run.take(VICTIM, out)
 
     loop(c, "rdma link delete/add", once, (1, 2), measure=(1, VICTIM),
@@ -618,13 +617,7 @@ def vm_killed_under_load(c):
         guest(c[1], f"wait_norepl {VICTIM}; wait_oks s 2")
         v.boot()
         apply(v)
-        out = guest(v, f"""
-            load_start v{it} w3.{it}
-            wait_oks v{it} 2
-            wait_follow v{it}
-            echo "PREFIX w3.{it} v{it}"
-            load_stop v{it}
-        """)
+        out = guest(v, victim_load(f"v{it}", f"w3.{it}"))
         run.take(VICTIM, out)
 
     loop(c, "VM kill/boot", once, (1, 2), measure=(1,),
