@@ -22,9 +22,20 @@ struct rdmalog_ep;
 struct rdmalog_msg_catchup;
 struct rdmalog_msg_join;
 
-/* RDMA READs of one catch-up in flight at once, and the largest one. */
+/*
+ * RDMA READs of one catch-up in flight at once, and the largest one.
+ *
+ * 64 KiB, not more: the primary answers a READ with one packet per
+ * path MTU, all at once. On soft-RoCE in Linux 6.12 under TCG, 1 MiB
+ * READs (1024 responses at MTU 1024) lose packets between the guests and
+ * the backup's rxe does not retry them within the peer timeout; its
+ * SENDs (heartbeats) wait behind the READ, so the primary declares it
+ * dead, connection after connection. With 64 KiB READs, four in flight
+ * (at most 256 responses outstanding), it pulls at the first try.
+ * Documentation/testing.rst, Known rxe problems.
+ */
 #define RDMALOG_CU_MAX_READS		4
-#define RDMALOG_CU_MAX_READ		SZ_1M
+#define RDMALOG_CU_MAX_READ		SZ_64K
 /* CATCHUP rounds one connection may need before its backup joins. */
 #define RDMALOG_CU_MAX_ROUNDS		8
 

@@ -105,7 +105,7 @@ def behind_backup_pulls_and_joins(c):
     assert pulled > 1 << 20, f"pulled only {pulled} bytes"
     assert delta(before3, after3, "log_resets") == 0, after3
     assert delta(before1, after1, "joins") == 1, after1
-    # several READs of at most 1 MiB: the per-peer total is the same
+    # several READs of at most 64 KiB: the per-peer total is the same
     p = rlnode.peers(c[3])[1]
     assert p["catchup"] == "none" and 0 < p["catchup_bytes"] <= pulled, p
     out1, out3 = dmesg(c[1]), dmesg(c[3])
