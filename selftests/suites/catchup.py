@@ -150,6 +150,9 @@ def progress_shows_in_status(c):
         (p3, txt), p1 = seen["pulling"], seen["serving"]
         assert 0 < p3["catchup_left"] <= 8 * 1048576, p3
         assert p1["catchup_left"] >= 8 * 1048000, p1
+        # the judgement, on both sides, while the pull goes on
+        assert p1.get("sync") == "catching_up", p1
+        assert p3.get("sync") == "catching_up", p3
         wait_connected(c, (2, 3))
     finally:
         c[1].run("tc qdisc del dev eth0 root", timeout=60)

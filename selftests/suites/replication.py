@@ -127,6 +127,10 @@ def diverged_backup_is_not_replicated(c):
                               out))
     wait_for(judged, timeout=WAIT, interval=2,
              what="node3 diverged, node2 in sync")
+    # the same judgements as status attributes (RDMALOG_PEER_A_SYNC)
+    ps = rlnode.peers(c[1])
+    assert ps[3].get("sync") == "diverged", ps[3]
+    assert ps[2].get("sync") == "in_sync", ps[2]
     # quorum holds with node 2: appends commit, node 3 is left alone
     c[1].run("rdmalogcat -a d >/dev/null", timeout=60, check=True)
     wait_for(lambda: status(c[2])["log"]["commit_lsn"] == 2,
