@@ -104,6 +104,34 @@ def wait_timeout_and_usage_codes(c):
 
 
 @test
+def wait_under_event_storm(c):
+    """wait joins its groups while events keep coming (a peer added and
+    removed in a loop): it must still find them and return 0 every time.
+    (It once joined the events group before looking up nlctrl's, and an
+    event taken for the look-up's answer made it exit 3.)"""
+    up(c)
+    nd = c[1]
+    r = nd.run("""
+        rm -f /tmp/storm.stop
+        for p in 7 8 9; do
+            ( while [ ! -e /tmp/storm.stop ]; do
+                rdmalogctl peer add id $p address 198.18.0.$p >/dev/null 2>&1
+                rdmalogctl peer del id $p >/dev/null 2>&1
+              done ) &
+        done
+        bad=0
+        for i in $(seq 200); do
+            out=$(rdmalogctl wait up --timeout 30 2>&1); rc=$?
+            [ $rc -eq 0 ] || { bad=$((bad + 1)); echo "try $i: rc $rc: $out"; }
+        done
+        touch /tmp/storm.stop; wait
+        for p in 7 8 9; do rdmalogctl peer del id $p >/dev/null 2>&1; done
+        echo "failed $bad of 200"
+    """, timeout=WAIT + 120)
+    assert r.rc == 0 and "failed 0 of 200" in r.out, r.out[-2000:]
+
+
+@test
 def wait_wakes_on_event(c):
     """wait started while the log is down returns 0 once apply brought the
     log up and the durability in force (events, not a timer), and exits 3

@@ -699,17 +699,33 @@ static int event_cb(struct nl_msg *msg, void *arg)
 	return NL_OK;
 }
 
-static int join_group(struct rl_nl *nl, const char *family, const char *grp)
+/*
+ * The id of a multicast group; 0 or an exit status through @status.
+ * Resolve every group before joining any: once the socket is in a group,
+ * an event can arrive where genl_ctrl_resolve_grp() waits for its reply
+ * and be taken for it ("group not found").
+ */
+static int resolve_group(struct rl_nl *nl, const char *family,
+			 const char *grp, int *status)
 {
-	int id, r;
+	int id;
 
 	id = genl_ctrl_resolve_grp(nl->sk, family, grp);
 	if (id < 0) {
 		fprintf(stderr, PROG ": %s: multicast group '%s' of '%s' not found: %s\n",
 			nl->what ? nl->what : "monitor", grp, family,
 			nl_geterror(id));
-		return id == -NLE_OBJ_NOTFOUND ? EXIT_NOMOD : EXIT_KERNEL;
+		*status = id == -NLE_OBJ_NOTFOUND ? EXIT_NOMOD : EXIT_KERNEL;
+		return 0;
 	}
+	*status = EXIT_OK;
+	return id;
+}
+
+static int join_group(struct rl_nl *nl, int id, const char *grp)
+{
+	int r;
+
 	r = nl_socket_add_membership(nl->sk, id);
 	if (r < 0) {
 		fprintf(stderr, PROG ": %s: cannot join group '%s': %s\n",
@@ -739,7 +755,7 @@ int rl_nl_monitor(struct rl_nl *nl, int (*cb)(struct rl_info *, void *),
 	struct timespec tmo, *ptmo;
 	struct pollfd pfd;
 	struct nl_cb *nlcb;
-	int r, status;
+	int r, status, ev_grp, ctrl_grp;
 
 	m.cb = cb;
 	m.arg = arg;
@@ -747,11 +763,18 @@ int rl_nl_monitor(struct rl_nl *nl, int (*cb)(struct rl_info *, void *),
 	m.gone = false;
 	m.family = nl->family;
 
-	status = join_group(nl, RDMALOG_GENL_NAME, RDMALOG_GENL_MCGRP_EVENTS);
+	ev_grp = resolve_group(nl, RDMALOG_GENL_NAME, RDMALOG_GENL_MCGRP_EVENTS,
+			       &status);
 	if (status)
 		return status;
 	/* To notice the module going away (a reload gives a new family). */
-	status = join_group(nl, "nlctrl", "notify");
+	ctrl_grp = resolve_group(nl, "nlctrl", "notify", &status);
+	if (status)
+		return status;
+	status = join_group(nl, ev_grp, RDMALOG_GENL_MCGRP_EVENTS);
+	if (status)
+		return status;
+	status = join_group(nl, ctrl_grp, "notify");
 	if (status)
 		return status;
 	nl_socket_set_buffer_size(nl->sk, 1 << 20, 0);
