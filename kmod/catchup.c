@@ -41,9 +41,12 @@
  * the state; posting takes &rdmalog_ep.lock (through the send helpers or
  * directly, for the READs) only after it is released. The work runs on the
  * replication workqueue (rdmalog_repl_queue()), which is flushed before the
- * log of the up period goes, and holds an endpoint reference; READs and
- * registrations are completed (flushed) by ib_drain_qp() before the
- * endpoint's resources go.
+ * log of the up period goes, and holds an endpoint reference; the
+ * endpoint's close work cancels it or waits for its run
+ * (rdmalog_catchup_ep_stop()), and READs and registrations are completed
+ * (flushed) by ib_drain_qp(), before the endpoint's resources go. READs
+ * may complete out of their ranges' order (one can be posted after a
+ * later one): @pulled only covers the longest completed prefix.
  */
 #include <linux/jiffies.h>
 #include <linux/kernel.h>
@@ -55,6 +58,7 @@
 
 #include "catchup.h"
 #include "ep.h"
+#include "inject.h"
 #include "log.h"
 #include "netlink.h"
 #include "proto.h"
@@ -144,6 +148,11 @@ static const char *rdmalog_cu_serve(struct rdmalog_ep *ep,
 
 		/* A new key for every grant: an old one never works again. */
 		ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+		/*
+		 * From the work (a JOIN judged again), the endpoint's release
+		 * waits for us: rdmalog_catchup_ep_stop().
+		 */
+		rdmalog_inject_delay(RDMALOG_INJ_CU_GRANT);
 		n = ib_map_mr_sg(mr, ep->ring_regs[i].sgt.sgl,
 				 ep->ring_regs[i].nents, NULL,
 				 ep->ring_page_size);
@@ -394,7 +403,13 @@ static int rdmalog_cu_post_reads(struct rdmalog_ep *ep)
 		cu->inflight++;
 		rd->end = cu->posted;
 		rd->len = len;
+		rd->done = false;
 		spin_unlock_bh(&cu->lock);
+		/*
+		 * A completion may reserve and post a later range before this
+		 * one is posted: @pulled is the longest completed prefix.
+		 */
+		rdmalog_inject_delay(RDMALOG_INJ_CU_POST);
 
 		sge.addr = laddr;
 		sge.length = len;
@@ -421,17 +436,31 @@ static void rdmalog_cu_read_done(struct ib_cq *cq, struct ib_wc *wc)
 						  struct rdmalog_cu_read, cqe);
 	struct rdmalog_ep *ep = rd->ep;
 	struct rdmalog_catchup_ep *cu = &ep->cu;
+	u64 bytes = 0;
 	int err;
 
 	if (!rdmalog_ep_wc_ok(ep, wc, "catch-up read"))
 		return;
 	spin_lock(&cu->lock);
-	cu->inflight--;
-	cu->pulled = rd->end;
-	cu->round_bytes += rd->len;
-	cu->bytes += rd->len;
+	/*
+	 * READs posted out of their ranges' order complete out of it: only
+	 * the oldest reserved READs that are done move @pulled.
+	 */
+	rd->done = true;
+	while (cu->inflight && cu->reads[cu->oldest_read].done) {
+		struct rdmalog_cu_read *o = &cu->reads[cu->oldest_read];
+
+		o->done = false;
+		cu->pulled = o->end;
+		bytes += o->len;
+		cu->oldest_read = (cu->oldest_read + 1) % RDMALOG_CU_MAX_READS;
+		cu->inflight--;
+	}
+	cu->round_bytes += bytes;
+	cu->bytes += bytes;
 	spin_unlock(&cu->lock);
-	rdmalog_stats_add(RDMALOG_STAT_CATCHUP_BYTES, rd->len);
+	if (bytes)
+		rdmalog_stats_add(RDMALOG_STAT_CATCHUP_BYTES, bytes);
 	err = rdmalog_cu_post_reads(ep);
 	if (err && err != -ENOTCONN) {
 		rdmalog_ep_error(ep, "cannot post a catch-up read: %d", err);
@@ -456,7 +485,7 @@ const char *rdmalog_catchup_received(struct rdmalog_ep *ep,
 	    (spos == tpos && slsn != tlsn) || (spos != tpos && slsn == tlsn))
 		return "CATCHUP with an inconsistent range";
 	spin_lock(&cu->lock);
-	if (cu->state != RDMALOG_CATCHUP_NONE) {
+	if (cu->state != RDMALOG_CATCHUP_NONE || cu->inflight) {
 		spin_unlock(&cu->lock);
 		return "CATCHUP while catching up";
 	}
@@ -643,6 +672,17 @@ static void rdmalog_cu_work(struct work_struct *work)
 			rdmalog_cu_primary_work(ep);
 	}
 	rdmalog_ep_put(ep);
+}
+
+void rdmalog_catchup_ep_stop(struct rdmalog_ep *ep)
+{
+	/*
+	 * RDMALOG_EP_DEAD is set: a run queued after this returns at once.
+	 * One that is running finishes before the registrations, the ring
+	 * and the replication state it works on go.
+	 */
+	if (cancel_work_sync(&ep->cu.work))
+		rdmalog_ep_put(ep);
 }
 
 bool rdmalog_catchup_pulling(struct rdmalog_ep *ep)

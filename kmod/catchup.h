@@ -45,12 +45,14 @@ struct rdmalog_msg_join;
  * @ep: the endpoint
  * @end: stream position where the bytes it reads end
  * @len: bytes it reads
+ * @done: it completed, and a READ reserved before it has not
  */
 struct rdmalog_cu_read {
 	struct ib_cqe cqe;
 	struct rdmalog_ep *ep;
 	u64 end;
 	u32 len;
+	bool done;
 };
 
 /**
@@ -68,8 +70,10 @@ struct rdmalog_cu_read {
  * @target_pos: stream position where the range ends
  * @target_lsn: LSN of the record there
  * @posted: (backup) READs are posted up to this stream position
- * @pulled: (backup) every byte below it arrived (READs complete in order)
- * @inflight: (backup) READs posted and not completed
+ * @pulled: (backup) every byte below it arrived: the end of the
+ *	longest prefix of reserved READs that all completed (a READ can be
+ *	posted after one reserved later, and then completes after it)
+ * @inflight: (backup) READs reserved and not yet counted in @pulled
  * @since: jiffies when the current round started
  * @round_bytes: bytes pulled in the current round
  * @bytes: bytes pulled on this connection
@@ -78,15 +82,17 @@ struct rdmalog_cu_read {
  * @join: (primary) its positions (host order)
  * @notify_joined: (primary) @work announces that the backup joined
  * @diverged: (primary) the backup was judged diverged on this connection
- * @reads: the READ slots, used round-robin (at most
- *	%RDMALOG_CU_MAX_READS in flight, completing in order)
+ * @reads: the READ slots, used round-robin in the order their ranges
+ *	were reserved (at most %RDMALOG_CU_MAX_READS in flight)
  * @next_read: the slot of the next READ
+ * @oldest_read: the slot of the oldest READ not counted in @pulled
  * @reg_cqe: (primary) completions of the REG_MR and LOCAL_INV work
  *	requests of the read grant (.done only checks the status)
  * @work: backup: restarts the log, posts the first READs, verifies and
  *	exposes what arrived, sends JOIN; primary: revokes the read grant and
  *	joins the backup after its JOIN, and sends netlink events. Queued
- *	with an endpoint reference, which it drops
+ *	with an endpoint reference, which it drops; cancelled (and waited
+ *	for) by rdmalog_catchup_ep_stop() before the endpoint's resources go
  */
 struct rdmalog_catchup_ep {
 	spinlock_t lock; /* see above */
@@ -116,6 +122,7 @@ struct rdmalog_catchup_ep {
 	bool diverged;
 	struct rdmalog_cu_read reads[RDMALOG_CU_MAX_READS];
 	unsigned int next_read;
+	unsigned int oldest_read;
 	struct ib_cqe reg_cqe;
 	struct work_struct work;
 };
@@ -151,6 +158,11 @@ const char *rdmalog_catchup_received(struct rdmalog_ep *ep,
 const char *rdmalog_catchup_join_received(struct rdmalog_ep *ep,
 					  const struct rdmalog_msg_join *m);
 /* Backup: pulling from this connection now (an APPEND would be wrong). */
+/*
+ * Cancel the work, or wait for the run in progress. Process context,
+ * RDMALOG_EP_DEAD set, without the conn lock (the work takes it).
+ */
+void rdmalog_catchup_ep_stop(struct rdmalog_ep *ep);
 bool rdmalog_catchup_pulling(struct rdmalog_ep *ep);
 void rdmalog_catchup_ep_info(struct rdmalog_ep *ep,
 			     struct rdmalog_catchup_info *info);

@@ -1595,6 +1595,16 @@ static void rdmalog_ep_close_work(struct work_struct *work)
 
 	if (ep->connect_sent)
 		rdma_disconnect(ep->cm_id);	/* may fail: not connected */
+	/*
+	 * The endpoint's works run on other workqueues and may be running
+	 * now: they finish before anything they use goes, and one queued
+	 * later (by a completion, until the CQ is freed) sees DEAD and
+	 * returns. Not in rdmalog_ep_release_resources(): a refused accept
+	 * calls it under the conn lock, which the works take.
+	 */
+	set_bit(RDMALOG_EP_DEAD, &ep->flags);
+	rdmalog_catchup_ep_stop(ep);
+	rdmalog_repl_ep_stop(ep);
 	rdmalog_ep_release_resources(ep);
 	/* Waits for a running handler of this id; none runs afterwards. */
 	rdma_destroy_id(ep->cm_id);

@@ -757,6 +757,12 @@ out:
 	rdmalog_ep_put(ep);
 }
 
+void rdmalog_repl_ep_stop(struct rdmalog_ep *ep)
+{
+	if (cancel_work_sync(&ep->repl.apply_work))
+		rdmalog_ep_put(ep);
+}
+
 const char *rdmalog_repl_append_received(struct rdmalog_ep *ep,
 					 const struct rdmalog_msg_append *m)
 {

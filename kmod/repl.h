@@ -60,7 +60,9 @@ struct rdmalog_msg_ack;
  * @nt_valid: @nt holds an APPEND not applied yet
  * @nt: the latest APPEND received (host order)
  * @ack_due: an ACK is owed (asked for, or the tail moved)
- * @apply_work: verifies and exposes what @nt says is committed
+ * @apply_work: verifies and exposes what @nt says is committed; queued
+ *	with an endpoint reference, which it drops; cancelled (and waited
+ *	for) by rdmalog_repl_ep_stop() before the endpoint's resources go
  * @last_tail: the tail sent in the last ACK or RING; apply work only
  */
 struct rdmalog_repl_ep {
@@ -168,6 +170,11 @@ int rdmalog_repl_ep_join(struct rdmalog_ep *ep, u64 head, u64 next_lsn,
 /* Release the floor held for a catch-up. Any context. */
 void rdmalog_repl_ep_unhold(struct rdmalog_ep *ep);
 void rdmalog_repl_ep_leave(struct rdmalog_ep *ep);
+/*
+ * Cancel @apply_work or wait for its run. Process context, RDMALOG_EP_DEAD
+ * set, without the conn lock.
+ */
+void rdmalog_repl_ep_stop(struct rdmalog_ep *ep);
 void rdmalog_repl_notice_done(struct rdmalog_ep *ep, struct rdmalog_sbuf *sb,
 			      bool ok);
 const char *rdmalog_repl_append_received(struct rdmalog_ep *ep,

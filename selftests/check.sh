@@ -37,10 +37,7 @@ phase() {
 # shellcheck disable=SC2206 # a list of kernel releases
 extra=(${RDMALOG_EXTRA_KVERS:-})
 # shellcheck disable=SC2206 # a list of suites
-# catchup and history stay out until the memory corruption seen once on
-# a 6.12 primary after catch-ups is understood (Documentation/testing.rst,
-# "Known rxe problems")
-smoke=(${RDMALOG_SMOKE_SUITES:-vm_smoke device replication})
+smoke=(${RDMALOG_SMOKE_SUITES:-vm_smoke device replication catchup history})
 series() { echo "$1" | sed -n 's/^\([0-9]*\.[0-9]*\).*/\1/p'; }
 
 tmp=$(mktemp -d)

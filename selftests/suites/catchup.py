@@ -218,3 +218,81 @@ def join_is_an_event(c):
     finally:
         mon.kill()
     assert_same_logs(c)
+
+
+def inject(nd, point, ms):
+    """Set the module's test-only delay point inject_<point>_ms on nd
+    (kmod/inject.h)."""
+    nd.run(f"echo {ms} > /sys/module/rdmalog/parameters/inject_{point}_ms",
+           timeout=60, check=True)
+
+
+@test
+def reads_landing_out_of_order_expose_nothing_early(c):
+    """A READ posted after a later one (the completion handler posts in
+    between) lands after it: nothing past the READ that has not landed
+    is verified or exposed. The backup's work sleeps between reserving
+    a READ's range and posting it, so the completions overtake it."""
+    up(c, cluster_file(capacity="8M"))
+    write(c[1], 10, "100", "a")
+    cut(c, 3)
+    # about 600 KiB: ten 64 KiB READs, the first four posted by the work
+    write(c[1], 30, "20000", "b")
+    before = stats(c[3])
+    inject(c[3], "cu_post", 300)
+    try:
+        restore(c, 3)
+        wait_connected(c, (2, 3))
+    finally:
+        inject(c[3], "cu_post", 0)
+    assert_same_logs(c)
+    after = stats(c[3])
+    out3 = dmesg(c[3])
+    assert "failed verification" not in out3, out3[-3000:]
+    assert delta(before, after, "crc_errors") == 0, after
+    # one round, pulled at the first try
+    assert delta(before, after, "catchups") == 1, after
+    assert delta(before, after, "catchup_bytes") >= 30 * 20000, after
+
+
+@test
+def grant_mapped_while_the_connection_goes(c):
+    """The primary's catch-up work maps a read grant (a backup judged
+    again after its JOIN must restart its log: we trimmed past it) while
+    the connection closes: the release waits for the work, which never
+    touches a registration that is gone."""
+    text = cluster_file(capacity="8M")
+    up(c, text)
+    write(c[1], 10, "100", "a")
+    cut(c, 3)
+    write(c[1], 30, "4000", "b")
+    # a slow pull on node 3 (a second per READ), a long mapping on node 1
+    inject(c[3], "cu_post", 1500)
+    inject(c[1], "cu_grant", 5000)
+    try:
+        restore(c, 3)
+        wait_for(lambda: rlnode.peers(c[1])[3].get("catchup") == "serving",
+                 timeout=WAIT, interval=0.2, what="node 1 serves node 3")
+        # trim past the range node 3 pulls: its JOIN asks for another round
+        c[1].run("rdmalogcat -a c >/dev/null", timeout=60, check=True)
+        first = log_of(c[1])["commit_lsn"]
+        c[1].run(f"rdmalogctl log trim {first}", timeout=60, check=True)
+        wait_for(lambda: "caught up with primary 1" in dmesg(c[3]),
+                 timeout=WAIT, interval=0.2, what="node 3 sent its JOIN")
+        # node 1's work takes the JOIN at once and is in the mapping for
+        # the next 5 s: the connection goes now
+        c[3].run("sleep 1; rdmalogctl node down", timeout=120, check=True)
+        wait_for(lambda: peer_state(c[1], 3) != "connected", timeout=WAIT,
+                 interval=0.2, what="node 1 lost node 3")
+        # the work finished the grant it was mapping (and printed it);
+        # the connection was gone by then
+        wait_for(lambda: "restarting its log" in dmesg(c[1]),
+                 timeout=WAIT, interval=0.5,
+                 what="node 1 judged the JOIN: restart")
+        assert status(c[1])["log"]["commit_lsn"] >= first
+    finally:
+        inject(c[1], "cu_grant", 0)
+        inject(c[3], "cu_post", 0)
+    rlnode.apply(c[3], text)
+    wait_connected(c, (2, 3))
+    assert_same_logs(c)
