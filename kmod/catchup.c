@@ -631,10 +631,16 @@ static void rdmalog_cu_backup_work(struct rdmalog_ep *ep,
 	if (pulled < tpos)
 		return;
 
-	/* Everything is in and verified: join. */
+	/*
+	 * Everything is in and verified: join. The round ends before the
+	 * JOIN goes: the primary may answer it with the next CATCHUP (a
+	 * RESET round, it trimmed past us) at once.
+	 */
 	spin_lock_bh(&cu->lock);
 	done = !cu->join_sent;
 	cu->join_sent = true;
+	if (done)
+		cu->state = RDMALOG_CATCHUP_NONE;
 	spin_unlock_bh(&cu->lock);
 	if (!done)
 		return;
@@ -643,9 +649,7 @@ static void rdmalog_cu_backup_work(struct rdmalog_ep *ep,
 		rdmalog_ep_error(ep, "cannot send JOIN: %d", err);
 		return;
 	}
-	spin_lock_bh(&cu->lock);
-	cu->state = RDMALOG_CATCHUP_NONE;
-	spin_unlock_bh(&cu->lock);
+	rdmalog_inject_delay(RDMALOG_INJ_CU_JOIN);
 	pr_info_ratelimited("node %u: caught up with primary %u at LSN %llu\n",
 			    ep->conn->local.node_id, ep->conn->peer_id, tlsn);
 	return;

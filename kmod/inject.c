@@ -21,6 +21,11 @@ module_param_named(inject_cu_grant_ms,
 MODULE_PARM_DESC(inject_cu_grant_ms,
 		 "test only: delay (ms) while mapping a catch-up read grant");
 
+module_param_named(inject_cu_join_ms, rdmalog_inject_ms[RDMALOG_INJ_CU_JOIN],
+		   uint, 0600);
+MODULE_PARM_DESC(inject_cu_join_ms,
+		 "test only: delay (ms) after a backup sent its JOIN");
+
 void rdmalog_inject_delay(enum rdmalog_inject_point point)
 {
 	unsigned int ms = READ_ONCE(rdmalog_inject_ms[point]);

@@ -17,11 +17,14 @@
  * @RDMALOG_INJ_CU_GRANT: (primary) mapping a catch-up read grant, between
  *	a registration's new key and its mapping (in process context: a
  *	backup judged again after its JOIN, that must restart its log)
+ * @RDMALOG_INJ_CU_JOIN: (backup) the catch-up work, just after it sent
+ *	its JOIN
  * @__RDMALOG_INJ_MAX: the number of points
  */
 enum rdmalog_inject_point {
 	RDMALOG_INJ_CU_POST,
 	RDMALOG_INJ_CU_GRANT,
+	RDMALOG_INJ_CU_JOIN,
 	__RDMALOG_INJ_MAX,
 };
 

@@ -296,3 +296,40 @@ def grant_mapped_while_the_connection_goes(c):
     rlnode.apply(c[3], text)
     wait_connected(c, (2, 3))
     assert_same_logs(c)
+
+
+@test
+def join_answered_at_once_by_a_restart(c):
+    """The primary answers a JOIN with the next round (it trimmed past
+    the range the backup pulled: restart the log) before the backup's
+    work is done with the JOIN: the backup takes the CATCHUP, restarts
+    its log and joins, without dropping the connection."""
+    up(c, cluster_file(capacity="8M"))
+    write(c[1], 10, "100", "a")
+    cut(c, 3)
+    write(c[1], 30, "4000", "b")
+    before = stats(c[3])
+    inject(c[3], "cu_post", 1500)
+    inject(c[3], "cu_join", 2000)
+    try:
+        restore(c, 3)
+        wait_for(lambda: rlnode.peers(c[1])[3].get("catchup") == "serving",
+                 timeout=WAIT, interval=0.2, what="node 1 serves node 3")
+        c[1].run("rdmalogcat -a c >/dev/null", timeout=60, check=True)
+        first = log_of(c[1])["commit_lsn"]
+        c[1].run(f"rdmalogctl log trim {first}", timeout=60, check=True)
+        wait_for(lambda: f"restarted the log at LSN {first}" in dmesg(c[3]),
+                 timeout=WAIT, interval=0.5, what="node 3 restarted its log")
+        inject(c[3], "cu_post", 0)
+        wait_connected(c, (2, 3))
+    finally:
+        inject(c[3], "cu_post", 0)
+        inject(c[3], "cu_join", 0)
+    assert_same_logs(c)
+    after = stats(c[3])
+    out3 = dmesg(c[3])
+    assert "while catching up" not in out3, out3[-3000:]
+    assert delta(before, after, "bad_msgs") == 0, after
+    assert delta(before, after, "log_resets") == 1, after
+    assert delta(before, after, "catchups") == 2, after
+    assert log_of(c[3])["first_lsn"] == first
