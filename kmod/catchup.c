@@ -250,6 +250,11 @@ static const char *rdmalog_cu_judge(struct rdmalog_ep *ep, u64 head,
 		}
 		return rdmalog_cu_serve(ep, &plan, kind == RDMALOG_PLAN_RESET);
 	default:
+		/* Refused because the endpoint is going: nothing to judge. */
+		if (test_bit(RDMALOG_EP_DEAD, &ep->flags)) {
+			*what = "the connection is closing";
+			return NULL;
+		}
 		spin_lock_bh(&cu->lock);
 		cu->state = RDMALOG_CATCHUP_NONE;
 		cu->diverged = true;
@@ -507,6 +512,9 @@ const char *rdmalog_catchup_received(struct rdmalog_ep *ep,
 	cu->target_lsn = tlsn;
 	cu->posted = spos;
 	cu->pulled = spos;
+	/* No READ is in flight (checked above): the slots start afresh. */
+	cu->next_read = 0;
+	cu->oldest_read = 0;
 	cu->since = jiffies;
 	cu->round_bytes = 0;
 	spin_unlock(&cu->lock);

@@ -30,6 +30,8 @@ void rdmalog_inject_delay(enum rdmalog_inject_point point)
 {
 	unsigned int ms = READ_ONCE(rdmalog_inject_ms[point]);
 
-	if (ms && in_task())
+	if (ms && in_task()) {
+		might_sleep();
 		msleep(ms);
+	}
 }
