@@ -4,9 +4,12 @@
  * is a READ_ONCE(); setting one through sysfs takes effect at the next
  * pass through the point.
  */
+#include <linux/atomic.h>
 #include <linux/delay.h>
+#include <linux/kernel.h>
 #include <linux/moduleparam.h>
 #include <linux/preempt.h>
+#include <linux/sysfs.h>
 
 #include "inject.h"
 
@@ -25,6 +28,48 @@ module_param_named(inject_cu_join_ms, rdmalog_inject_ms[RDMALOG_INJ_CU_JOIN],
 		   uint, 0600);
 MODULE_PARM_DESC(inject_cu_join_ms,
 		 "test only: delay (ms) after a backup sent its JOIN");
+
+module_param_named(inject_log_truncate_ms,
+		   rdmalog_inject_ms[RDMALOG_INJ_LOG_TRUNCATE], uint, 0600);
+MODULE_PARM_DESC(inject_log_truncate_ms,
+		 "test only: delay (ms) before a timed-out writer truncates");
+
+static atomic_t rdmalog_inject_fails[__RDMALOG_INJ_FAIL_MAX];
+
+/* An atomic_t as a module parameter: set, read, counted down. */
+static int rdmalog_inject_fail_set(const char *val,
+				   const struct kernel_param *kp)
+{
+	unsigned int n;
+	int err = kstrtouint(val, 0, &n);
+
+	if (err)
+		return err;
+	if (n > INT_MAX)
+		return -EINVAL;
+	atomic_set(kp->arg, n);
+	return 0;
+}
+
+static int rdmalog_inject_fail_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(kp->arg));
+}
+
+static const struct kernel_param_ops rdmalog_inject_fail_ops = {
+	.set = rdmalog_inject_fail_set,
+	.get = rdmalog_inject_fail_get,
+};
+
+module_param_cb(inject_ack_fail, &rdmalog_inject_fail_ops,
+		&rdmalog_inject_fails[RDMALOG_INJ_FAIL_ACK], 0600);
+MODULE_PARM_DESC(inject_ack_fail,
+		 "test only: so many of the next ACKs are not sent (as without credit)");
+
+bool rdmalog_inject_fail(enum rdmalog_inject_fail_point point)
+{
+	return atomic_add_unless(&rdmalog_inject_fails[point], -1, 0);
+}
 
 void rdmalog_inject_delay(enum rdmalog_inject_point point)
 {

@@ -19,15 +19,33 @@
  *	backup judged again after its JOIN, that must restart its log)
  * @RDMALOG_INJ_CU_JOIN: (backup) the catch-up work, just after it sent
  *	its JOIN
+ * @RDMALOG_INJ_LOG_TRUNCATE: a writer whose commit timed out, before it
+ *	removes the uncommitted records (rdmalog_log_truncate())
  * @__RDMALOG_INJ_MAX: the number of points
  */
 enum rdmalog_inject_point {
 	RDMALOG_INJ_CU_POST,
 	RDMALOG_INJ_CU_GRANT,
 	RDMALOG_INJ_CU_JOIN,
+	RDMALOG_INJ_LOG_TRUNCATE,
 	__RDMALOG_INJ_MAX,
 };
 
 void rdmalog_inject_delay(enum rdmalog_inject_point point);
+
+/**
+ * enum rdmalog_inject_fail_point - test-only failures: parameter
+ * inject_<point>_fail is how many of the next passes fail
+ * @RDMALOG_INJ_FAIL_ACK: a backup's ACK is not sent, as when it has no
+ *	send buffer or credit
+ * @__RDMALOG_INJ_FAIL_MAX: the number of points
+ */
+enum rdmalog_inject_fail_point {
+	RDMALOG_INJ_FAIL_ACK,
+	__RDMALOG_INJ_FAIL_MAX,
+};
+
+/* True when this pass is to fail (and counts it). Any context. */
+bool rdmalog_inject_fail(enum rdmalog_inject_fail_point point);
 
 #endif /* _RDMALOG_INJECT_H */

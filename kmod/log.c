@@ -86,6 +86,7 @@
 
 #include "../uapi/rdmalog_genl.h"
 #include "compat.h"
+#include "inject.h"
 #include "log.h"
 #include "stats.h"
 #include "trace.h"
@@ -1320,10 +1321,17 @@ u64 rdmalog_log_truncate(struct rdmalog_log *log)
 {
 	struct rdmalog_log_waiter *w;
 	u64 n = 0, head, next;
+	bool hooks;
 
+	/* A timed-out writer: the interleaving of review-kernel.md #6. */
+	rdmalog_inject_delay(RDMALOG_INJ_LOG_TRUNCATE);
 	mutex_lock(&log->append_mutex);
-	if (log->hooks)
-		log->hooks->quiesce();
+	/* A dead log has nothing to remove and nothing to tell. */
+	spin_lock_bh(&log->lock);
+	hooks = log->hooks && !log->dead;
+	spin_unlock_bh(&log->lock);
+	if (hooks)
+		log->hooks->quiesce(log);
 	spin_lock_bh(&log->lock);
 	if (!log->dead && log->next_lsn > log->commit_lsn) {
 		n = log->next_lsn - log->commit_lsn;
@@ -1336,8 +1344,8 @@ u64 rdmalog_log_truncate(struct rdmalog_log *log)
 	head = log->head;
 	next = log->next_lsn;
 	spin_unlock_bh(&log->lock);
-	if (log->hooks)
-		log->hooks->resume(head, next);
+	if (hooks)
+		log->hooks->resume(log, head, next);
 	mutex_unlock(&log->append_mutex);
 	if (n) {
 		rdmalog_stats_add(RDMALOG_STAT_TRUNCATED_RECORDS, n);

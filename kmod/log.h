@@ -227,19 +227,23 @@ void rdmalog_log_get_pos(struct rdmalog_log *log, struct rdmalog_log_pos *p);
 /**
  * struct rdmalog_log_hooks - replication's part in appends (repl.c)
  * @kick: records were published or trimmed: replicate them. Called
- *	without any log lock, in process or softirq context
- * @quiesce: before uncommitted records are removed: stop posting and wait
- *	until nothing of the ring is in flight. Process context, may sleep;
- *	called with the append mutex held
- * @resume: after the removal: the log now ends at @head / @next_lsn
+ *	without any log lock, in process or softirq context; it only posts
+ *	what the log being replicated has, whichever log calls it
+ * @quiesce: before uncommitted records of @log are removed: stop posting
+ *	and wait until nothing of the ring is in flight. Process context, may
+ *	sleep; called with the append mutex held. Does nothing unless @log
+ *	is the log being replicated (a log of an earlier up period lives on
+ *	while a descriptor or a writer holds it)
+ * @resume: after the removal: @log now ends at @head / @next_lsn; nothing
+ *	unless @log is the log being replicated
  *
  * Set once by rdmalog_log_set_hooks() before the log is used, constant
  * afterwards.
  */
 struct rdmalog_log_hooks {
 	void (*kick)(void);
-	void (*quiesce)(void);
-	void (*resume)(u64 head, u64 next_lsn);
+	void (*quiesce)(struct rdmalog_log *log);
+	void (*resume)(struct rdmalog_log *log, u64 head, u64 next_lsn);
 };
 
 void rdmalog_log_set_hooks(struct rdmalog_log *log,

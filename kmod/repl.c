@@ -76,6 +76,7 @@
 #include <rdma/rdma_cm.h>
 
 #include "ep.h"
+#include "inject.h"
 #include "log.h"
 #include "rdma_dev.h"
 #include "repl.h"
@@ -415,11 +416,23 @@ static bool rdmalog_repl_idle(void)
 	return idle;
 }
 
-static void rdmalog_repl_quiesce(void)
+/* Is @log the log being replicated? Caller holds &rdmalog_repl.lock. */
+static bool rdmalog_repl_ours_locked(struct rdmalog_log *log)
+{
+	lockdep_assert_held(&rdmalog_repl.lock);
+	return rdmalog_repl.running && rdmalog_repl.log == log;
+}
+
+static void rdmalog_repl_quiesce(struct rdmalog_log *log)
 {
 	struct rdmalog_repl_ep *r;
 
 	spin_lock_bh(&rdmalog_repl.lock);
+	/* A log of an earlier up period: this one's backups are not its. */
+	if (!rdmalog_repl_ours_locked(log)) {
+		spin_unlock_bh(&rdmalog_repl.lock);
+		return;
+	}
 	rdmalog_repl.paused = true;
 	spin_unlock_bh(&rdmalog_repl.lock);
 	if (wait_event_timeout(rdmalog_repl.quiesce_wq, rdmalog_repl_idle(),
@@ -438,11 +451,17 @@ static void rdmalog_repl_quiesce(void)
 	wait_event(rdmalog_repl.quiesce_wq, rdmalog_repl_idle());
 }
 
-static void rdmalog_repl_resume(u64 head, u64 next_lsn)
+static void rdmalog_repl_resume(struct rdmalog_log *log, u64 head,
+				u64 next_lsn)
 {
 	struct rdmalog_repl_ep *r;
 
 	spin_lock_bh(&rdmalog_repl.lock);
+	/* Stopped and started again meanwhile: that start unpaused. */
+	if (!rdmalog_repl_ours_locked(log)) {
+		spin_unlock_bh(&rdmalog_repl.lock);
+		return;
+	}
 	rdmalog_repl.gen++;
 	list_for_each_entry(r, &rdmalog_repl.eps, node) {
 		if (r->sent_pos > head) {
@@ -690,7 +709,7 @@ static bool rdmalog_repl_send_ack(struct rdmalog_ep *ep)
 	struct rdmalog_log_pos pos;
 	struct rdmalog_msg_ack m = {};
 
-	if (!log)
+	if (!log || rdmalog_inject_fail(RDMALOG_INJ_FAIL_ACK))
 		return false;
 	rdmalog_log_get_pos(log, &pos);
 	spin_lock_bh(&ep->lock);
@@ -751,8 +770,13 @@ static void rdmalog_repl_apply_work(struct work_struct *work)
 			rdmalog_log_trim(log, trim);
 	}
 	rdmalog_log_get_pos(log, &pos);
-	if (ack || READ_ONCE(r->last_tail) != pos.tail)
-		rdmalog_repl_send_ack(ep);
+	if ((ack || READ_ONCE(r->last_tail) != pos.tail) &&
+	    !rdmalog_repl_send_ack(ep) && ack) {
+		/* In ACK mode the primary's commit waits for it: re-arm. */
+		spin_lock_bh(&ep->lock);
+		r->ack_retry = true;
+		spin_unlock_bh(&ep->lock);
+	}
 out:
 	rdmalog_ep_put(ep);
 }
@@ -801,7 +825,7 @@ const char *rdmalog_repl_append_received(struct rdmalog_ep *ep,
 
 void rdmalog_repl_after_rx(struct rdmalog_ep *ep)
 {
-	bool credits;
+	bool credits, retry;
 
 	if (ep->repl.joined) {
 		spin_lock(&rdmalog_repl.lock);
@@ -813,9 +837,19 @@ void rdmalog_repl_after_rx(struct rdmalog_ep *ep)
 		return;
 	spin_lock(&ep->lock);
 	credits = ep->grant >= RDMALOG_RECV_DEPTH / 4;
+	retry = ep->repl.ack_retry;
+	if (retry) {
+		ep->repl.ack_retry = false;
+		ep->repl.ack_due = true;
+	}
 	spin_unlock(&ep->lock);
-	if (credits)
+	if (retry) {
+		rdmalog_ep_get(ep);		/* the work's */
+		if (!queue_work(rdmalog_repl_wq, &ep->repl.apply_work))
+			rdmalog_ep_put(ep);
+	} else if (credits) {
 		rdmalog_repl_send_ack(ep);
+	}
 }
 
 /* ------------------------------------------------------------------ */

@@ -60,6 +60,9 @@ struct rdmalog_msg_ack;
  * @nt_valid: @nt holds an APPEND not applied yet
  * @nt: the latest APPEND received (host order)
  * @ack_due: an ACK is owed (asked for, or the tail moved)
+ * @ack_retry: an ACK that was asked for could not be sent (no send buffer
+ *	or credit): the next message we receive, which hands credits back,
+ *	queues @apply_work to send it
  * @apply_work: verifies and exposes what @nt says is committed; queued
  *	with an endpoint reference, which it drops; cancelled (and waited
  *	for) by rdmalog_repl_ep_stop() before the endpoint's resources go
@@ -101,6 +104,7 @@ struct rdmalog_repl_ep {
 		u32 gen;
 	} nt;
 	bool ack_due;
+	bool ack_retry;
 	struct work_struct apply_work;
 	u64 last_tail;
 };

@@ -16,7 +16,8 @@ import json
 
 from testlib import test, wait_for
 import rlnode
-from rlnode import status, stats, log_of, peer_state, assert_same_logs
+from rlnode import status, stats, log_of, peer_state, assert_same_logs, \
+    inject
 
 NODES = 3
 TIMEOUT = 420
@@ -218,13 +219,6 @@ def join_is_an_event(c):
     finally:
         mon.kill()
     assert_same_logs(c)
-
-
-def inject(nd, point, ms):
-    """Set the module's test-only delay point inject_<point>_ms on nd
-    (kmod/inject.h)."""
-    nd.run(f"echo {ms} > /sys/module/rdmalog/parameters/inject_{point}_ms",
-           timeout=60, check=True)
 
 
 @test

@@ -414,3 +414,64 @@ def full_ring_backpressure(c):
     base, st = assert_same_logs(c)
     assert st["first_lsn"] == first and st["next_lsn"] == n + 2, st
     assert [h["lsn"] for h in base["hdrs"]] == list(range(first, n + 2))
+
+
+@test
+def old_log_timeout_leaves_the_next_up_period_alone(c):
+    """A writer of the previous up period's log whose commit timed out
+    removes its records only after the node went down and up again and
+    the backups joined the new log (forced: the writer sleeps before the
+    removal): the new period's replication is not rewound to the old
+    log's end (it would WRITE again what the backups hold) and goes on
+    without a dropped connection."""
+    text = cluster_file(timeout=2000)
+    up(c, text)
+    wait_effective(c[1], "quorum")
+    # the old log: 5 records of 700 bytes, committed; one more waits
+    append(c[1], *[f"old-{i}-" + "o" * 700 for i in range(5)])
+    wait_commit_everywhere(c, 6)
+    for n in (2, 3):
+        c[n].link(False)
+    wait_for(lambda: all(peer_state(c[1], p) != "connected" for p in (2, 3)),
+             timeout=WAIT, interval=0.5, what="node 1 lost both backups")
+    rlnode.inject(c[1], "log_truncate", 15000)
+    try:
+        job = c[1].spawn("rdmalogcat -a doomed >/tmp/doomed.out 2>&1; "
+                         "echo rc=$? >>/tmp/doomed.out")
+        # its commit timeout passes: it sleeps before removing its record
+        c[1].run("sleep 3", timeout=60)
+        for n in (2, 3):
+            c[n].link(True)
+        up(c, text)
+        wait_effective(c[1], "quorum")
+        # the new log, more bytes than the old one held, in other sizes
+        lsns = append(c[1], *[f"new-{i}-" + "n" * 100 for i in range(40)])
+        assert lsns == list(range(1, 41)), lsns
+        wait_commit_everywhere(c, 41)
+        rlnode.wait_idle(c, (1, 2, 3), WAIT)
+        before = health(c)
+        sent = {p: rlnode.peers(c[1])[p]["bytes_sent"] for p in (2, 3)}
+        wait_for(lambda: "rc=" in c[1].run("cat /tmp/doomed.out",
+                                           timeout=60).out,
+                 timeout=WAIT, interval=1, what="the old writer finished")
+        job.kill()
+        out = c[1].run("cat /tmp/doomed.out; sleep 2", timeout=60).out
+        assert "rc=0" not in out, out
+        # nothing new was appended: nothing more was written to anyone
+        now = {p: rlnode.peers(c[1])[p]["bytes_sent"] for p in (2, 3)}
+        assert now == sent, ("the new log's replication was rewound by "
+                             "the old log's removal", sent, now)
+        lsns = append(c[1], *[f"after-{i}-" + "a" * 300 for i in range(20)])
+        assert lsns == list(range(41, 61)), lsns
+        wait_commit_everywhere(c, 61)
+    finally:
+        rlnode.inject(c[1], "log_truncate", 0)
+    # the old writer's own failure counts on node 1, nothing else
+    after = health(c)
+    after[1]["append_errors"] = before[1]["append_errors"]
+    assert after == before, ("connections dropped or errors counted",
+                             before, after)
+    assert_same_logs(c)
+    recs = records(c[1])
+    assert [r[0] for r in recs] == list(range(1, 61)), recs[:3]
+    assert all(r[2].startswith(("new-", "after-")) for r in recs), recs[:3]

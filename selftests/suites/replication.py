@@ -140,6 +140,38 @@ def diverged_backup_is_not_replicated(c):
 
 
 @test
+def ack_mode_retries_an_ack_it_could_not_send(c):
+    """force_ack=1, durability all: node 2 cannot send the ACK an APPEND
+    asked for (forced: inject_ack_fail, as when it has no send buffer or
+    credit). It sends it with the next message it receives, and the
+    append commits long before its commit timeout."""
+    c[1].run("rdmalogctl node down 2>/dev/null; rmmod rdmalog && "
+             "modprobe rdmalog force_ack=1", timeout=120, check=True)
+    try:
+        up(c, rlnode.cluster_file("1M", "all", "64K", timeout=4000,
+                                  cluster=43))
+        wait_for(lambda: status(c[1])["durability"]["effective"] == "all",
+                 timeout=WAIT, interval=2, what="durability all in force")
+        before = stats(c[1])
+        for i in range(3):
+            c[2].run("echo 1 > /sys/module/rdmalog/parameters/"
+                     "inject_ack_fail", timeout=60, check=True)
+            r = c[1].run(f"rdmalogcat -a rec{i}", timeout=60)
+            assert r.rc == 0 and r.out.split() == [str(i + 1)], \
+                (f"append {i} failed: the ACK was not sent again", r.out)
+            left = c[2].run("cat /sys/module/rdmalog/parameters/"
+                            "inject_ack_fail", timeout=60, check=True).out
+            assert left.strip() == "0", "node 2 sent no ACK at all"
+        after = stats(c[1])
+        assert after["commit_timeouts"] == before["commit_timeouts"], after
+    finally:
+        c[2].run("echo 0 > /sys/module/rdmalog/parameters/inject_ack_fail",
+                 timeout=60)
+        c[1].run("rdmalogctl node down 2>/dev/null; rmmod rdmalog; "
+                 "modprobe rdmalog", timeout=120)
+
+
+@test
 def ack_mode_commits_on_backup_acks(c):
     """force_ack=1: the iWARP rule (a backup's copy counts once it ACKs)."""
     c[1].run("rdmalogctl node down 2>/dev/null; rmmod rdmalog && "

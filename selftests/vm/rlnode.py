@@ -38,6 +38,13 @@ def wait(nd, what, timeout=180):
                              f"{' (timeout)' if r.rc == 5 else ''}: {r.out}")
 
 
+def inject(nd, point, ms):
+    """Set the module's test-only delay point inject_<point>_ms on nd
+    (kmod/inject.h, Documentation/testing.rst "Delay points")."""
+    nd.run(f"echo {ms} > /sys/module/rdmalog/parameters/inject_{point}_ms",
+           timeout=60, check=True)
+
+
 def status(nd):
     return json.loads(nd.run("rdmalogctl -j status", timeout=60,
                              check=True).out)
