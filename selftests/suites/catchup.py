@@ -249,6 +249,26 @@ def reads_landing_out_of_order_expose_nothing_early(c):
     assert delta(before, after, "catchup_bytes") >= 30 * 20000, after
 
 
+def behind_then_trimmed_past(c, text):
+    """Node 3 away while 30 records commit, back with a slow pull (a
+    second and a half per READ, inject_cu_post_ms); node 1 trims past
+    the range it pulls while it pulls, so its JOIN gets a RESET round.
+    Returns node 1's new first LSN. The caller set its other delay
+    points; cu_post is put back to 0 by the caller."""
+    up(c, text)
+    write(c[1], 10, "100", "a")
+    cut(c, 3)
+    write(c[1], 30, "4000", "b")
+    inject(c[3], "cu_post", 1500)
+    restore(c, 3)
+    wait_for(lambda: rlnode.peers(c[1])[3].get("catchup") == "serving",
+             timeout=WAIT, interval=0.2, what="node 1 serves node 3")
+    c[1].run("rdmalogcat -a c >/dev/null", timeout=60, check=True)
+    first = log_of(c[1])["commit_lsn"]
+    c[1].run(f"rdmalogctl log trim {first}", timeout=60, check=True)
+    return first
+
+
 @test
 def grant_mapped_while_the_connection_goes(c):
     """The primary's catch-up work maps a read grant (a backup judged
@@ -256,21 +276,10 @@ def grant_mapped_while_the_connection_goes(c):
     the connection closes: the release waits for the work, which never
     touches a registration that is gone."""
     text = cluster_file(capacity="8M")
-    up(c, text)
-    write(c[1], 10, "100", "a")
-    cut(c, 3)
-    write(c[1], 30, "4000", "b")
-    # a slow pull on node 3 (a second per READ), a long mapping on node 1
-    inject(c[3], "cu_post", 1500)
+    # a long mapping on node 1
     inject(c[1], "cu_grant", 5000)
     try:
-        restore(c, 3)
-        wait_for(lambda: rlnode.peers(c[1])[3].get("catchup") == "serving",
-                 timeout=WAIT, interval=0.2, what="node 1 serves node 3")
-        # trim past the range node 3 pulls: its JOIN asks for another round
-        c[1].run("rdmalogcat -a c >/dev/null", timeout=60, check=True)
-        first = log_of(c[1])["commit_lsn"]
-        c[1].run(f"rdmalogctl log trim {first}", timeout=60, check=True)
+        first = behind_then_trimmed_past(c, text)
         wait_for(lambda: "caught up with primary 1" in dmesg(c[3]),
                  timeout=WAIT, interval=0.2, what="node 3 sent its JOIN")
         # node 1's work takes the JOIN at once and is in the mapping for
@@ -298,20 +307,10 @@ def join_answered_at_once_by_a_restart(c):
     the range the backup pulled: restart the log) before the backup's
     work is done with the JOIN: the backup takes the CATCHUP, restarts
     its log and joins, without dropping the connection."""
-    up(c, cluster_file(capacity="8M"))
-    write(c[1], 10, "100", "a")
-    cut(c, 3)
-    write(c[1], 30, "4000", "b")
-    before = stats(c[3])
-    inject(c[3], "cu_post", 1500)
     inject(c[3], "cu_join", 2000)
     try:
-        restore(c, 3)
-        wait_for(lambda: rlnode.peers(c[1])[3].get("catchup") == "serving",
-                 timeout=WAIT, interval=0.2, what="node 1 serves node 3")
-        c[1].run("rdmalogcat -a c >/dev/null", timeout=60, check=True)
-        first = log_of(c[1])["commit_lsn"]
-        c[1].run(f"rdmalogctl log trim {first}", timeout=60, check=True)
+        before = stats(c[3])
+        first = behind_then_trimmed_past(c, cluster_file(capacity="8M"))
         wait_for(lambda: f"restarted the log at LSN {first}" in dmesg(c[3]),
                  timeout=WAIT, interval=0.5, what="node 3 restarted its log")
         inject(c[3], "cu_post", 0)
