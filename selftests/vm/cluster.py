@@ -447,9 +447,6 @@ class Node:
         cmdline = " ".join(filter(None, [
             "console=ttyS0 panic=-1 panic_on_warn=1 oops=panic",
             "softlockup_panic=1 hung_task_panic=1 mitigations=off",
-            # a write to freed memory or past an object's end is
-            # reported ("BUG <cache> (...)": a kernel problem)
-            "slub_debug=FZP init_on_free=1",
             # not "rdmalog.*": those are parameters of the rdmalog module
             f"rdmalog_vm.node={self.index} rdmalog_vm.nodes={c.n}",
             os.environ.get("RDMALOG_VM_APPEND", ""),
