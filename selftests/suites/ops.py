@@ -120,15 +120,15 @@ def wait_under_event_storm(c):
               done ) &
         done
         bad=0
-        for i in $(seq 200); do
+        for i in $(seq 120); do
             out=$(rdmalogctl wait up --timeout 30 2>&1); rc=$?
             [ $rc -eq 0 ] || { bad=$((bad + 1)); echo "try $i: rc $rc: $out"; }
         done
         touch /tmp/storm.stop; wait
         for p in 7 8 9; do rdmalogctl peer del id $p >/dev/null 2>&1; done
-        echo "failed $bad of 200"
+        echo "failed $bad of 120"
     """, timeout=WAIT + 120)
-    assert r.rc == 0 and "failed 0 of 200" in r.out, r.out[-2000:]
+    assert r.rc == 0 and "failed 0 of 120" in r.out, r.out[-2000:]
 
 
 @test
