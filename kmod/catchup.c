@@ -5,12 +5,16 @@
  *
  * Primary side
  *
- * A backup's RING says where its log ends. rdmalog_repl_ep_join() judges
- * it against ours (rdmalog_log_plan()): at one of our record boundaries
- * with every committed record, it joins at once; at a boundary below our
- * commit point it must PULL [its head, our commit point); below our first
+ * A backup's RING says where its log ends. The work (process context:
+ * a grant maps registrations) has rdmalog_repl_ep_join() judge it against
+ * ours (rdmalog_log_plan()): at one of our record boundaries with every
+ * committed record, it joins at once; at a boundary below our commit
+ * point it must PULL [its head, our commit point); below our first
  * retained record it must RESET (restart its log at our first record) and
- * pull from there; anything else is a diverged log, not replicated to.
+ * pull from there; if it retains bytes that an append being written now
+ * would overwrite in its ring, not now (the connection goes, and it is
+ * judged again when it is back); anything else is a diverged log, not
+ * replicated to.
  * For PULL and RESET the floor is held at the backup's tail-to-be, so no
  * append overwrites what it is about to read, and we grant it REMOTE_READ
  * on our ring for this connection only: FRWR registrations of our ring on
@@ -149,10 +153,11 @@ static const char *rdmalog_cu_serve(struct rdmalog_ep *ep,
 		/* A new key for every grant: an old one never works again. */
 		ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
 		/*
-		 * From the work (a JOIN judged again), the endpoint's release
-		 * waits for us: rdmalog_catchup_ep_stop().
+		 * The endpoint's release waits for the work:
+		 * rdmalog_catchup_ep_stop().
 		 */
-		rdmalog_inject_delay(RDMALOG_INJ_CU_GRANT);
+		if (reset)
+			rdmalog_inject_delay(RDMALOG_INJ_CU_GRANT);
 		n = ib_map_mr_sg(mr, ep->ring_regs[i].sgt.sgl,
 				 ep->ring_regs[i].nents, NULL,
 				 ep->ring_page_size);
@@ -249,6 +254,11 @@ static const char *rdmalog_cu_judge(struct rdmalog_ep *ep, u64 head,
 			return NULL;
 		}
 		return rdmalog_cu_serve(ep, &plan, kind == RDMALOG_PLAN_RESET);
+	case RDMALOG_PLAN_BUSY:
+		/* Not the backup's fault: no bad message; it reconnects. */
+		*what = "retains what an append being written overwrites: not now";
+		rdmalog_ep_error(ep, "our ring is too full to take it now");
+		return NULL;
 	default:
 		/* Refused because the endpoint is going: nothing to judge. */
 		if (test_bit(RDMALOG_EP_DEAD, &ep->flags)) {
@@ -265,12 +275,20 @@ static const char *rdmalog_cu_judge(struct rdmalog_ep *ep, u64 head,
 }
 
 const char *rdmalog_catchup_ring(struct rdmalog_ep *ep, u64 head,
-				 u64 next_lsn, u64 tail, const char **what)
+				 u64 next_lsn, u64 tail)
 {
-	*what = "";
+	struct rdmalog_catchup_ep *cu = &ep->cu;
+
 	if (tail > head)
 		return "RING with a tail above its head";
-	return rdmalog_cu_judge(ep, head, next_lsn, tail, true, what);
+	spin_lock(&cu->lock);
+	cu->ring_rx = true;
+	cu->ring.head = head;
+	cu->ring.next_lsn = next_lsn;
+	cu->ring.tail = tail;
+	spin_unlock(&cu->lock);
+	rdmalog_cu_queue(ep);
+	return NULL;
 }
 
 const char *rdmalog_catchup_join_received(struct rdmalog_ep *ep,
@@ -296,7 +314,38 @@ const char *rdmalog_catchup_join_received(struct rdmalog_ep *ep,
 	return NULL;
 }
 
-/* Work: revoke the grant, judge the backup again. */
+/* Work: judge the backup whose RING arrived. Return: false to stop. */
+static bool rdmalog_cu_judge_ring(struct rdmalog_ep *ep)
+{
+	struct rdmalog_catchup_ep *cu = &ep->cu;
+	const char *why, *what;
+	u64 head, next, tail;
+	bool ring;
+
+	spin_lock_bh(&cu->lock);
+	ring = cu->ring_rx;
+	cu->ring_rx = false;
+	head = cu->ring.head;
+	next = cu->ring.next_lsn;
+	tail = cu->ring.tail;
+	spin_unlock_bh(&cu->lock);
+	if (!ring)
+		return true;
+	rdmalog_inject_delay(RDMALOG_INJ_CU_RING);
+	why = rdmalog_cu_judge(ep, head, next, tail, true, &what);
+	if (why) {
+		rdmalog_stats_inc(RDMALOG_STAT_BAD_MSGS);
+		rdmalog_ep_error(ep, "%s", why);
+		return false;
+	}
+	pr_info_ratelimited("node %u: node %u granted its ring (%llu bytes, %u segment%s): %s\n",
+			    ep->conn->local.node_id, ep->conn->peer_id,
+			    ep->conn->local.capacity, ep->remote_ring.nr_segs,
+			    ep->remote_ring.nr_segs == 1 ? "" : "s", what);
+	return true;
+}
+
+/* Work: judge a RING; after a JOIN revoke the grant, judge it again. */
 static void rdmalog_cu_primary_work(struct rdmalog_ep *ep)
 {
 	struct rdmalog_catchup_ep *cu = &ep->cu;
@@ -305,6 +354,8 @@ static void rdmalog_cu_primary_work(struct rdmalog_ep *ep)
 	u64 head, next, tail;
 	int err;
 
+	if (!rdmalog_cu_judge_ring(ep))
+		return;
 	spin_lock_bh(&cu->lock);
 	join = cu->join_rx;
 	cu->join_rx = false;

@@ -78,6 +78,9 @@ struct rdmalog_cu_read {
  * @round_bytes: bytes pulled in the current round
  * @bytes: bytes pulled on this connection
  * @rounds: (primary) CATCHUPs sent on this connection
+ * @ring_rx: (primary) the backup's RING arrived and waits for @work,
+ *	which judges it (process context: the grant maps registrations)
+ * @ring: (primary) its positions (host order)
  * @join_rx: (primary) a JOIN arrived and waits for @work
  * @join: (primary) its positions (host order)
  * @notify_joined: (primary) @work announces that the backup joined
@@ -112,6 +115,12 @@ struct rdmalog_catchup_ep {
 	u64 round_bytes;
 	u64 bytes;
 	u32 rounds;
+	bool ring_rx;
+	struct {
+		u64 head;
+		u64 next_lsn;
+		u64 tail;
+	} ring;
 	bool join_rx;
 	struct {
 		u64 head;
@@ -145,12 +154,12 @@ struct rdmalog_catchup_info {
 
 void rdmalog_catchup_ep_init(struct rdmalog_ep *ep);
 /*
- * Primary: a backup's RING was validated; judge the backup (join it, or
- * grant it its catch-up); *@what: the judgement, for the kernel log. CQ
+ * Primary: a backup's RING was validated; the work judges the backup
+ * (joins it, or grants it its catch-up) and logs the judgement. CQ
  * handler context. Return: NULL, or why the connection must be dropped.
  */
 const char *rdmalog_catchup_ring(struct rdmalog_ep *ep, u64 head,
-				 u64 next_lsn, u64 tail, const char **what);
+				 u64 next_lsn, u64 tail);
 /* Backup: the primary's CATCHUP. CQ handler context; NULL or why not. */
 const char *rdmalog_catchup_received(struct rdmalog_ep *ep,
 				     const struct rdmalog_msg_catchup *m);

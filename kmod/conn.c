@@ -1002,7 +1002,7 @@ const char *rdmalog_ep_take_segs(struct rdmalog_ep *ep,
 static const char *rdmalog_ep_ring_received(struct rdmalog_ep *ep,
 					    const struct rdmalog_msg_ring *m)
 {
-	const char *why, *what;
+	const char *why;
 
 	if (READ_ONCE(rdmalog_conns.role) != RDMALOG_ROLE_PRIMARY)
 		return "RING sent to a node that is not the primary";
@@ -1013,16 +1013,9 @@ static const char *rdmalog_ep_ring_received(struct rdmalog_ep *ep,
 	why = rdmalog_ep_take_segs(ep, m->seg, le32_to_cpu(m->nr_segs), "RING");
 	if (why)
 		return why;
-	why = rdmalog_catchup_ring(ep, le64_to_cpu(m->head),
-				   le64_to_cpu(m->next_lsn),
-				   le64_to_cpu(m->tail), &what);
-	if (why)
-		return why;
-	pr_info_ratelimited("node %u: node %u granted its ring (%llu bytes, %u segment%s): %s\n",
-			    ep->conn->local.node_id, ep->conn->peer_id,
-			    ep->conn->local.capacity, ep->remote_ring.nr_segs,
-			    ep->remote_ring.nr_segs == 1 ? "" : "s", what);
-	return NULL;
+	return rdmalog_catchup_ring(ep, le64_to_cpu(m->head),
+				    le64_to_cpu(m->next_lsn),
+				    le64_to_cpu(m->tail));
 }
 
 /* ------------------------------------------------------------------ */

@@ -24,6 +24,10 @@ module_param_named(inject_cu_grant_ms,
 MODULE_PARM_DESC(inject_cu_grant_ms,
 		 "test only: delay (ms) while mapping a catch-up read grant");
 
+module_param_named(inject_cu_ring_ms, rdmalog_inject_ms[RDMALOG_INJ_CU_RING],
+		   uint, 0600);
+MODULE_PARM_DESC(inject_cu_ring_ms,
+		 "test only: delay (ms) before the primary judges a RING");
 module_param_named(inject_cu_join_ms, rdmalog_inject_ms[RDMALOG_INJ_CU_JOIN],
 		   uint, 0600);
 MODULE_PARM_DESC(inject_cu_join_ms,
@@ -33,6 +37,14 @@ module_param_named(inject_log_truncate_ms,
 		   rdmalog_inject_ms[RDMALOG_INJ_LOG_TRUNCATE], uint, 0600);
 MODULE_PARM_DESC(inject_log_truncate_ms,
 		 "test only: delay (ms) before a timed-out writer truncates");
+module_param_named(inject_log_fill_ms,
+		   rdmalog_inject_ms[RDMALOG_INJ_LOG_FILL], uint, 0600);
+MODULE_PARM_DESC(inject_log_fill_ms,
+		 "test only: delay (ms) between reserving ring space and writing");
+module_param_named(inject_repl_apply_ms,
+		   rdmalog_inject_ms[RDMALOG_INJ_REPL_APPLY], uint, 0600);
+MODULE_PARM_DESC(inject_repl_apply_ms,
+		 "test only: delay (ms) before a backup applies an APPEND");
 
 static atomic_t rdmalog_inject_fails[__RDMALOG_INJ_FAIL_MAX];
 

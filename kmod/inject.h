@@ -14,20 +14,28 @@
  * enum rdmalog_inject_point - the delay points
  * @RDMALOG_INJ_CU_POST: (backup) catch-up READ posting from the work,
  *	between reserving a READ's range and posting it
- * @RDMALOG_INJ_CU_GRANT: (primary) mapping a catch-up read grant, between
- *	a registration's new key and its mapping (in process context: a
- *	backup judged again after its JOIN, that must restart its log)
+ * @RDMALOG_INJ_CU_GRANT: (primary) mapping the read grant of a RESET
+ *	round, between a registration's new key and its mapping
+ * @RDMALOG_INJ_CU_RING: (primary) the catch-up work, before it judges a
+ *	backup whose RING arrived
  * @RDMALOG_INJ_CU_JOIN: (backup) the catch-up work, just after it sent
  *	its JOIN
  * @RDMALOG_INJ_LOG_TRUNCATE: a writer whose commit timed out, before it
  *	removes the uncommitted records (rdmalog_log_truncate())
+ * @RDMALOG_INJ_LOG_FILL: an appender that reserved ring space, before it
+ *	writes the record there
+ * @RDMALOG_INJ_REPL_APPLY: (backup) the apply work, before it takes the
+ *	primary's latest APPEND and applies it
  * @__RDMALOG_INJ_MAX: the number of points
  */
 enum rdmalog_inject_point {
 	RDMALOG_INJ_CU_POST,
 	RDMALOG_INJ_CU_GRANT,
+	RDMALOG_INJ_CU_RING,
 	RDMALOG_INJ_CU_JOIN,
 	RDMALOG_INJ_LOG_TRUNCATE,
+	RDMALOG_INJ_LOG_FILL,
+	RDMALOG_INJ_REPL_APPLY,
 	__RDMALOG_INJ_MAX,
 };
 

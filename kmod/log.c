@@ -131,6 +131,9 @@
  *	floor rise, truncation and shutdown
  * @floor: replication's floor (rdmalog_log_set_floor()), U64_MAX for
  *	none; under @lock
+ * @reserved_end: where the space an appender reserved and has not
+ *	published yet ends (0: none); under @lock. rdmalog_log_plan() must
+ *	not lower @floor under it
  * @self_commit: appends commit themselves (rdmalog_log_set_policy());
  *	under @lock
  * @commit_timeout: jiffies an append waits for its commit otherwise;
@@ -162,6 +165,7 @@ struct rdmalog_log {
 	wait_queue_head_t space_wq;
 
 	u64 floor;
+	u64 reserved_end;
 	bool self_commit;
 	unsigned long commit_timeout;
 	struct list_head waiters;
@@ -591,6 +595,8 @@ static int rdmalog_log_reserve(struct rdmalog_log *log, u64 footprint,
 		fits = rdmalog_log_fits_locked(log, footprint);
 		*pos = log->head;
 		*lsn = log->next_lsn;
+		if (!dead && fits)
+			log->reserved_end = log->head + footprint;
 		spin_unlock_bh(&log->lock);
 		if (dead) {
 			mutex_unlock(&log->append_mutex);
@@ -658,6 +664,7 @@ static int rdmalog_log_publish(struct rdmalog_log *log, u64 lsn,
 	int ret = 0;
 
 	spin_lock_bh(&log->lock);
+	log->reserved_end = 0;
 	if (log->dead) {
 		ret = -ENETDOWN;
 	} else {
@@ -746,11 +753,17 @@ int rdmalog_log_append(struct rdmalog_log *log, struct iov_iter *from,
 	ret = rdmalog_log_reserve(log, footprint, nonblock, &pos, &lsn);
 	if (ret)
 		return ret;
+	/* Holding the reservation: the interleaving of review-kernel.md #5. */
+	rdmalog_inject_delay(RDMALOG_INJ_LOG_FILL);
 	ret = rdmalog_log_fill(log, pos, lsn, from, len);
 	if (!ret) {
 		/* Before replication can see it: traces stay in order. */
 		trace_rdmalog_append(lsn, len, pos);
 		ret = rdmalog_log_publish(log, lsn, footprint, &w);
+	} else {
+		spin_lock_bh(&log->lock);
+		log->reserved_end = 0;
+		spin_unlock_bh(&log->lock);
 	}
 	mutex_unlock(&log->append_mutex);
 	if (ret)
@@ -1103,6 +1116,15 @@ int rdmalog_log_plan(struct rdmalog_log *log, u64 lsn, u64 pos, u64 tail,
 	 */
 	if (fl > p->start_pos || log->head - fl > log->capacity) {
 		kind = RDMALOG_PLAN_DIVERGED;
+		goto out;
+	}
+	/*
+	 * An appender reserved space under the floor in force and writes it
+	 * without the lock: not below that reservation's end - capacity,
+	 * not now (the backup is judged again when it reconnects).
+	 */
+	if (log->reserved_end && log->reserved_end - fl > log->capacity) {
+		kind = RDMALOG_PLAN_BUSY;
 		goto out;
 	}
 	p->target_pos = *rdmalog_log_slot(log, log->commit_lsn);

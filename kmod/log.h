@@ -287,12 +287,15 @@ void rdmalog_log_set_floor(struct rdmalog_log *log, u64 floor);
  *	log at our first record (start) and pulls up to target
  * @RDMALOG_PLAN_DIVERGED: it holds what we never had, or retains bytes we
  *	would overwrite, or we are dead: nothing can be done
+ * @RDMALOG_PLAN_BUSY: it retains bytes that an append being written now
+ *	overwrites in its ring: not now (judge it again later)
  */
 enum rdmalog_log_plan_kind {
 	RDMALOG_PLAN_JOIN,
 	RDMALOG_PLAN_PULL,
 	RDMALOG_PLAN_RESET,
 	RDMALOG_PLAN_DIVERGED,
+	RDMALOG_PLAN_BUSY,
 };
 
 /**

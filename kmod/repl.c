@@ -741,6 +741,7 @@ static void rdmalog_repl_apply_work(struct work_struct *work)
 
 	if (!log || test_bit(RDMALOG_EP_DEAD, &ep->flags))
 		goto out;
+	rdmalog_inject_delay(RDMALOG_INJ_REPL_APPLY);
 	spin_lock_bh(&ep->lock);
 	valid = r->nt_valid;
 	r->nt_valid = false;

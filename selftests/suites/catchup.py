@@ -329,3 +329,66 @@ def join_answered_at_once_by_a_restart(c):
     assert delta(before, after, "log_resets") == 1, after
     assert delta(before, after, "catchups") == 2, after
     assert log_of(c[3])["first_lsn"] == first
+
+
+@test
+def floor_not_lowered_under_a_reserved_append(c):
+    """A backup whose RING is judged while an append holds ring space
+    reserved under the floor of the moment, and whose tail is so low
+    that the append would overwrite records it retains: the primary does
+    not take it now (it reconnects and trims to our first record then).
+    Before the fix the primary joined it, and the record's WRITE landed
+    on the retained records before the backup heard of our trim: the
+    backup found its commit point outside its ring."""
+    up(c, cluster_file(capacity="1M", max_record="256K"))
+    write(c[1], 100, "8000", "a")
+    cut(c, 3)
+    write(c[1], 5, "1000", "b")
+    first = log_of(c[3])["next_lsn"]
+    before = stats(c[3])
+
+    def judged():
+        out = dmesg(c[1])
+        return (out.count("node 3 granted its ring") +
+                out.count("our ring is too full to take it now"))
+
+    judgements = judged()
+    inject(c[1], "cu_ring", 12000)
+    try:
+        restore(c, 3)
+        wait_for(lambda: peer_state(c[1], 3) == "connected", timeout=WAIT,
+                 interval=0.2, what="node 3 connected, its RING waits")
+        # what node 3 is sent after it joins lands before it applies it
+        inject(c[3], "repl_apply", 15000)
+        # our first record is node 3's next one; node 2 trims with us
+        c[1].run(f"rdmalogctl log trim {first}", timeout=60, check=True)
+        c[1].run("rdmalogcat -a t >/dev/null", timeout=60, check=True)
+        # 250000 bytes reserved above 810 KB: fits a 1 MiB ring above our
+        # tail, and ends beyond node 3's tail (0) + the capacity
+        inject(c[1], "log_fill", 15000)
+        job = c[1].spawn(f"{WRITER} -n 1 -S 250000 -p big "
+                         ">/tmp/big.out 2>&1; echo rc=$? >>/tmp/big.out")
+        wait_for(lambda: judged() > judgements, timeout=WAIT, interval=0.5,
+                 what="node 3's RING judged")
+        out = c[1].run("cat /tmp/big.out", timeout=60).out
+        assert "rc=" not in out, \
+            "the big append was written before node 3 was judged: " + out
+        wait_for(lambda: "rc=" in c[1].run("cat /tmp/big.out",
+                                           timeout=60).out,
+                 timeout=WAIT, interval=1, what="the big append finished")
+        job.kill()
+        out = c[1].run("cat /tmp/big.out", timeout=60).out
+        assert "rc=0" in out, out
+    finally:
+        inject(c[1], "log_fill", 0)
+        inject(c[1], "cu_ring", 0)
+        inject(c[3], "repl_apply", 0)
+    wait_connected(c, (2, 3))
+    assert_same_logs(c)
+    after = stats(c[3])
+    out3 = dmesg(c[3])
+    assert "failed verification" not in out3, out3[-3000:]
+    assert delta(before, after, "bad_msgs") == 0, after
+    assert delta(before, after, "crc_errors") == 0, after
+    out1 = dmesg(c[1])
+    assert "our ring is too full to take it now" in out1, out1[-3000:]
