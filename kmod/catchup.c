@@ -67,6 +67,7 @@
 #include "netlink.h"
 #include "proto.h"
 #include "repl.h"
+#include "ring_map.h"
 #include "stats.h"
 
 /*
@@ -142,11 +143,15 @@ static const char *rdmalog_cu_serve(struct rdmalog_ep *ep,
 				    const struct rdmalog_log_plan *plan,
 				    bool reset)
 {
+	const struct rdmalog_ring_map *map = ep->ring_map;
 	struct rdmalog_catchup_ep *cu = &ep->cu;
 	struct rdmalog_msg_catchup m = {};
 	unsigned int i;
 	int n, err = 0;
 
+	/* The backup reads [start, target): committed, written no more. */
+	rdmalog_ring_map_sync(map, plan->start_pos,
+			      plan->target_pos - plan->start_pos, false);
 	for (i = 0; i < ep->ring_nr_regs; i++) {
 		struct ib_mr *mr = ep->ring_regs[i].mr;
 
@@ -158,10 +163,9 @@ static const char *rdmalog_cu_serve(struct rdmalog_ep *ep,
 		 */
 		if (reset)
 			rdmalog_inject_delay(RDMALOG_INJ_CU_GRANT);
-		n = ib_map_mr_sg(mr, ep->ring_regs[i].sgt.sgl,
-				 ep->ring_regs[i].nents, NULL,
-				 ep->ring_page_size);
-		if (n != ep->ring_regs[i].nents ||
+		n = ib_map_mr_sg(mr, map->regs[i].sgt.sgl, map->regs[i].nents,
+				 NULL, ep->ring_page_size);
+		if (n != map->regs[i].nents ||
 		    mr->length > RDMALOG_RING_SEG_MAX)
 			return "cannot map the ring for a catch-up";
 		m.seg[i].addr = cpu_to_le64(mr->iova);
@@ -647,7 +651,7 @@ static void rdmalog_cu_backup_work(struct rdmalog_ep *ep,
 {
 	struct rdmalog_catchup_ep *cu = &ep->cu;
 	const char *why = NULL;
-	u64 pulled, tpos, tlsn, epoch;
+	u64 pulled, tpos, tlsn, epoch, head, next;
 	bool started, done;
 	int err;
 
@@ -676,6 +680,10 @@ static void rdmalog_cu_backup_work(struct rdmalog_ep *ep,
 	tlsn = cu->target_lsn;
 	epoch = cu->epoch;
 	spin_unlock_bh(&cu->lock);
+	/* Our READs wrote [head, pulled): the CPU verifies it next. */
+	rdmalog_log_get_head(log, &head, &next);
+	if (pulled > head)
+		rdmalog_ring_map_sync(ep->ring_map, head, pulled - head, true);
 	err = rdmalog_log_apply_pulled(log, pulled, tpos, tlsn, epoch, &why);
 	if (err == -EBADMSG) {
 		pr_err_ratelimited("node %u: a record pulled from primary %u failed verification: %s\n",

@@ -98,6 +98,7 @@
 #include "netlink.h"
 #include "proto.h"
 #include "rdma_dev.h"
+#include "ring_map.h"
 #include "stats.h"
 
 /* rdma_resolve_addr() and rdma_resolve_route() timeouts. */
@@ -689,162 +690,93 @@ static int rdmalog_ep_send_heartbeat(struct rdmalog_ep *ep)
  * connection's PD, REMOTE_WRITE only (plus the LOCAL_WRITE the verbs
  * require with it), so the rkeys are good on that QP only and die with the
  * connection (the MRs are deregistered after the QP is drained and
- * destroyed). The primary's own ring is not registered.
+ * destroyed). The primary's own ring is not registered remotely but for a
+ * catch-up's read grant (catchup.c).
  *
- * The ring is a run of physically contiguous chunks of equal size (log.c:
- * 4 MiB, fewer on fragmentation or for odd capacities). Every MR uses as
- * page size the largest the device takes (page_size_cap) up to the chunk
- * size, and covers as many whole pieces as max_fast_reg_page_list_len
- * allows (and %RDMALOG_RING_SEG_MAX bytes at most), a piece being a chunk
- * or, on devices with short page lists, the largest power-of-two part of
- * one they take: on rxe, 512 chunks of 4 MiB, so the default 64 MiB ring
- * is one MR and a 16 GiB ring eight; on siw (256 pages of 4 KiB), 1 MiB
- * per MR, so rings up to 12 MiB.
- * Each MR is one segment of the RING message; a ring that would need more
- * than %RDMALOG_RING_MAX_SEGS (only when the allocation had to fall back
- * to small chunks: with 4 KiB pages, 24 MiB on rxe) is not registered: the
+ * The MRs map the scatterlists of the ring's DMA mapping for this device
+ * (ring_map.c: one per device, shared by its endpoints, which also says
+ * how the ring is cut into MRs). Each MR is one segment of the RING
+ * message; a ring that the device cannot register gets no MRs: the
  * backup sends no RING, the primary does not replicate to it, and the
  * kernel log says why.
  *
- * Everything that sleeps (sg tables, DMA mapping, ib_alloc_mr) is done in
+ * Everything that sleeps (the mapping, ib_alloc_mr) is done in
  * rdmalog_ep_ring_setup(), from rdmalog_ep_setup(); the REG_MRs and the
  * RING message are posted from the receive handler once the primary's
  * HELLO arrives (softirq: ib_map_mr_sg() and ib_post_send() do not sleep).
  */
 
-/* After the QP is destroyed: nothing can use the rkeys any more. */
-static void rdmalog_ep_ring_release(struct rdmalog_ep *ep)
+static void rdmalog_ep_ring_mrs_free(struct rdmalog_ep *ep)
 {
 	unsigned int i;
 
 	for (i = 0; i < ep->ring_nr_regs; i++) {
-		struct rdmalog_ring_reg *r = &ep->ring_regs[i];
-
-		if (r->mr) {
-			ib_dereg_mr(r->mr);
+		if (ep->ring_regs[i].mr) {
+			ib_dereg_mr(ep->ring_regs[i].mr);
 			rdmalog_live_add(RDMALOG_STAT_LIVE_MRS, -1);
 		}
-		if (r->nents)
-			ib_dma_unmap_sg(ep->ibdev, r->sgt.sgl,
-					r->sgt.orig_nents, DMA_BIDIRECTIONAL);
-		sg_free_table(&r->sgt);
 	}
 	kfree(ep->ring_regs);
 	ep->ring_regs = NULL;
 	ep->ring_nr_regs = 0;
 }
 
-/*
- * Pieces @first .. @first + @cnt - 1 of @mem into @r, a piece being
- * @piece bytes of the ring (a power of two, at most one chunk, so that no
- * piece straddles two chunks). Return: NULL or why not.
- */
-static const char *rdmalog_ep_ring_reg_setup(struct rdmalog_ep *ep,
-					     struct rdmalog_ring_reg *r,
-					     const struct rdmalog_ring_mem *mem,
-					     unsigned long first,
-					     unsigned int cnt, size_t piece)
+/* After the QP is destroyed: nothing can use the rkeys any more. */
+static void rdmalog_ep_ring_release(struct rdmalog_ep *ep)
 {
-	unsigned int shift = PAGE_SHIFT + mem->chunk_order;
-	struct scatterlist *sg;
-	unsigned int i;
-	int nents;
-
-	if (sg_alloc_table(&r->sgt, cnt, GFP_KERNEL))
-		return "out of memory";
-	for_each_sg(r->sgt.sgl, sg, cnt, i) {
-		u64 off = (u64)(first + i) * piece;
-		size_t len = min_t(u64, piece, mem->capacity - off);
-		unsigned long c = off >> shift;
-
-		sg_set_page(sg, mem->chunks[c] +
-			    ((off - ((u64)c << shift)) >> PAGE_SHIFT), len, 0);
-	}
-	/* Bidirectional: the HCA writes it, and our readers read it. */
-	nents = ib_dma_map_sg(ep->ibdev, r->sgt.sgl, cnt, DMA_BIDIRECTIONAL);
-	if (!nents)
-		return "cannot DMA-map the ring";
-	r->nents = nents;
-	/* An IOMMU may hand out addresses that large MR pages cannot map. */
-	for_each_sg(r->sgt.sgl, sg, nents, i)
-		if (!IS_ALIGNED(sg_dma_address(sg), ep->ring_page_size) ||
-		    (i < nents - 1 &&
-		     !IS_ALIGNED(sg_dma_len(sg), ep->ring_page_size)))
-			return "the ring's DMA addresses do not fit its MR page size";
-	r->mr = ib_alloc_mr(ep->pd, IB_MR_TYPE_MEM_REG,
-			    cnt * (piece / ep->ring_page_size));
-	if (IS_ERR(r->mr)) {
-		r->mr = NULL;
-		return "cannot allocate a memory region";
-	}
-	rdmalog_live_add(RDMALOG_STAT_LIVE_MRS, 1);
-	return NULL;
+	rdmalog_ep_ring_mrs_free(ep);
+	rdmalog_ring_map_put(ep->ring_map);
+	ep->ring_map = NULL;
 }
 
-static void rdmalog_ep_ring_setup(struct rdmalog_ep *ep)
+/*
+ * The ring's mapping for this device, and an MR per part of it when it
+ * can be registered. Return: 0, or a negative errno when the ring cannot
+ * be mapped (@ring_why says why; not being registrable is no error).
+ */
+static int rdmalog_ep_ring_setup(struct rdmalog_ep *ep)
 {
 	struct rdmalog_log *log = rdmalog_conns.p.log;
-	struct rdmalog_rdev *rdev = ep->rdev;
-	const struct rdmalog_ring_mem *mem;
-	unsigned long per_mr, nr, i, nr_pieces;
-	u64 sizes, chunk, piece;
-	const char *why;
+	struct rdmalog_ring_map *map;
+	const char *why = NULL;
+	unsigned int i;
 
 	if (!log) {
 		ep->ring_why = "no log";
-		return;
+		return 0;
 	}
-	if (!rdev->frwr) {
-		ep->ring_why = "the RDMA device has no fast registration";
-		return;
+	map = rdmalog_ring_map_get(ep->rdev, log, &why);
+	if (IS_ERR(map)) {
+		ep->ring_why = why;
+		return PTR_ERR(map);
 	}
-	mem = rdmalog_log_ring_mem(log);
-	chunk = PAGE_SIZE << mem->chunk_order;
-	/* MR page sizes from PAGE_SIZE up to the chunk size. */
-	sizes = ep->ibdev->attrs.page_size_cap &
-		GENMASK_ULL(PAGE_SHIFT + mem->chunk_order, PAGE_SHIFT);
-	if (!sizes) {
-		ep->ring_why = "the RDMA device takes no MR page size of the ring's chunks";
-		return;
+	ep->ring_map = map;
+	if (map->reg_why) {
+		ep->ring_why = map->reg_why;
+		return 0;
 	}
-	ep->ring_page_size = 1U << (fls64(sizes) - 1);
-	if (!rdev->max_fast_reg_pages) {
-		ep->ring_why = "the RDMA device registers no pages";
-		return;
-	}
-	/*
-	 * A piece is what one MR page list entry range covers: a whole
-	 * chunk, or (on devices with short page lists, such as siw: 256
-	 * pages of 4 KiB) the largest power of two of pages they take.
-	 */
-	piece = min_t(u64, chunk, (u64)ep->ring_page_size <<
-		      ilog2(rdev->max_fast_reg_pages));
-	nr_pieces = DIV_ROUND_UP_ULL(mem->capacity, piece);
-	per_mr = rdev->max_fast_reg_pages / (piece / ep->ring_page_size);
-	per_mr = min_t(unsigned long, per_mr, RDMALOG_RING_SEG_MAX / piece);
-	nr = DIV_ROUND_UP(nr_pieces, per_mr);
-	if (nr > RDMALOG_RING_MAX_SEGS) {
-		/* Small chunks, or a device with short page lists. */
-		ep->ring_why = "the ring needs more MRs than a RING describes: use a smaller ring";
-		return;
-	}
-	ep->ring_regs = kcalloc(nr, sizeof(*ep->ring_regs), GFP_KERNEL);
+	ep->ring_regs = kcalloc(map->nr_regs, sizeof(*ep->ring_regs),
+				GFP_KERNEL);
 	if (!ep->ring_regs) {
 		ep->ring_why = "out of memory";
-		return;
+		return 0;
 	}
-	for (i = 0; i < nr; i++) {
+	ep->ring_page_size = map->page_size;
+	for (i = 0; i < map->nr_regs; i++) {
+		struct ib_mr *mr = ib_alloc_mr(ep->pd, IB_MR_TYPE_MEM_REG,
+					       map->regs[i].pages);
+
 		ep->ring_nr_regs = i + 1;
-		why = rdmalog_ep_ring_reg_setup(ep, &ep->ring_regs[i], mem,
-						i * per_mr,
-						min(per_mr, nr_pieces - i * per_mr),
-						piece);
-		if (why) {
-			rdmalog_ep_ring_release(ep);
-			ep->ring_why = why;
-			return;
+		if (IS_ERR(mr)) {
+			/* Not registered; still the source of our WRITEs. */
+			rdmalog_ep_ring_mrs_free(ep);
+			ep->ring_why = "cannot allocate a memory region";
+			return 0;
 		}
+		ep->ring_regs[i].mr = mr;
+		rdmalog_live_add(RDMALOG_STAT_LIVE_MRS, 1);
 	}
+	return 0;
 }
 
 static void rdmalog_ring_reg_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -863,6 +795,7 @@ static void rdmalog_ring_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 static const char *rdmalog_ep_grant_ring(struct rdmalog_ep *ep)
 {
 	struct rdmalog_log *log = READ_ONCE(rdmalog_conns.p.log);
+	const struct rdmalog_ring_map *map = ep->ring_map;
 	struct rdmalog_conn *conn = ep->conn;
 	struct rdmalog_msg_ring m = {};
 	struct rdmalog_log_state st;
@@ -886,9 +819,9 @@ static const char *rdmalog_ep_grant_ring(struct rdmalog_ep *ep)
 
 		/* A new key for every registration of this MR. */
 		ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
-		n = ib_map_mr_sg(mr, r->sgt.sgl, r->nents, NULL,
-				 ep->ring_page_size);
-		if (n != r->nents || mr->length > RDMALOG_RING_SEG_MAX)
+		n = ib_map_mr_sg(mr, map->regs[i].sgt.sgl, map->regs[i].nents,
+				 NULL, ep->ring_page_size);
+		if (n != map->regs[i].nents || mr->length > RDMALOG_RING_SEG_MAX)
 			return "cannot map the ring for registration";
 		m.seg[i].addr = cpu_to_le64(mr->iova);
 		m.seg[i].length = cpu_to_le32(mr->length);
@@ -1381,54 +1314,6 @@ err:
 }
 
 /*
- * Our ring's chunks, mapped for the device to read (the source of the
- * replication WRITEs when we are the primary). One mapping per chunk, so
- * that each chunk is one DMA-contiguous range whatever the IOMMU does.
- */
-static void rdmalog_ep_src_unmap(struct rdmalog_ep *ep)
-{
-	unsigned long i;
-
-	if (!ep->src_dma)
-		return;
-	for (i = 0; i < ep->src_nr; i++)
-		ib_dma_unmap_page(ep->ibdev, ep->src_dma[i], ep->src_chunk,
-				  DMA_TO_DEVICE);
-	kvfree(ep->src_dma);
-	ep->src_dma = NULL;
-	ep->src_nr = 0;
-}
-
-static int rdmalog_ep_src_map(struct rdmalog_ep *ep)
-{
-	struct rdmalog_log *log = rdmalog_conns.p.log;
-	const struct rdmalog_ring_mem *mem;
-	unsigned long i;
-	u64 dma;
-
-	if (!log)
-		return 0;
-	mem = rdmalog_log_ring_mem(log);
-	ep->src_dma = kvcalloc(mem->nr_chunks, sizeof(u64), GFP_KERNEL);
-	if (!ep->src_dma)
-		return -ENOMEM;
-	ep->src_chunk = PAGE_SIZE << mem->chunk_order;
-	ep->src_order = mem->chunk_order;
-	for (i = 0; i < mem->nr_chunks; i++) {
-		dma = ib_dma_map_page(ep->ibdev, mem->chunks[i], 0,
-				      PAGE_SIZE << mem->chunk_order,
-				      DMA_TO_DEVICE);
-		if (ib_dma_mapping_error(ep->ibdev, dma)) {
-			rdmalog_ep_src_unmap(ep);
-			return -ENOMEM;
-		}
-		ep->src_dma[i] = dma;
-		ep->src_nr = i + 1;
-	}
-	return 0;
-}
-
-/*
  * Everything but the cm_id: device object, buffers, CQ, QP, and the whole
  * receive ring posted. Called by the handler (under the conn lock) for a
  * resolved route or an accepted request. On error, what was set up stays
@@ -1511,11 +1396,10 @@ static int rdmalog_ep_setup(struct rdmalog_ep *ep)
 	}
 	ep->qp = ep->cm_id->qp;
 	rdmalog_live_add(RDMALOG_STAT_LIVE_QPS, 1);
-	rdmalog_ep_ring_setup(ep);
-	err = rdmalog_ep_src_map(ep);
+	err = rdmalog_ep_ring_setup(ep);
 	if (err) {
-		rdmalog_conn_set_msg(conn, "cannot DMA-map the ring: error %d",
-				     err);
+		rdmalog_conn_set_msg(conn, "cannot DMA-map the ring: %s",
+				     ep->ring_why);
 		return err;
 	}
 	err = rdmalog_fwd_ep_setup(ep);
@@ -1570,7 +1454,6 @@ static void rdmalog_ep_release_resources(struct rdmalog_ep *ep)
 	/* Nothing is in flight: replication forgets it, forwards fail. */
 	rdmalog_repl_ep_leave(ep);
 	rdmalog_fwd_ep_release(ep);
-	rdmalog_ep_src_unmap(ep);
 	rdmalog_ep_ring_release(ep);
 	rdmalog_ep_free_bufs(ep);
 	if (ep->pd) {

@@ -78,6 +78,7 @@ enum {
 };
 
 struct rdmalog_ep;
+struct rdmalog_ring_map;
 
 /*
  * Largest ring segment: its length travels in 32 bits. A multiple of every
@@ -87,13 +88,10 @@ struct rdmalog_ep;
 
 /**
  * struct rdmalog_ring_reg - one FRWR registration of a part of our ring
- * @sgt: its chunks, DMA-mapped (@nents entries) when @nents is non-zero
- * @nents: mapped entries of @sgt
- * @mr: FRWR MR over @sgt, or NULL
+ * @mr: FRWR MR over the part's scatterlist (&rdmalog_ring_map.regs), or
+ *	NULL
  */
 struct rdmalog_ring_reg {
-	struct sg_table sgt;
-	int nents;
 	struct ib_mr *mr;
 };
 
@@ -192,19 +190,17 @@ struct rdmalog_sbuf {
  *	registered REMOTE_READ for each CATCHUP and invalidated at its JOIN
  *	(catchup.c). Deregistered by the release, after the QP is destroyed
  * @ring_nr_regs: entries of @ring_regs (set up or partly set up)
- * @ring_page_size: the MR page size of every registration
+ * @ring_page_size: the MR page size of every registration (the map's)
  * @ring_cqe: completion of those REG_MRs (shared: .done only checks the
  *	status)
  * @ring_why: why @ring_regs is NULL (static text), for the log
  * @remote_ring: the peer's ring segments: a backup's (primary side), valid
  *	once %RDMALOG_EP_RING_RX is set; the primary's (backup side), valid
  *	while a catch-up pulls; CQ handler context (or its work, after)
- * @src_dma: DMA addresses of our ring's chunks, mapped DMA_TO_DEVICE for
- *	the replication WRITEs (primary side), or NULL; unmapped by the
- *	release after the QP is drained
- * @src_nr: entries of @src_dma
- * @src_chunk: bytes of each chunk (2^@src_order pages)
- * @src_order: the ring's chunk order
+ * @ring_map: our ring's DMA mapping for this device (ring_map.c; a
+ *	reference), or NULL (no log); the scatterlists of @ring_regs and the
+ *	source of the replication WRITEs (primary side). Dropped by the
+ *	release after the QP is destroyed and @ring_regs deregistered
  * @repl: replication state of this connection (repl.c; its locking there)
  * @fwd: forwarded appends on this connection (forward.c; its locking there)
  * @cu: catch-up on this connection (catchup.c; its locking in catchup.h)
@@ -266,10 +262,7 @@ struct rdmalog_ep {
 		} seg[RDMALOG_RING_MAX_SEGS];
 	} remote_ring;
 
-	u64 *src_dma;
-	unsigned long src_nr;
-	size_t src_chunk;
-	unsigned int src_order;
+	struct rdmalog_ring_map *ring_map;
 	struct rdmalog_repl_ep repl;
 	struct rdmalog_fwd_ep fwd;
 	struct rdmalog_catchup_ep cu;

@@ -26,6 +26,7 @@
 #include "node.h"
 #include "rdma_dev.h"
 #include "repl.h"
+#include "ring_map.h"
 #include "stats.h"
 
 /* From dkms.conf's PACKAGE_VERSION, the one place it is written (Kbuild). */
@@ -87,6 +88,7 @@ static void __exit rdmalog_exit(void)
 	rdmalog_conn_exit();
 	rdmalog_fwd_exit();
 	rdmalog_repl_exit();
+	rdmalog_ring_map_exit();
 	rdmalog_stats_check_exit();
 }
 

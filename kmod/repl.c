@@ -80,6 +80,7 @@
 #include "log.h"
 #include "rdma_dev.h"
 #include "repl.h"
+#include "ring_map.h"
 #include "stats.h"
 #include "trace.h"
 
@@ -260,6 +261,7 @@ static void rdmalog_repl_push_locked(struct rdmalog_ep *ep,
 {
 	struct ib_rdma_wr wrs[RDMALOG_REPL_BATCH_WRITES];
 	struct ib_sge sges[RDMALOG_REPL_BATCH_WRITES];
+	const struct rdmalog_ring_map *map = ep->ring_map;
 	struct rdmalog_repl_ep *r = &ep->repl;
 	u64 cap = rdmalog_repl.capacity;
 	struct rdmalog_msg_append m;
@@ -285,27 +287,23 @@ static void rdmalog_repl_push_locked(struct rdmalog_ep *ep,
 		cur = r->sent_pos;
 		for (n = 0; cur < pos->head && n < RDMALOG_REPL_BATCH_WRITES &&
 		     r->writes + n < RDMALOG_REPL_MAX_WRITES; n++) {
-			u64 off, in_chunk, len, raddr, room;
-			unsigned long chunk;
+			u64 off, len, raddr, room, dma, contig;
 			u32 rkey;
 
 			div64_u64_rem(cur, cap, &off);
-			chunk = off >> (PAGE_SHIFT + ep->src_order);
-			in_chunk = off - ((u64)chunk << (PAGE_SHIFT + ep->src_order));
-			if (chunk >= ep->src_nr ||
+			if (off >= map->capacity ||
 			    !rdmalog_repl_remote(ep, off, &raddr, &rkey, &room)) {
 				rdmalog_ep_error(ep, "ring offset %llu outside the rings",
 						 off);
 				return;
 			}
-			len = min3(pos->head - cur, ep->src_chunk - in_chunk,
-				   cap - off);
-			len = min3(len, room, (u64)RDMALOG_REPL_MAX_WRITE);
+			dma = rdmalog_ring_map_dma(map, off, &contig);
+			len = min3(pos->head - cur, contig, room);
+			len = min_t(u64, len, RDMALOG_REPL_MAX_WRITE);
 
-			ib_dma_sync_single_for_device(ep->ibdev,
-						      ep->src_dma[chunk] + in_chunk,
-						      len, DMA_TO_DEVICE);
-			sges[n].addr = ep->src_dma[chunk] + in_chunk;
+			/* The CPU wrote it; the device reads it next. */
+			rdmalog_ring_map_sync(map, cur, len, false);
+			sges[n].addr = dma;
 			sges[n].length = len;
 			sges[n].lkey = ep->pd->local_dma_lkey;
 			memset(&wrs[n], 0, sizeof(wrs[n]));
@@ -499,7 +497,7 @@ int rdmalog_repl_ep_join(struct rdmalog_ep *ep, u64 head, u64 next_lsn,
 	 * and adds nothing.
 	 */
 	if (!rdmalog_repl.running || !rdmalog_repl_is_primary() || r->joined ||
-	    !ep->src_dma || test_bit(RDMALOG_EP_DEAD, &ep->flags))
+	    !ep->ring_map || test_bit(RDMALOG_EP_DEAD, &ep->flags))
 		goto out;
 	/* A catch-up's hold (and its list reference) passes on or ends. */
 	kind = rdmalog_log_plan(rdmalog_repl.log, next_lsn, head, tail,
@@ -754,6 +752,13 @@ static void rdmalog_repl_apply_work(struct work_struct *work)
 	spin_unlock_bh(&ep->lock);
 
 	if (valid) {
+		u64 head, next;
+
+		/* The primary's WRITEs wrote [head, cpos): we verify it. */
+		rdmalog_log_get_head(log, &head, &next);
+		if (cpos > head && ep->ring_map)
+			rdmalog_ring_map_sync(ep->ring_map, head, cpos - head,
+					      true);
 		err = rdmalog_log_apply(log, cpos, clsn, epoch, &why);
 		if (err == -EBADMSG) {
 			pr_err_ratelimited("node %u: a record from primary %u failed verification: %s\n",
