@@ -1016,6 +1016,8 @@ static void rdmalog_fwd_work_fn(struct work_struct *work)
 		err = -EINVAL;
 	else if (w->len > ep->conn->local.max_record)
 		err = -EMSGSIZE;
+	else if (!(w->flags & RDMALOG_FWD_F_INLINE) && w->len > f->max_len)
+		err = -EMSGSIZE;	/* more than we can pull: no buffer */
 	else
 		err = 0;
 	if (!err) {

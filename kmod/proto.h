@@ -504,7 +504,8 @@ static_assert(sizeof(struct rdmalog_msg_fwd) == 56);
  * @req_id: the FWD's @req_id
  * @lsn: the record's LSN when @status is 0, else 0
  * @status: 0 (appended and committed), or a positive errno: EMSGSIZE
- *	(above max_record), EINVAL (empty, malformed), ETIMEDOUT (not
+ *	(above max_record, or not inline and above what one registration of
+ *	the primary covers), EINVAL (empty, malformed), ETIMEDOUT (not
  *	committed in time: not in the log), ENETDOWN (log going down), EIO
  *	(the payload could not be read), ENOSPC/EAGAIN (no room), EROFS (not
  *	the primary)

@@ -29,6 +29,13 @@
  * memory granted to another connection: the "cross" probe, which shows
  * whether a grant is limited to the queue pair it was given to.
  *
+ * With --listen and --fwd-len LEN it plays a backup instead (the primary
+ * has the smaller node id and connects to it): after the HELLOs it sends
+ * --fwd-count FWDs asking the primary to pull LEN bytes each from a
+ * buffer that does not exist, and reports the FWD_DONE statuses in the
+ * JSON ("fwd_status": status -> count). The primary must answer EMSGSIZE
+ * when LEN is above what it can pull, before it allocates anything.
+ *
  * With --garbage KIND it probes the backup's input checks instead: on one
  * connection, after the HELLOs and the RING, it sends one bad control
  * message of that kind (see garbage_kinds[]: bad magic, version, type or
@@ -101,6 +108,9 @@ struct opts {
 	unsigned int hold_ms;
 	/* --garbage: the kind of bad control message to send */
 	const char *garbage;
+	/* --fwd-len: as a backup, FWDs of this many bytes, --fwd-count */
+	uint32_t fwd_len;
+	unsigned int fwd_count;
 };
 
 /* One connection to (or from) the backup. */
@@ -127,6 +137,12 @@ struct session {
 	/* a completion of WRID_PROBE that arrived while waiting for others */
 	bool probe_done;
 	enum ibv_wc_status probe_status;
+	/* sends posted and completed (send_msg() has one buffer) */
+	unsigned int sent;
+	unsigned int send_done;
+	/* --fwd-len: FWD_DONEs received, by status (the last slot: others) */
+	unsigned int fwd_done;
+	unsigned int fwd_status[136];
 	/* --garbage catchup_*: our "ring", granted REMOTE_READ in a CATCHUP */
 	uint8_t *cu_mem;
 	struct ibv_mr *cu_mr;
@@ -441,8 +457,12 @@ static int session_accept(const struct opts *o, struct session *s)
 		rdma_ack_cm_event(e);
 		if (ev.event != RDMA_CM_EVENT_CONNECT_REQUEST)
 			continue;
-		if (peer.flags & RDMALOG_CM_F_KNOCK) {
-			/* the passive side knocks: we are the smaller id here */
+		if ((peer.flags & RDMALOG_CM_F_KNOCK) ||
+		    le16toh(peer.src_node) != o->dst) {
+			/*
+			 * The passive side knocks (we are the smaller id
+			 * here), or another node calls the one we play.
+			 */
 			rdma_reject(ev.id, NULL, 0);
 			rdma_destroy_id(ev.id);
 			continue;
@@ -508,6 +528,18 @@ static int handle_msg(struct session *s, const uint8_t *buf, uint32_t len)
 		}
 		s->ring = true;
 		break;
+	case RDMALOG_MSG_FWD_DONE: {
+		struct rdmalog_msg_fwd_done d;
+		uint32_t st;
+
+		if (len != sizeof(d))
+			return -1;
+		memcpy(&d, buf, len);
+		st = le32toh(d.status);
+		s->fwd_status[st < 135 ? st : 135]++;
+		s->fwd_done++;
+		break;
+	}
 	default:
 		/* HEARTBEAT, ACK: nothing to do but take the credits */
 		break;
@@ -555,6 +587,7 @@ static int progress(struct session *s, bool (*done)(struct session *s),
 					     ibv_wc_status_str(wc[i].status));
 					return -1;
 				}
+				s->send_done++;
 				continue;
 			}
 			if (wc[i].status != IBV_WC_SUCCESS) {
@@ -627,6 +660,7 @@ static int send_msg(struct session *s, void *msg, uint16_t len, uint8_t type)
 	}
 	s->grant = 0;
 	s->credits--;
+	s->sent++;
 	return 0;
 }
 
@@ -904,6 +938,80 @@ static int run_cross(const struct opts *o)
 		     IBV_WR_RDMA_WRITE, o->cross_addr, o->cross_rkey, false);
 	session_close(&s);
 	return ret ? 1 : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* --fwd-len: a backup's FWDs the primary must refuse */
+
+static bool sends_done(struct session *s)
+{
+	return s->send_done == s->sent && s->credits > 1;
+}
+
+static unsigned int fwd_want;
+
+static bool fwds_done(struct session *s)
+{
+	return s->fwd_done >= fwd_want;
+}
+
+static int run_fwd(const struct opts *o)
+{
+	struct rdmalog_msg_heartbeat hb = {};
+	struct rdmalog_msg_fwd m = {};
+	struct session s;
+	unsigned int i;
+	bool first = true;
+	long long end;
+
+	/* we are the accepting side: the primary has the smaller id */
+	if (session_open(o, &s) || session_hello(o, &s, false)) {
+		tap(false, "fwd: the primary connected to node %u", o->node);
+		session_close(&s);
+		return 2;
+	}
+	tap(true, "fwd: node %u connected to us (node %u)",
+	    le32toh(s.peer_hello.node_id), o->node);
+	hb.first_lsn = s.peer_hello.first_lsn;
+	hb.commit_lsn = s.peer_hello.commit_lsn;
+	hb.next_lsn = s.peer_hello.next_lsn;
+	hb.interval_ms = htole32(1000);
+	for (i = 0; i < o->fwd_count; i++) {
+		if (progress(&s, sends_done, STEP_MS))
+			break;
+		memset(&m, 0, sizeof(m));
+		m.req_id = htole64(i + 1);
+		m.len = htole32(o->fwd_len);
+		/* a buffer we never registered: nothing must be read */
+		m.addr = htole64(0x100000);
+		m.rkey = htole32(0x1234);
+		if (send_msg(&s, &m, sizeof(m), RDMALOG_MSG_FWD))
+			break;
+	}
+	fwd_want = i;
+	end = now_ms() + STEP_MS;
+	while (!fwds_done(&s) && now_ms() < end) {
+		if (progress(&s, fwds_done, 500) == -1)
+			break;
+		/* hand the primary back the buffers its answers took */
+		if (s.send_done == s.sent && s.credits > 1 &&
+		    send_msg(&s, &hb, sizeof(hb), RDMALOG_MSG_HEARTBEAT))
+			break;
+	}
+	tap(i == o->fwd_count && s.fwd_done == i,
+	    "fwd: %u of %u FWDs of %u bytes sent, %u answered", i,
+	    o->fwd_count, o->fwd_len, s.fwd_done);
+	json_add(",\"fwd_sent\":%u,\"fwd_done\":%u,\"fwd_status\":{", i,
+		 s.fwd_done);
+	for (i = 0; i < 136; i++) {
+		if (!s.fwd_status[i])
+			continue;
+		json_add("%s\"%u\":%u", first ? "" : ",", i, s.fwd_status[i]);
+		first = false;
+	}
+	json_add("}");
+	session_close(&s);
+	return failures ? 1 : 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1794,8 +1902,10 @@ static void usage(const char *argv0)
 		"          [--max-record N] [--no-read] [--no-stale] [--hold MS]\n"
 		"       %s --listen -a OUR_ADDR -n NODE -d DST -c CLUSTER -C CAPACITY\n"
 		"          --cross-addr ADDR --cross-rkey RKEY\n"
+		"       %s --listen -a OUR_ADDR -n NODE -d DST -c CLUSTER -C CAPACITY\n"
+		"          --fwd-len LEN [--fwd-count N]\n"
 		"       %s -a ADDR [-p PORT] [-n NODE] [-d DST] -c CLUSTER -C CAPACITY\n"
-		"          --garbage KIND\n", argv0, argv0, argv0);
+		"          --garbage KIND\n", argv0, argv0, argv0, argv0);
 	exit(2);
 }
 
@@ -1816,6 +1926,8 @@ static void parse(int argc, char **argv, struct opts *o)
 		{ "cross-rkey", required_argument, NULL, 'k' },
 		{ "hold", required_argument, NULL, 'h' },
 		{ "garbage", required_argument, NULL, 'g' },
+		{ "fwd-len", required_argument, NULL, 'F' },
+		{ "fwd-count", required_argument, NULL, 'N' },
 		{}
 	};
 	int c;
@@ -1843,12 +1955,16 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'k': o->cross_rkey = strtoul(optarg, NULL, 0); break;
 		case 'h': o->hold_ms = strtoul(optarg, NULL, 0); break;
 		case 'g': o->garbage = optarg; break;
+		case 'F': o->fwd_len = strtoul(optarg, NULL, 0); break;
+		case 'N': o->fwd_count = strtoul(optarg, NULL, 0); break;
 		default: usage(argv[0]);
 		}
 	}
 	if (!o->addr || !o->cluster || !o->capacity || !o->node || !o->dst ||
-	    o->listen != o->cross)
+	    o->listen != (o->cross || o->fwd_len) || (o->cross && o->fwd_len))
 		usage(argv[0]);
+	if (o->fwd_len && !o->fwd_count)
+		o->fwd_count = 1;
 }
 
 int main(int argc, char **argv)
@@ -1864,7 +1980,7 @@ int main(int argc, char **argv)
 	printf("TAP version 13\n");
 	json_add("{\"node\":%u,\"dst\":%u", o.node, o.dst);
 	if (o.listen) {
-		ret = run_cross(&o);
+		ret = o.fwd_len ? run_fwd(&o) : run_cross(&o);
 		goto out;
 	}
 	if (o.garbage) {

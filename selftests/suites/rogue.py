@@ -393,3 +393,49 @@ def garbage_control_messages_drop_the_connection(c):
              interval=1, what="node 2 holds the new record")
     assert records(c[2])[:len(base)] == base
     assert records(c[2])[-1][2] == "after-garbage", records(c[2])
+
+
+def pages_allocated(nd):
+    """Pages the guest's kernel allocated so far (every zone)."""
+    out = nd.run("cat /proc/vmstat", timeout=60, check=True).out
+    return sum(int(v) for k, v in (x.split() for x in out.splitlines())
+               if k.startswith("pgalloc_"))
+
+
+@test
+def oversized_forward_is_refused_before_allocation(c):
+    """review-kernel.md #12: a rogue backup (node 3) asks the primary to
+    pull payloads of max_record (16 MiB) bytes, more than one of its
+    registrations covers (2 MiB on rxe), from memory it never registered.
+    The primary answers each with EMSGSIZE before it allocates anything:
+    before the fix it took 16 MiB of pages for each first."""
+    fwds, size = 32, 16 << 20
+    text = rlnode.cluster_file(cluster=CLUSTER, capacity="64M",
+                               max_record="16M")
+    for nd in c:
+        nd.run("rdmalogctl node down 2>/dev/null; true", timeout=120)
+    for nd in c:
+        nd.put(text, CONF)
+        nd.run(f"rdmalogctl apply {CONF}", timeout=120, check=True)
+    wait_connected(c, 1)
+    # the rogue takes node 3's place; node 1 (1 < 3) calls it
+    c[3].run("rdmalogctl node down", timeout=120, check=True)
+    before = pages_allocated(c[1])
+    r = c[3].run(f"{ROGUE} --listen -a 198.18.0.3 -n 3 -d 1 -c {CLUSTER} "
+                 f"-C {64 << 20} --max-record {size} --fwd-len {size} "
+                 f"--fwd-count {fwds}", timeout=180)
+    print(r.out)
+    used = pages_allocated(c[1]) - before
+    print(f"node 1 allocated {used} pages during the flood")
+    res = rogue_result(r.out)
+    assert r.rc == 0, r.out
+    assert res.get("fwd_status") == {"90": fwds}, res
+    # one 16 MiB payload is 4096 pages: the flood allocated none of them
+    assert used < fwds * (size >> 12) // 8, \
+        f"node 1 allocated {used} pages while it refused {fwds} FWDs"
+    # the real node 3 comes back and node 1 replicates as before
+    c[3].put(text, CONF)
+    c[3].run(f"rdmalogctl apply {CONF}", timeout=120, check=True)
+    wait_connected(c, 1)
+    lsn = append(c[1], ["after-rogue-fwd"])[0]
+    wait_commit(c, lsn + 1)
