@@ -21,8 +21,8 @@ from rlnode import status, stats, log_of, peer_state, assert_same_logs, \
 
 NODES = 3
 # the endpoint-lifetime races below: a use after free faults (freed
-# objects are poisoned) or is reported ("BUG <cache> (...)"); its own VMs
-APPEND = "slub_debug=FZP init_on_free=1"
+# objects are poisoned) or is reported ("BUG <cache> (...)"); with swiotlb
+APPEND = rlnode.DEBUG_APPEND
 TIMEOUT = 420
 WAIT = 180
 WRITER = "/usr/lib/rdmalog/selftests/dp_writer"

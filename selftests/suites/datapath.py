@@ -26,6 +26,9 @@ from rlnode import status, stats, records, log_of, peer_state, dump, \
     assert_gapless, assert_same_logs, wait_idle
 
 NODES = 3
+# the ring's DMA syncs: guests with swiotlb=force (and SLUB's checks),
+# the VMs of catchup
+APPEND = rlnode.DEBUG_APPEND
 TIMEOUT = 420
 WAIT = 180
 CONF = "/etc/rdmalog.conf"

@@ -10,6 +10,12 @@ from testlib import wait_for
 CONF = "/etc/rdmalog.conf"
 
 
+# Kernel command line of the guests of the suites whose bugs are
+# lifetime races and ring DMA (catchup, datapath; testing.rst "Guests"):
+# SLUB poisons freed objects, and swiotlb bounces what uses the DMA API.
+DEBUG_APPEND = "slub_debug=FZP init_on_free=1 swiotlb=force"
+
+
 def cluster_file(capacity="1M", durability="quorum", max_record="64K",
                  timeout=3000, nodes=(1, 2, 3), *, cluster=44, primary=1,
                  heartbeat=250, peer_timeout=5000, addr="198.18.0.{}"):
