@@ -272,8 +272,11 @@ static const char *rdmalog_cu_judge(struct rdmalog_ep *ep, u64 head,
 		spin_lock_bh(&cu->lock);
 		cu->state = RDMALOG_CATCHUP_NONE;
 		cu->diverged = true;
+		cu->notify_diverged = true;
 		spin_unlock_bh(&cu->lock);
-		*what = "diverged, not replicating";
+		*what = kind == RDMALOG_PLAN_OTHER ?
+			"holds records of another log, diverged, not replicating" :
+			"diverged, not replicating";
 		return NULL;
 	}
 }
@@ -353,8 +356,8 @@ static bool rdmalog_cu_judge_ring(struct rdmalog_ep *ep)
 static void rdmalog_cu_primary_work(struct rdmalog_ep *ep)
 {
 	struct rdmalog_catchup_ep *cu = &ep->cu;
+	bool join, notify, diverged;
 	const char *why, *what;
-	bool join, notify;
 	u64 head, next, tail;
 	int err;
 
@@ -393,9 +396,13 @@ static void rdmalog_cu_primary_work(struct rdmalog_ep *ep)
 	spin_lock_bh(&cu->lock);
 	notify = cu->notify_joined;
 	cu->notify_joined = false;
+	diverged = cu->notify_diverged;
+	cu->notify_diverged = false;
 	spin_unlock_bh(&cu->lock);
 	if (notify)
 		rdmalog_conn_notify_ep(ep, RDMALOG_EVENT_PEER_JOINED, 0);
+	if (diverged)
+		rdmalog_conn_notify_ep(ep, RDMALOG_EVENT_PEER_DIVERGED, 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -583,8 +590,8 @@ static const char *rdmalog_cu_start(struct rdmalog_ep *ep,
 				    struct rdmalog_log *log)
 {
 	struct rdmalog_catchup_ep *cu = &ep->cu;
+	u64 spos, slsn, tpos, tlsn, epoch;
 	struct rdmalog_log_pos pos;
-	u64 spos, slsn, tpos, tlsn;
 	bool reset;
 	int err;
 
@@ -594,8 +601,15 @@ static const char *rdmalog_cu_start(struct rdmalog_ep *ep,
 	slsn = cu->start_lsn;
 	tpos = cu->target_pos;
 	tlsn = cu->target_lsn;
+	epoch = cu->epoch;
 	spin_unlock_bh(&cu->lock);
 
+	/* Records of the log we follow, or of the first one we are given. */
+	err = rdmalog_log_follow(log, ep->peer_log_id, epoch);
+	if (err == -ENETDOWN)
+		return NULL;
+	if (err)
+		return "CATCHUP from the primary of another log";
 	rdmalog_log_get_pos(log, &pos);
 	if (reset) {
 		err = rdmalog_log_reset(log, slsn, spos);

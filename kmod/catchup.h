@@ -84,6 +84,8 @@ struct rdmalog_cu_read {
  * @join_rx: (primary) a JOIN arrived and waits for @work
  * @join: (primary) its positions (host order)
  * @notify_joined: (primary) @work announces that the backup joined
+ * @notify_diverged: (primary) @work announces that the backup was judged
+ *	diverged
  * @diverged: (primary) the backup was judged diverged on this connection
  * @reads: the READ slots, used round-robin in the order their ranges
  *	were reserved (at most %RDMALOG_CU_MAX_READS in flight)
@@ -128,6 +130,7 @@ struct rdmalog_catchup_ep {
 		u64 tail;
 	} join;
 	bool notify_joined;
+	bool notify_diverged;
 	bool diverged;
 	struct rdmalog_cu_read reads[RDMALOG_CU_MAX_READS];
 	unsigned int next_read;

@@ -140,6 +140,8 @@
  * @role: our role for HELLO (READ_ONCE/WRITE_ONCE)
  * @nr_eps: endpoints not yet released; rdmalog_conn_stop() waits for 0
  * @wq: waiters on @nr_eps
+ * @epoch_seen: the highest epoch any peer sent a message in since the
+ *	module loaded (atomic; only grows)
  */
 struct rdmalog_conns_state {
 	struct mutex mutex; /* see above */
@@ -154,6 +156,7 @@ struct rdmalog_conns_state {
 	u32 role;
 	atomic_t nr_eps;
 	wait_queue_head_t wq;
+	atomic64_t epoch_seen;
 };
 
 static struct rdmalog_conns_state rdmalog_conns = {
@@ -670,6 +673,8 @@ static int rdmalog_ep_send_hello(struct rdmalog_ep *ep)
 	m.max_record = cpu_to_le32(l->max_record);
 	m.flags = cpu_to_le32(RDMALOG_HELLO_F_LOG_UP);
 	rdmalog_fill_positions(&m.first_lsn, &m.commit_lsn, &m.next_lsn);
+	if (rdmalog_conns.p.log)
+		m.log_id = cpu_to_le64(rdmalog_log_id(rdmalog_conns.p.log));
 	return rdmalog_ep_send(ep, &m, sizeof(m), RDMALOG_MSG_HELLO, 2);
 }
 
@@ -856,13 +861,16 @@ static const char *rdmalog_ep_grant_ring(struct rdmalog_ep *ep)
 
 	/*
 	 * Trims are the primary's: drop what it no longer retains (its
-	 * HELLO's first LSN), so that it can write all of our ring it needs.
+	 * HELLO's first LSN), so that it can write all of our ring it needs
+	 * -- if it is the primary of our log. Of another log it may not
+	 * touch ours (it judges us another history); with none yet, we hold
+	 * nothing to trim.
 	 */
 	spin_lock_bh(&conn->info_lock);
 	first = conn->remote.first_lsn;
 	spin_unlock_bh(&conn->info_lock);
 	rdmalog_log_get_state(log, &st);
-	if (first > st.first_lsn)
+	if (st.id && st.id == ep->peer_log_id && first > st.first_lsn)
 		rdmalog_log_trim(log, min(first, st.commit_lsn));
 	rdmalog_log_get_pos(log, &pos);
 	m.head = cpu_to_le64(pos.head);
@@ -968,6 +976,20 @@ union rdmalog_msg_any {
 	struct rdmalog_msg_join join;
 	u8 raw[RDMALOG_MSG_SIZE];
 };
+
+static void rdmalog_conn_epoch_seen_raise(u64 epoch)
+{
+	s64 old = atomic64_read(&rdmalog_conns.epoch_seen);
+
+	while ((u64)old < epoch &&
+	       !atomic64_try_cmpxchg(&rdmalog_conns.epoch_seen, &old, epoch))
+		;
+}
+
+u64 rdmalog_conn_epoch_seen(void)
+{
+	return atomic64_read(&rdmalog_conns.epoch_seen);
+}
 
 static void rdmalog_conn_note_remote(struct rdmalog_conn *conn, u64 epoch,
 				     __le64 first, __le64 commit, __le64 next)
@@ -1086,6 +1108,7 @@ static const char *rdmalog_msg_process(struct rdmalog_ep *ep,
 	if (hdr->type != RDMALOG_MSG_HELLO && epoch < ep->peer_epoch)
 		return "message of a stale epoch";
 	ep->peer_epoch = epoch;
+	rdmalog_conn_epoch_seen_raise(epoch);
 	if ((hdr->type == RDMALOG_MSG_APPEND ||
 	     hdr->type == RDMALOG_MSG_CATCHUP) && epoch < conn->local.epoch)
 		return "data from a primary of an older epoch";
@@ -1097,6 +1120,7 @@ static const char *rdmalog_msg_process(struct rdmalog_ep *ep,
 			return "HELLO with another ring capacity";
 		if (test_bit(RDMALOG_EP_HELLO, &ep->flags))
 			return "second HELLO";
+		ep->peer_log_id = le64_to_cpu(m->hello.log_id);
 		set_bit(RDMALOG_EP_HELLO, &ep->flags);
 		rdmalog_note_peer_interval(ep, m->hello.interval_ms);
 		rdmalog_conn_note_remote(conn, epoch, m->hello.first_lsn,

@@ -71,6 +71,12 @@ int rdmalog_conn_start(const struct rdmalog_conn_params *p);
  */
 void rdmalog_conn_stop(void);
 
+/*
+ * The highest epoch a peer spoke in since the module loaded: a primary's
+ * new log takes a higher one (node.c).
+ */
+u64 rdmalog_conn_epoch_seen(void);
+
 /* Settings that may change while up. */
 void rdmalog_conn_set_timers(u32 heartbeat_ms, u32 peer_timeout_ms);
 void rdmalog_conn_set_role(u32 role);

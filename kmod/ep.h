@@ -180,6 +180,11 @@ struct rdmalog_sbuf {
  * @peer_hb_ms: the peer's heartbeat interval (READ_ONCE/WRITE_ONCE)
  * @peer_epoch: the highest epoch the peer sent a message in; CQ handler
  *	only
+ * @peer_log_id: the log the peer serves (a primary) or follows (a backup;
+ *	0: none yet), from its HELLO; written by the CQ handler before the
+ *	RING or CATCHUP that queues the works that read it, and (primary
+ *	side) by the catch-up work when it grants a catch-up: the backup
+ *	follows our log from then on
  * @flags: RDMALOG_EP_* bits
  * @err: what went wrong, written once by whoever set %RDMALOG_EP_ERROR
  * @ring_regs: @ring_nr_regs registrations covering our ring in order, or
@@ -244,6 +249,7 @@ struct rdmalog_ep {
 	u32 peer_recv_depth;
 	u32 peer_hb_ms;
 	u64 peer_epoch;
+	u64 peer_log_id;
 
 	unsigned long flags;
 	char err[96];

@@ -106,7 +106,12 @@
  * @capacity: ring size in bytes, a multiple of PAGE_SIZE (not necessarily
  *	a power of two); constant
  * @max_record: largest payload; constant
- * @epoch: stamped into every record; constant
+ * @epoch: stamped into every record; a backup's, the epoch of the log it
+ *	follows; under @lock (set by rdmalog_log_follow(), with @id)
+ * @id: the log's identity (&struct rdmalog_log_params); a backup's, set
+ *	by rdmalog_log_follow(), and changed by it only while the log has
+ *	never held a record (@next_lsn 1, @head 0); under @lock. While it is
+ *	0 the log has never held a record
  * @nr_slots: entries of @pos_of; constant
  * @lock: protects @head, @tail, @first_lsn, @commit_lsn, @next_lsn,
  *	@pos_of and @dead, and orders ring accesses (see the top of this
@@ -149,6 +154,7 @@ struct rdmalog_log {
 	size_t capacity;
 	u32 max_record;
 	u64 epoch;
+	u64 id;
 	u64 nr_slots;
 
 	spinlock_t lock;		/* innermost, see above */
@@ -447,6 +453,7 @@ struct rdmalog_log *rdmalog_log_create(const struct rdmalog_log_params *p)
 	log->capacity = p->capacity;
 	log->max_record = p->max_record;
 	log->epoch = p->epoch;
+	log->id = p->id;
 	log->nr_slots = div_u64(p->capacity, RDMALOG_LOG_MIN_FOOTPRINT) + 1;
 	spin_lock_init(&log->lock);
 	mutex_init(&log->append_mutex);
@@ -991,6 +998,7 @@ void rdmalog_log_get_state(struct rdmalog_log *log,
 	st->capacity = log->capacity;
 	st->max_record = log->max_record;
 	st->epoch = log->epoch;
+	st->id = log->id;
 }
 
 __poll_t rdmalog_log_poll(struct rdmalog_log *log, struct file *file,
@@ -1076,8 +1084,8 @@ void rdmalog_log_set_floor(struct rdmalog_log *log, u64 floor)
 		rdmalog_log_wake(&log->space_wq);
 }
 
-int rdmalog_log_plan(struct rdmalog_log *log, u64 lsn, u64 pos, u64 tail,
-		     u64 floor, bool pull, struct rdmalog_log_plan *p)
+int rdmalog_log_plan(struct rdmalog_log *log, u64 id, u64 lsn, u64 pos,
+		     u64 tail, u64 floor, bool pull, struct rdmalog_log_plan *p)
 {
 	bool boundary;
 	u64 fl;
@@ -1089,6 +1097,15 @@ int rdmalog_log_plan(struct rdmalog_log *log, u64 lsn, u64 pos, u64 tail,
 	spin_lock_bh(&log->lock);
 	if (log->dead) {
 		kind = RDMALOG_PLAN_DIVERGED;
+		goto out;
+	}
+	/*
+	 * Positions mean something only within one log: a backup of
+	 * another is another history, whatever its positions -- unless its
+	 * log never held a record (LSN 1 at position 0: nothing to mix).
+	 */
+	if (id != log->id && (lsn != 1 || pos || tail)) {
+		kind = RDMALOG_PLAN_OTHER;
 		goto out;
 	}
 	boundary = lsn >= log->first_lsn && lsn <= log->next_lsn &&
@@ -1337,6 +1354,36 @@ int rdmalog_log_reset(struct rdmalog_log *log, u64 lsn, u64 pos)
 	rdmalog_log_wake(&log->commit_wq);
 	rdmalog_log_wake(&log->space_wq);
 	return 0;
+}
+
+int rdmalog_log_follow(struct rdmalog_log *log, u64 id, u64 epoch)
+{
+	int ret = 0;
+
+	spin_lock_bh(&log->lock);
+	if (log->dead) {
+		ret = -ENETDOWN;
+	} else if (log->id != id) {
+		/* Another log only while this one never held a record. */
+		if (log->head || log->next_lsn != 1 || !id) {
+			ret = -ESTALE;
+		} else {
+			log->id = id;
+			log->epoch = epoch;
+		}
+	}
+	spin_unlock_bh(&log->lock);
+	return ret;
+}
+
+u64 rdmalog_log_id(struct rdmalog_log *log)
+{
+	u64 id;
+
+	spin_lock_bh(&log->lock);
+	id = log->id;
+	spin_unlock_bh(&log->lock);
+	return id;
 }
 
 u64 rdmalog_log_truncate(struct rdmalog_log *log)

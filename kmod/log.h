@@ -26,12 +26,17 @@ struct rdmalog_log;
  * struct rdmalog_log_params - what a log is created with
  * @capacity: ring bytes, multiple of PAGE_SIZE
  * @max_record: largest payload, <= capacity / 4
- * @epoch: epoch stamped into appended records
+ * @epoch: epoch stamped into appended records (a backup's: 0 until it
+ *	follows a primary)
+ * @id: the log's identity: a primary's log, a random non-zero number made
+ *	when it comes up; a backup's, 0 until it follows a primary's log
+ *	(rdmalog_log_follow())
  */
 struct rdmalog_log_params {
 	u64 capacity;
 	u32 max_record;
 	u64 epoch;
+	u64 id;
 };
 
 /**
@@ -42,7 +47,8 @@ struct rdmalog_log_params {
  * @capacity: ring bytes
  * @used: bytes held by retained records
  * @max_record: largest payload
- * @epoch: current epoch
+ * @epoch: the epoch of the log's records
+ * @id: the log's identity (0: a backup's that follows no log yet)
  */
 struct rdmalog_log_state {
 	u64 first_lsn;
@@ -52,6 +58,7 @@ struct rdmalog_log_state {
 	u64 used;
 	u64 max_record;
 	u64 epoch;
+	u64 id;
 };
 
 /**
@@ -289,6 +296,8 @@ void rdmalog_log_set_floor(struct rdmalog_log *log, u64 floor);
  *	would overwrite, or we are dead: nothing can be done
  * @RDMALOG_PLAN_BUSY: it retains bytes that an append being written now
  *	overwrites in its ring: not now (judge it again later)
+ * @RDMALOG_PLAN_OTHER: it holds records of another log (another history):
+ *	never joined by position, not replicated to
  */
 enum rdmalog_log_plan_kind {
 	RDMALOG_PLAN_JOIN,
@@ -296,6 +305,7 @@ enum rdmalog_log_plan_kind {
 	RDMALOG_PLAN_RESET,
 	RDMALOG_PLAN_DIVERGED,
 	RDMALOG_PLAN_BUSY,
+	RDMALOG_PLAN_OTHER,
 };
 
 /**
@@ -318,6 +328,7 @@ struct rdmalog_log_plan {
 /**
  * rdmalog_log_plan() - judge a backup at @lsn / @pos against our log
  * @log: the log (of the primary)
+ * @id: the log the backup follows (its HELLO's log id; 0: none yet)
  * @lsn: the backup's next LSN
  * @pos: the backup's head
  * @tail: the backup's tail
@@ -326,6 +337,10 @@ struct rdmalog_log_plan {
  *	replication writes what it lacks)
  * @p: out: the plan, for JOIN, PULL and RESET
  *
+ * A backup that follows another log is never judged by position unless
+ * its log never held a record (@lsn 1, @pos and @tail 0): otherwise
+ * %RDMALOG_PLAN_OTHER.
+ *
  * Atomically with the judgement, for JOIN, PULL and RESET, the floor is
  * set to the lower of @floor and the backup's tail-to-be, so that no
  * append overwrites what the backup retains or is about to read.
@@ -333,8 +348,8 @@ struct rdmalog_log_plan {
  *
  * Return: &enum rdmalog_log_plan_kind.
  */
-int rdmalog_log_plan(struct rdmalog_log *log, u64 lsn, u64 pos, u64 tail,
-		     u64 floor, bool pull, struct rdmalog_log_plan *p);
+int rdmalog_log_plan(struct rdmalog_log *log, u64 id, u64 lsn, u64 pos,
+		     u64 tail, u64 floor, bool pull, struct rdmalog_log_plan *p);
 
 /**
  * rdmalog_log_apply() - a backup exposes records the primary wrote
@@ -391,6 +406,24 @@ int rdmalog_log_apply_pulled(struct rdmalog_log *log, u64 limit,
  * appends are waiting for their commit), -ENETDOWN.
  */
 int rdmalog_log_reset(struct rdmalog_log *log, u64 lsn, u64 pos);
+
+/**
+ * rdmalog_log_follow() - a backup takes on the log of its primary
+ * @log: the log (of a backup)
+ * @id: the primary's log id (non-zero)
+ * @epoch: the primary's epoch
+ *
+ * A backup follows exactly one log: the first primary whose records it is
+ * given (its first CATCHUP or APPEND) makes its log that log, as long as
+ * it never held a record (LSN 1 at position 0). Softirq-safe.
+ *
+ * Return: 0 (it follows @id now, or did already), -ESTALE (it follows
+ * another log and held records), -ENETDOWN.
+ */
+int rdmalog_log_follow(struct rdmalog_log *log, u64 id, u64 epoch);
+
+/* The log's identity (0: a backup's that follows no log yet). */
+u64 rdmalog_log_id(struct rdmalog_log *log);
 
 /**
  * rdmalog_log_truncate() - remove every uncommitted record

@@ -101,6 +101,8 @@ static const struct nla_policy rdmalog_nl_policy[RDMALOG_A_MAX + 1] = {
 	[RDMALOG_A_DURABILITY_DEGRADED]	= RDMALOG_NL_READ_ONLY,
 	[RDMALOG_A_BACKUPS_IN_SYNC]	= RDMALOG_NL_READ_ONLY,
 	[RDMALOG_A_BACKUPS_NEEDED]	= RDMALOG_NL_READ_ONLY,
+	[RDMALOG_A_LOG_ID]		= RDMALOG_NL_READ_ONLY,
+	[RDMALOG_A_LOG_EPOCH]		= RDMALOG_NL_READ_ONLY,
 };
 
 /* The attributes each command takes. */
@@ -774,6 +776,10 @@ static int rdmalog_nl_put_status(struct sk_buff *skb,
 	     nla_put_u64_64bit(skb, RDMALOG_A_NEXT_LSN, st->log.next_lsn,
 			       RDMALOG_A_PAD) ||
 	     nla_put_u64_64bit(skb, RDMALOG_A_USED, st->log.used,
+			       RDMALOG_A_PAD) ||
+	     nla_put_u64_64bit(skb, RDMALOG_A_LOG_ID, st->log.id,
+			       RDMALOG_A_PAD) ||
+	     nla_put_u64_64bit(skb, RDMALOG_A_LOG_EPOCH, st->log.epoch,
 			       RDMALOG_A_PAD)))
 		return -EMSGSIZE;
 

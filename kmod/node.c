@@ -24,6 +24,7 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/netlink.h>
+#include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/workqueue.h>
@@ -67,7 +68,10 @@ struct rdmalog_peer {
  *	never calls back into this file) are taken inside it. Events are
  *	sent with it held so they leave in the order the changes were made.
  * @config: the configuration set by the operator
- * @epoch: current epoch, stamped into the records of the log
+ * @epoch: the epoch of this node's last log as a primary (0: none yet):
+ *	each new log of a primary takes one above it and above every epoch
+ *	a peer spoke in (rdmalog_conn_epoch_seen()), and stamps its records
+ *	with it
  * @up: the log is up; then @log is set
  * @log: the log of the current up period, or NULL while down. The node
  *	holds one reference on it from rdmalog_node_up() to
@@ -256,7 +260,7 @@ int rdmalog_node_init(void)
 	cfg->commit_timeout_ms = RDMALOG_DEFAULT_COMMIT_TIMEOUT_MS;
 	cfg->heartbeat_ms = RDMALOG_DEFAULT_HEARTBEAT_MS;
 	cfg->peer_timeout_ms = RDMALOG_DEFAULT_PEER_TIMEOUT_MS;
-	rdmalog_node.epoch = 1;
+	rdmalog_node.epoch = 0;
 	rdmalog_node.up = false;
 	rdmalog_node.log = NULL;
 	rdmalog_node.npeers = 0;
@@ -838,7 +842,17 @@ int rdmalog_node_up(struct netlink_ext_ack *extack)
 
 	params.capacity = rdmalog_node.config.capacity;
 	params.max_record = rdmalog_node.config.max_record;
-	params.epoch = rdmalog_node.epoch;
+	if (rdmalog_node.config.role == RDMALOG_ROLE_PRIMARY) {
+		/*
+		 * A new log: a new identity, and an epoch above every one
+		 * this node used or heard of. A backup's log takes both from
+		 * the first primary that gives it records.
+		 */
+		rdmalog_node.epoch = max(rdmalog_node.epoch,
+					 rdmalog_conn_epoch_seen()) + 1;
+		params.epoch = rdmalog_node.epoch;
+		params.id = get_random_u64() ?: 1;
+	}
 	log = rdmalog_log_create(&params);
 	if (IS_ERR(log)) {
 		err = PTR_ERR(log);
@@ -1064,14 +1078,16 @@ void rdmalog_node_fill_state(struct rdmalog_state *st)
 		st->capacity = ls.capacity;
 		st->used = ls.used;
 		st->max_record = ls.max_record;
+		/* Of its records: on a backup, its primary's. */
+		st->epoch = ls.epoch;
 	} else {
 		st->capacity = cfg->capacity;
 		st->max_record = cfg->max_record;
+		st->epoch = rdmalog_node.epoch;
 	}
 	if (rdmalog_node_effective_durability(cfg->durability, &in_sync,
 					      &needed) != cfg->durability)
 		st->flags |= RDMALOG_STATE_DURABILITY_DEGRADED;
-	st->epoch = rdmalog_node.epoch;
 	st->node_id = cfg->node_id;
 	st->role = cfg->role;
 	st->durability = cfg->durability;

@@ -38,7 +38,7 @@
 #include <linux/types.h>
 
 /** RDMALOG_PROTO_VERSION - the protocol version this module speaks */
-#define RDMALOG_PROTO_VERSION		1
+#define RDMALOG_PROTO_VERSION		2
 
 /** RDMALOG_CM_MAGIC - "RLCM": first bytes of the handshake and rejections */
 #define RDMALOG_CM_MAGIC		0x4d434c52
@@ -269,7 +269,11 @@ enum rdmalog_hello_flags {
  * @first_lsn: the sender's oldest retained LSN
  * @commit_lsn: the sender's commit LSN
  * @next_lsn: the sender's next LSN
- * @ring: the sender's ring, for the data path (zero in version 1)
+ * @ring: the sender's ring, for the data path (zero in version 2)
+ * @log_id: the log the sender serves (a primary: a random non-zero id made
+ *	when its log came up) or follows (a backup: its primary's log id, or
+ *	0 while it follows none and holds no record). The @hdr epoch is the
+ *	sender's (a primary's: its log's, stamped into its records)
  */
 struct rdmalog_msg_hello {
 	struct rdmalog_msg_hdr hdr;
@@ -284,9 +288,10 @@ struct rdmalog_msg_hello {
 	__le64 commit_lsn;
 	__le64 next_lsn;
 	struct rdmalog_ring_desc ring;
+	__le64 log_id;
 };
 
-static_assert(sizeof(struct rdmalog_msg_hello) == 104);
+static_assert(sizeof(struct rdmalog_msg_hello) == 112);
 
 /**
  * struct rdmalog_msg_heartbeat - sent every heartbeat interval

@@ -500,9 +500,15 @@ int rdmalog_repl_ep_join(struct rdmalog_ep *ep, u64 head, u64 next_lsn,
 	    !ep->ring_map || test_bit(RDMALOG_EP_DEAD, &ep->flags))
 		goto out;
 	/* A catch-up's hold (and its list reference) passes on or ends. */
-	kind = rdmalog_log_plan(rdmalog_repl.log, next_lsn, head, tail,
+	kind = rdmalog_log_plan(rdmalog_repl.log, ep->peer_log_id, next_lsn,
+				head, tail,
 				rdmalog_repl_floor_locked(r), pull, plan);
 	if (kind == RDMALOG_PLAN_PULL || kind == RDMALOG_PLAN_RESET) {
+		/*
+		 * It follows our log from our CATCHUP on (or drops the
+		 * connection): its JOIN is judged as of our log.
+		 */
+		ep->peer_log_id = rdmalog_log_id(rdmalog_repl.log);
 		/* It reads [start, target) of our ring until it joins. */
 		r->hold_floor = plan->floor;
 		if (!r->holding) {
@@ -804,6 +810,11 @@ const char *rdmalog_repl_append_received(struct rdmalog_ep *ep,
 
 	if (cpos > head || clsn > next || first > clsn)
 		return "APPEND with inconsistent positions";
+	/* Records of the log we follow, or of the first one we are given. */
+	if (rdmalog_repl.log &&
+	    rdmalog_log_follow(rdmalog_repl.log, ep->peer_log_id,
+			       le64_to_cpu(m->hdr.epoch)) == -ESTALE)
+		return "APPEND from the primary of another log";
 	spin_lock(&ep->lock);
 	if (clsn < r->nt.commit_lsn || cpos < r->nt.commit_pos ||
 	    first < r->nt.first_lsn) {

@@ -42,7 +42,8 @@
  * length, truncated, oversized, sequence gap or repeat, too many credits,
  * a message of a stale epoch, a second HELLO, a RING, inconsistent or backward APPENDs, an APPEND
  * committing random ring bytes, a record of another epoch or a record
- * whose payload was torn, an ACK, an unknown FWD_DONE, a JOIN, and
+ * whose payload was torn, a HELLO of another log asking for a trim and
+ * then an APPEND, an ACK, an unknown FWD_DONE, a JOIN, and
  * CATCHUPs with a range that ends before it starts, segments that do not
  * add up to the capacity, an unknown flag, a start that is not the
  * backup's head, a RESET that would move the backup's log back, or a
@@ -229,6 +230,7 @@ static int cm_wait(struct session *s, enum rdma_cm_event_type want,
 	enum rdma_cm_event_type got;
 	int n, status;
 
+again:
 	n = poll(&pfd, 1, STEP_MS);
 	if (n <= 0) {
 		diag("no rdma_cm event (waiting for %s)", rdma_event_str(want));
@@ -239,6 +241,16 @@ static int cm_wait(struct session *s, enum rdma_cm_event_type want,
 		return -1;
 	}
 	got = ev->event;
+	if (got == RDMA_CM_EVENT_CONNECT_REQUEST && want != got &&
+	    s->listen_id) {
+		/* another node calls the one we play: not now */
+		struct rdma_cm_id *id = ev->id;
+
+		rdma_ack_cm_event(ev);
+		rdma_reject(id, NULL, 0);
+		rdma_destroy_id(id);
+		goto again;
+	}
 	if (copy)
 		*copy = *ev;
 	if (pdata) {
@@ -355,7 +367,8 @@ static int hs_check(const struct opts *o, struct session *s,
 	}
 	s->peer_depth = le16toh(hs->recv_depth);
 	s->credits = s->peer_depth;
-	s->epoch = le64toh(hs->epoch);
+	/* a backup that never was a primary is at epoch 0; we speak in 1 */
+	s->epoch = le64toh(hs->epoch) ?: 1;
 	return 0;
 }
 
@@ -722,6 +735,17 @@ static int session_hello(const struct opts *o, struct session *s, bool primary)
 	m.first_lsn = s->peer_hello.first_lsn;
 	m.commit_lsn = s->peer_hello.commit_lsn;
 	m.next_lsn = s->peer_hello.next_lsn;
+	/*
+	 * The log the backup follows (its HELLO says): an impostor of its
+	 * primary (nothing authenticates one yet). As a backup: the log we
+	 * "follow" is the primary's, so that it judges us by position.
+	 */
+	m.log_id = s->peer_hello.log_id;
+	if (primary && o->garbage && !strcmp(o->garbage, "other_log")) {
+		/* another log, asking for a trim of all it committed */
+		m.log_id ^= htole64(0x5a5a5a5a5a5a5a5aULL);
+		m.first_lsn = s->peer_hello.commit_lsn;
+	}
 	if (send_msg(s, &m, sizeof(m), RDMALOG_MSG_HELLO))
 		return -1;
 	if (!primary)
@@ -1461,6 +1485,22 @@ static int g_append_back(const struct opts *o, struct session *s)
 	return raw_send(s, &m, sizeof(m));
 }
 
+/*
+ * Our HELLO said another log (session_hello()), and a first LSN at the
+ * backup's commit: it must have trimmed nothing, and must refuse even an
+ * APPEND with its own positions.
+ */
+static int g_other_log(const struct opts *o, struct session *s)
+{
+	struct rdmalog_msg_append m;
+	struct positions p;
+
+	(void)o;
+	positions(s, &p);
+	append_fill(s, &m, p.head, p.next, p.head, p.commit, p.first);
+	return raw_send(s, &m, sizeof(m));
+}
+
 static int g_append_garbage(const struct opts *o, struct session *s)
 {
 	struct rdmalog_msg_append m;
@@ -1841,6 +1881,8 @@ static const struct garbage_kind garbage_kinds[] = {
 	{ "append_torn", "APPEND committing a record with a torn payload",
 	  g_append_torn },
 	{ "join", "a JOIN sent to a backup", g_join },
+	{ "other_log", "HELLO of another log (first LSN: the backup's commit), "
+	  "then an APPEND", g_other_log },
 };
 
 #define GARBAGE_WAIT_MS		15000

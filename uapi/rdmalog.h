@@ -171,7 +171,9 @@ struct rdmalog_read_record {
  * @capacity: out: ring size in bytes
  * @used: out: bytes of the ring held by retained records
  * @max_record: out: largest payload accepted, in bytes
- * @epoch: out: current epoch
+ * @epoch: out: the epoch of the log's records (a primary's: its own; a
+ *	backup's: its primary's, 0 until it follows one); while down, the
+ *	epoch of this node's last log as a primary
  * @node_id: out: this node's id (0 if not configured)
  * @role: out: &enum rdmalog_role
  * @durability: out: &enum rdmalog_durability configured

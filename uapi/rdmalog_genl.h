@@ -163,6 +163,11 @@ enum rdmalog_cmd {
  *	while down)
  * @RDMALOG_A_BACKUPS_NEEDED: u32, backups the requested durability needs
  *	in sync (on the primary; 0 on a backup and while down)
+ * @RDMALOG_A_LOG_ID: u64, while up: the log's identity (a primary's: made
+ *	at random when its log came up; a backup's: its primary's, 0 until
+ *	it follows one)
+ * @RDMALOG_A_LOG_EPOCH: u64, while up: the epoch of the log's records (a
+ *	backup's: its primary's, 0 until it follows one)
  * @__RDMALOG_A_MAX: number of attributes
  */
 enum rdmalog_attr {
@@ -196,6 +201,8 @@ enum rdmalog_attr {
 	RDMALOG_A_DURABILITY_DEGRADED,
 	RDMALOG_A_BACKUPS_IN_SYNC,
 	RDMALOG_A_BACKUPS_NEEDED,
+	RDMALOG_A_LOG_ID,
+	RDMALOG_A_LOG_EPOCH,
 
 	__RDMALOG_A_MAX
 };
@@ -524,6 +531,10 @@ enum rdmalog_stat {
  *	DURABILITY_DEGRADED, BACKUPS_IN_SYNC and BACKUPS_NEEDED. While up
  *	only: UP is followed by one when the requested durability is not in
  *	force at once; DOWN implies the requested one (no event)
+ * @RDMALOG_EVENT_PEER_DIVERGED: on the primary: a backup was judged
+ *	diverged and is not replicated to: its log holds records ours never
+ *	had, or is another log's (another history), or retains bytes we
+ *	would overwrite (carries PEER)
  * @__RDMALOG_EVENT_MAX: number of events
  */
 enum rdmalog_event {
@@ -539,6 +550,7 @@ enum rdmalog_event {
 	RDMALOG_EVENT_PEER_JOINED,
 	RDMALOG_EVENT_LOG_RESET,
 	RDMALOG_EVENT_DURABILITY,
+	RDMALOG_EVENT_PEER_DIVERGED,
 
 	__RDMALOG_EVENT_MAX
 };

@@ -392,3 +392,58 @@ def floor_not_lowered_under_a_reserved_append(c):
     assert delta(before, after, "crc_errors") == 0, after
     out1 = dmesg(c[1])
     assert "our ring is too full to take it now" in out1, out1[-3000:]
+
+
+@test
+def new_log_never_joins_backups_of_the_old_one(c):
+    """review-kernel.md #1: node 1's log goes down and up (a new log,
+    empty) while both backups are cut off, holding the old one. Records
+    of 100 bytes, so that positions coincide: the new log's writer waits,
+    the backups come back, and node 1 must judge them another history
+    (never joined by position): nothing is acknowledged that only node 1
+    holds, and the backups keep the old log. Before the fix node 1 joined
+    both, acknowledged all 150, and the backups held old records at LSN
+    1-100 followed by 50 new ones."""
+    up(c, cluster_file(capacity="1M"))
+    write(c[1], 100, "100", "old")
+    old = {n: rlnode.records(c[n]) for n in (2, 3)}
+    first = status(c[1])["log"]
+    cut(c, 2)
+    cut(c, 3)
+    c[1].run("rdmalogctl node down && rdmalogctl node up", timeout=120,
+             check=True)
+    new = status(c[1])["log"]
+    assert new["id"] != first["id"] and new["epoch"] > first["epoch"], \
+        (first, new)
+    mon = c[1].spawn("rdmalogctl -j monitor --count 50 > /tmp/mon.json")
+    # 150 appends waiting at once: the new log's next LSN passes the
+    # backups', at the same stream position
+    job = c[1].spawn("for i in $(seq 150); do "
+                     f"{WRITER} -n 1 -S 100 -p new$i >/tmp/new.$i 2>&1 & "
+                     "done; wait; echo finished >/tmp/new.done")
+    wait_for(lambda: log_of(c[1])["next_lsn"] == 151, timeout=WAIT,
+             interval=0.5, what="150 appends waiting on node 1")
+    restore(c, 2)
+    restore(c, 3)
+    wait_for(lambda: all(rlnode.peers(c[1])[p]["sync"] in
+                         ("diverged", "in_sync") for p in (2, 3)),
+             timeout=WAIT, interval=1, what="node 1 judged both backups")
+    wait_for(lambda: len(events(c[1], "peer_diverged")) >= 2, timeout=WAIT,
+             interval=1, what="peer_diverged events on node 1")
+    wait_for(lambda: c[1].run("cat /tmp/new.done 2>/dev/null",
+                              timeout=60).out.strip() == "finished",
+             timeout=WAIT, interval=1, what="the new log's writers ended")
+    job.kill()
+    mon.kill()
+    out = c[1].run("cat /tmp/new.[0-9]*", timeout=60).out
+    acked = [x for x in out.splitlines() if x[:1].isdigit()]
+    assert not acked, f"{len(acked)} appends acknowledged: {acked[:5]}"
+    assert out.count("ETIMEDOUT") == 150, out[-2000:]
+    assert all(rlnode.peers(c[1])[p]["sync"] == "diverged" for p in (2, 3))
+    for n in (2, 3):
+        assert rlnode.records(c[n]) == old[n], f"node {n}'s log changed"
+        lg = log_of(c[n])
+        assert lg["id"] == first["id"] and lg["epoch"] == first["epoch"], lg
+    assert {e["peer"]["id"] for e in events(c[1], "peer_diverged")} == \
+        {2, 3}, events(c[1], "peer_diverged")
+    assert "holds records of another log" in dmesg(c[1])

@@ -106,8 +106,8 @@ def diverged_backup_is_not_replicated(c):
     up(c, cluster_file())
     # three records on every node; then node 1 (primary) and node 2 come
     # back with fresh, empty logs: node 2 is in sync with the new primary
-    # (both at LSN 1), node 3 is not: it holds LSNs 1..3, which the new
-    # primary never had (diverged: neither joined nor caught up)
+    # (both at LSN 1), node 3 is not: it holds LSNs 1..3 of the old log,
+    # another history (diverged: neither joined nor caught up)
     c[1].run("rdmalogcat -a a b c >/dev/null", timeout=60, check=True)
     wait_for(lambda: all(status(c[n])["log"]["commit_lsn"] == 4
                          for n in (2, 3)),
@@ -121,7 +121,8 @@ def diverged_backup_is_not_replicated(c):
 
     def judged():
         out = dmesg(c[1])
-        return (re.search(r"node 1: node 3 granted its ring .*: diverged, "
+        return (re.search(r"node 1: node 3 granted its ring .*: holds "
+                          r"records of another log, diverged, "
                           r"not replicating", out)
                 and re.search(r"node 1: node 2 granted its ring .*: in sync",
                               out))

@@ -21,8 +21,9 @@ With --garbage KIND the rogue sends node 2 one bad control message per
 connection instead (bad magic, version, type or length, truncated,
 oversized, sequence gap or repeat, too many credits, a second HELLO, a
 RING, APPENDs with inconsistent, backward, garbage, wrong-epoch or torn
-commits, an ACK, an unknown FWD_DONE, a JOIN, CATCHUPs with a bad range,
-segments, flags or start, or one that would move node 2's log back, and
+commits, a HELLO of another log asking for a trim and its APPEND, an
+ACK, an unknown FWD_DONE, a JOIN, CATCHUPs with a bad range, segments,
+flags or start, or one that would move node 2's log back, and
 CATCHUPs whose range node 2 pulls with RDMA READ from the rogue's memory
 to find random bytes or a torn record): node 2 drops each connection,
 counts it (bad_msgs, completion_errors or crc_errors), logs the reason
@@ -254,6 +255,9 @@ GARBAGE = [
     ("append_torn", "crc_errors",
      r"record failed verification: record payload CRC32C mismatch"),
     ("join", BAD, "JOIN before RING"),
+    # review-kernel.md #1: no trim on the word of another log's HELLO
+    # (node 2's first LSN is checked unchanged), and none of its APPENDs
+    ("other_log", BAD, "APPEND from the primary of another log"),
 ]
 COUNTERS = ("bad_msgs", "completion_errors", "crc_errors",
             "heartbeat_timeouts")

@@ -303,6 +303,12 @@ void out_status(const struct rl_info *st, const struct rl_info *node)
 		out_node_json("node", st);
 		jw_begin_obj("log");
 		jw_bool("up", st->up);
+		if (HAS(st, LOG_ID)) {
+			snprintf(buf, sizeof(buf), "%016llx",
+				 (unsigned long long)st->log_id);
+			jw_str("id", buf);
+		}
+		jw_u64_if("epoch", HAS(st, LOG_EPOCH), st->log_epoch);
 		jw_u64_if("first_lsn", HAS(st, FIRST_LSN), st->first_lsn);
 		jw_u64_if("commit_lsn", HAS(st, COMMIT_LSN), st->commit_lsn);
 		jw_u64_if("next_lsn", HAS(st, NEXT_LSN), st->next_lsn);
@@ -355,7 +361,12 @@ void out_status(const struct rl_info *st, const struct rl_info *node)
 	if (HAS(st, ADDR))
 		printf("%-16s%s port %u\n", "address",
 		       addr_str(&st->addr, buf, sizeof(buf)), st->port);
-	printf("%-16s%s\n", "log", st->up ? "up" : "down");
+	printf("%-16s%s", "log", st->up ? "up" : "down");
+	if (HAS(st, LOG_ID))
+		printf("  id %016llx", (unsigned long long)st->log_id);
+	if (HAS(st, LOG_EPOCH))
+		printf("  epoch %llu", (unsigned long long)st->log_epoch);
+	printf("\n");
 	if (st->up) {
 		printf("%-16sfirst %llu  commit %llu  next %llu\n", "lsn",
 		       (unsigned long long)st->first_lsn,

@@ -161,6 +161,7 @@ struct rl_info {
 	uint32_t openers;
 	bool durability_degraded;
 	uint32_t backups_in_sync, backups_needed;
+	uint64_t log_id, log_epoch;
 	char status_msg[512];
 	uint32_t event;
 	struct rl_peer peer;			/* RDMALOG_A_PEER */

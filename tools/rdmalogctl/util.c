@@ -247,6 +247,7 @@ const char *event_name(uint32_t ev)
 		[RDMALOG_EVENT_PEER_JOINED] = "peer_joined",
 		[RDMALOG_EVENT_LOG_RESET] = "log_reset",
 		[RDMALOG_EVENT_DURABILITY] = "durability",
+		[RDMALOG_EVENT_PEER_DIVERGED] = "peer_diverged",
 	};
 
 	/* Bounded by the table, not by the uapi: an event added there
