@@ -810,11 +810,16 @@ const char *rdmalog_repl_append_received(struct rdmalog_ep *ep,
 
 	if (cpos > head || clsn > next || first > clsn)
 		return "APPEND with inconsistent positions";
-	/* Records of the log we follow, or of the first one we are given. */
-	if (rdmalog_repl.log &&
-	    rdmalog_log_follow(rdmalog_repl.log, ep->peer_log_id,
-			       le64_to_cpu(m->hdr.epoch)) == -ESTALE)
-		return "APPEND from the primary of another log";
+	/*
+	 * Records of the log we follow, or of the first one we are given;
+	 * asked once per connection (its primary's log cannot change).
+	 */
+	if (!r->follows && rdmalog_repl.log) {
+		if (rdmalog_log_follow(rdmalog_repl.log, ep->peer_log_id,
+				       le64_to_cpu(m->hdr.epoch)) == -ESTALE)
+			return "APPEND from the primary of another log";
+		r->follows = true;
+	}
 	spin_lock(&ep->lock);
 	if (clsn < r->nt.commit_lsn || cpos < r->nt.commit_pos ||
 	    first < r->nt.first_lsn) {

@@ -63,6 +63,9 @@ struct rdmalog_msg_ack;
  * @ack_retry: an ACK that was asked for could not be sent (no send buffer
  *	or credit): the next message we receive, which hands credits back,
  *	queues @apply_work to send it
+ * @follows: (backup) an APPEND of this connection's primary was taken: our
+ *	log follows its log (rdmalog_log_follow() is not asked again); CQ
+ *	handler only
  * @apply_work: verifies and exposes what @nt says is committed; queued
  *	with an endpoint reference, which it drops; cancelled (and waited
  *	for) by rdmalog_repl_ep_stop() before the endpoint's resources go
@@ -105,6 +108,7 @@ struct rdmalog_repl_ep {
 	} nt;
 	bool ack_due;
 	bool ack_retry;
+	bool follows;
 	struct work_struct apply_work;
 	u64 last_tail;
 };
