@@ -79,6 +79,17 @@ def rogue_result(out):
     return json.loads(lines[-1])
 
 
+def fresh(c, text):
+    """A new log on every node, with the cluster file text; node 1
+    connected to both."""
+    for nd in c:
+        nd.run("rdmalogctl node down 2>/dev/null; true", timeout=120)
+    for nd in c:
+        nd.put(text, CONF)
+        nd.run(f"rdmalogctl apply {CONF}", timeout=120, check=True)
+    wait_connected(c, 1)
+
+
 def setup(c):
     for nd in c:
         nd.run("modprobe rdmalog", timeout=60, check=True)
@@ -87,12 +98,7 @@ def setup(c):
 @test
 def rogue_primary_cannot_escape_the_ring(c):
     text = cluster_file()
-    for nd in c:
-        nd.run("rdmalogctl node down 2>/dev/null; true", timeout=120)
-    for nd in c:
-        nd.put(text, CONF)
-        nd.run(f"rdmalogctl apply {CONF}", timeout=120, check=True)
-    wait_connected(c, 1)
+    fresh(c, text)
     wait_for(lambda: status(c[1])["durability"]["effective"] == "quorum",
              timeout=WAIT, interval=2, what="quorum in force")
 
@@ -416,12 +422,7 @@ def oversized_forward_is_refused_before_allocation(c):
     fwds, size = 32, 16 << 20
     text = rlnode.cluster_file(cluster=CLUSTER, capacity="64M",
                                max_record="16M")
-    for nd in c:
-        nd.run("rdmalogctl node down 2>/dev/null; true", timeout=120)
-    for nd in c:
-        nd.put(text, CONF)
-        nd.run(f"rdmalogctl apply {CONF}", timeout=120, check=True)
-    wait_connected(c, 1)
+    fresh(c, text)
     # the rogue takes node 3's place; node 1 (1 < 3) calls it
     c[3].run("rdmalogctl node down", timeout=120, check=True)
     before = pages_allocated(c[1])
