@@ -94,6 +94,8 @@ void rdmalog_catchup_clear_note(void)
 /* ------------------------------------------------------------------ */
 /* Primary side */
 
+static void rdmalog_cu_queue(struct rdmalog_ep *ep);
+
 static void rdmalog_cu_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct rdmalog_ep *ep = container_of(wc->wr_cqe, struct rdmalog_ep,
@@ -102,28 +104,67 @@ static void rdmalog_cu_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 	rdmalog_ep_wc_ok(ep, wc, "catch-up read grant");
 }
 
-/*
- * Post one LOCAL_INV (@inv) or REG_MR (REMOTE_READ only) per registration
- * of our ring. Caller holds &rdmalog_ep.lock and checked that it is live.
- */
-static int rdmalog_cu_post_regs(struct rdmalog_ep *ep, bool inv)
+/* The last LOCAL_INV of a grant completed: its JOIN may be judged. */
+static void rdmalog_cu_inv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	unsigned int i;
+	struct rdmalog_ep *ep = container_of(wc->wr_cqe, struct rdmalog_ep,
+					     cu.inv_cqe);
+	struct rdmalog_catchup_ep *cu = &ep->cu;
+	bool done;
+
+	if (!rdmalog_ep_wc_ok(ep, wc, "catch-up read grant revocation"))
+		return;
+	spin_lock(&cu->lock);
+	done = cu->inv_left && !--cu->inv_left;
+	if (done)
+		cu->revoked = true;
+	spin_unlock(&cu->lock);
+	if (done)
+		rdmalog_cu_queue(ep);
+}
+
+/* The MR of bit @bit of &rdmalog_catchup_ep.granted. */
+static struct ib_mr *rdmalog_cu_mr(struct rdmalog_ep *ep, unsigned int bit)
+{
+	return bit == RDMALOG_CU_WRAP_BIT ? ep->ring_wrap_mr :
+					    ep->ring_regs[bit].mr;
+}
+
+/*
+ * Post the LOCAL_INV of every MR a grant registered, each signalled: the
+ * last completion (rdmalog_cu_inv_done()) says the keys are dead. Caller
+ * holds &rdmalog_ep.lock and checked that it is live, and set
+ * &rdmalog_catchup_ep.inv_left to the MRs in @granted.
+ */
+static int rdmalog_cu_post_invs(struct rdmalog_ep *ep, unsigned long granted)
+{
+	unsigned int bit;
 	int err = 0;
 
-	for (i = 0; !err && i < ep->ring_nr_regs; i++) {
-		struct ib_mr *mr = ep->ring_regs[i].mr;
+	for_each_set_bit(bit, &granted, BITS_PER_LONG) {
 		struct ib_send_wr wr = {};
+
+		wr.opcode = IB_WR_LOCAL_INV;
+		wr.wr_cqe = &ep->cu.inv_cqe;
+		wr.send_flags = IB_SEND_SIGNALED;
+		wr.ex.invalidate_rkey = rdmalog_cu_mr(ep, bit)->rkey;
+		err = ib_post_send(ep->qp, &wr, NULL);
+		if (err)
+			break;
+	}
+	return err;
+}
+
+/* Post the REG_MR (REMOTE_READ only) of every MR in @granted. As above. */
+static int rdmalog_cu_post_regs(struct rdmalog_ep *ep, unsigned long granted)
+{
+	unsigned int bit;
+	int err = 0;
+
+	for_each_set_bit(bit, &granted, BITS_PER_LONG) {
+		struct ib_mr *mr = rdmalog_cu_mr(ep, bit);
 		struct ib_reg_wr reg = {};
 
-		if (inv) {
-			wr.opcode = IB_WR_LOCAL_INV;
-			wr.wr_cqe = &ep->cu.reg_cqe;
-			wr.send_flags = IB_SEND_SIGNALED;
-			wr.ex.invalidate_rkey = mr->rkey;
-			err = ib_post_send(ep->qp, &wr, NULL);
-			continue;
-		}
 		reg.wr.opcode = IB_WR_REG_MR;
 		reg.wr.wr_cqe = &ep->cu.reg_cqe;
 		reg.wr.send_flags = IB_SEND_SIGNALED;
@@ -131,47 +172,121 @@ static int rdmalog_cu_post_regs(struct rdmalog_ep *ep, bool inv)
 		reg.key = mr->rkey;
 		reg.access = IB_ACCESS_REMOTE_READ;
 		err = ib_post_send(ep->qp, &reg.wr, NULL);
+		if (err)
+			break;
 	}
 	return err;
 }
 
 /*
- * Grant the backup read access to our ring and send it the CATCHUP for
- * @plan. Any context. Return: NULL, or why the connection must go.
+ * Map @mr over ring offsets [@lo, @hi) (inside one registration) at
+ * address %RDMALOG_RING_IOVA + @lo, with a new key. Return: 0 or -EIO.
+ */
+static int rdmalog_cu_map(struct rdmalog_ep *ep, struct ib_mr *mr, u64 lo,
+			  u64 hi)
+{
+	int nents, n;
+
+	nents = rdmalog_ring_map_fill_sg(ep->ring_map, lo, hi, ep->ring_sg);
+	/* A new key for every grant: an old one never works again. */
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+	n = ib_map_mr_sg(mr, ep->ring_sg, nents, NULL, ep->ring_page_size);
+	if (n != nents || mr->length != hi - lo)
+		return -EIO;
+	/* Ring offsets, not our DMA addresses: the page offset is kept. */
+	mr->iova = RDMALOG_RING_IOVA + lo;
+	return 0;
+}
+
+static void rdmalog_cu_seg(struct rdmalog_msg_catchup *m, unsigned int *n,
+			   u64 lo, u64 hi, u32 rkey)
+{
+	m->seg[*n].addr = cpu_to_le64(RDMALOG_RING_IOVA + lo);
+	m->seg[*n].length = cpu_to_le32(hi - lo);
+	m->seg[*n].rkey = cpu_to_le32(rkey);
+	(*n)++;
+}
+
+/*
+ * Register exactly ring offsets [@s, @e1) and [0, @e2) (the range, split
+ * at the ring's end; @e2 <= @s, 0 when it does not wrap), and describe the
+ * whole ring in @m's segments, in ring order: a registration's part is one
+ * segment whose key reads only what the range covers of it (or nothing:
+ * a fresh key never registered), and the one part both pieces of a
+ * wrapped range touch is two segments, the second MR reading [its start,
+ * @e2). Return: the MRs registered (&rdmalog_catchup_ep.granted), or a
+ * negative errno.
+ */
+static long rdmalog_cu_map_grant(struct rdmalog_ep *ep, u64 s, u64 e1,
+				 u64 e2, struct rdmalog_msg_catchup *m)
+{
+	const struct rdmalog_ring_map *map = ep->ring_map;
+	unsigned long granted = 0;
+	unsigned int i, n = 0;
+
+	for (i = 0; i < ep->ring_nr_regs; i++) {
+		struct ib_mr *mr = ep->ring_regs[i].mr;
+		u64 a = map->regs[i].start, b = a + map->regs[i].len;
+		u64 lo1 = max(a, s), hi1 = min(b, e1);
+		u64 hi2 = min(b, e2);
+
+		if (lo1 < hi1 && a < hi2) {
+			/* [a, hi2) by the second MR, then [hi2, b) by this one. */
+			if (rdmalog_cu_map(ep, ep->ring_wrap_mr, a, hi2) ||
+			    rdmalog_cu_map(ep, mr, lo1, hi1))
+				return -EIO;
+			rdmalog_cu_seg(m, &n, a, hi2, ep->ring_wrap_mr->rkey);
+			rdmalog_cu_seg(m, &n, hi2, b, mr->rkey);
+			granted |= BIT(RDMALOG_CU_WRAP_BIT) | BIT(i);
+			continue;
+		}
+		if (lo1 < hi1 || a < hi2) {
+			if (lo1 < hi1 ? rdmalog_cu_map(ep, mr, lo1, hi1) :
+					rdmalog_cu_map(ep, mr, a, hi2))
+				return -EIO;
+			granted |= BIT(i);
+		} else {
+			ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+		}
+		rdmalog_cu_seg(m, &n, a, b, mr->rkey);
+	}
+	m->nr_segs = cpu_to_le32(n);
+	return granted;
+}
+
+/*
+ * Grant the backup read access to [start, target) of our ring, and no
+ * other byte, and send it the CATCHUP for @plan. The catch-up work.
+ * Return: NULL, or why the connection must go.
  */
 static const char *rdmalog_cu_serve(struct rdmalog_ep *ep,
 				    const struct rdmalog_log_plan *plan,
 				    bool reset)
 {
-	const struct rdmalog_ring_map *map = ep->ring_map;
 	struct rdmalog_catchup_ep *cu = &ep->cu;
+	u64 cap = ep->conn->local.capacity;
+	u64 len = plan->target_pos - plan->start_pos;
 	struct rdmalog_msg_catchup m = {};
-	unsigned int i;
-	int n, err = 0;
+	u64 s, e1, e2;
+	long granted;
+	int err = 0;
 
+	if (!len || len > cap)
+		return "catch-up range outside the ring";
+	div64_u64_rem(plan->start_pos, cap, &s);
+	e1 = min(cap, s + len);
+	e2 = s + len - e1;
 	/* The backup reads [start, target): committed, written no more. */
-	rdmalog_ring_map_sync(map, plan->start_pos,
-			      plan->target_pos - plan->start_pos, false);
-	for (i = 0; i < ep->ring_nr_regs; i++) {
-		struct ib_mr *mr = ep->ring_regs[i].mr;
-
-		/* A new key for every grant: an old one never works again. */
-		ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
-		/*
-		 * The endpoint's release waits for the work:
-		 * rdmalog_catchup_ep_stop().
-		 */
-		if (reset)
-			rdmalog_inject_delay(RDMALOG_INJ_CU_GRANT);
-		n = ib_map_mr_sg(mr, map->regs[i].sgt.sgl, map->regs[i].nents,
-				 NULL, ep->ring_page_size);
-		if (n != map->regs[i].nents ||
-		    mr->length > RDMALOG_RING_SEG_MAX)
-			return "cannot map the ring for a catch-up";
-		m.seg[i].addr = cpu_to_le64(mr->iova);
-		m.seg[i].length = cpu_to_le32(mr->length);
-		m.seg[i].rkey = cpu_to_le32(mr->rkey);
-	}
+	rdmalog_ring_map_sync(ep->ring_map, plan->start_pos, len, false);
+	/*
+	 * The endpoint's release waits for the work:
+	 * rdmalog_catchup_ep_stop().
+	 */
+	if (reset)
+		rdmalog_inject_delay(RDMALOG_INJ_CU_GRANT);
+	granted = rdmalog_cu_map_grant(ep, s, e1, e2, &m);
+	if (granted < 0)
+		return "cannot map the ring for a catch-up";
 	spin_lock_bh(&cu->lock);
 	cu->state = RDMALOG_CATCHUP_SERVING;
 	cu->start_pos = plan->start_pos;
@@ -179,13 +294,14 @@ static const char *rdmalog_cu_serve(struct rdmalog_ep *ep,
 	cu->target_pos = plan->target_pos;
 	cu->target_lsn = plan->target_lsn;
 	cu->since = jiffies;
+	cu->granted = granted;
 	cu->rounds++;
 	spin_unlock_bh(&cu->lock);
 
 	/* The registrations execute before the CATCHUP is sent. */
 	cu->reg_cqe.done = rdmalog_cu_reg_done;
 	spin_lock_bh(&ep->lock);
-	err = ep->live ? rdmalog_cu_post_regs(ep, false) : -ENOTCONN;
+	err = ep->live ? rdmalog_cu_post_regs(ep, granted) : -ENOTCONN;
 	spin_unlock_bh(&ep->lock);
 	if (err == -ENOTCONN)
 		return NULL;
@@ -197,8 +313,8 @@ static const char *rdmalog_cu_serve(struct rdmalog_ep *ep,
 	m.target_pos = cpu_to_le64(plan->target_pos);
 	m.target_lsn = cpu_to_le64(plan->target_lsn);
 	m.flags = cpu_to_le32(reset ? RDMALOG_CATCHUP_F_RESET : 0);
-	m.nr_segs = cpu_to_le32(ep->ring_nr_regs);
-	err = rdmalog_ep_send(ep, &m, RDMALOG_MSG_CATCHUP_LEN(ep->ring_nr_regs),
+	err = rdmalog_ep_send(ep, &m,
+			      RDMALOG_MSG_CATCHUP_LEN(le32_to_cpu(m.nr_segs)),
 			      RDMALOG_MSG_CATCHUP, 2);
 	if (err && err != -ENOTCONN)
 		return "cannot send the CATCHUP";
@@ -308,7 +424,8 @@ const char *rdmalog_catchup_join_received(struct rdmalog_ep *ep,
 	if (tail > head)
 		return "JOIN with a tail above its head";
 	spin_lock(&cu->lock);
-	if (cu->state != RDMALOG_CATCHUP_SERVING || cu->join_rx) {
+	if (cu->state != RDMALOG_CATCHUP_SERVING || cu->join_rx ||
+	    cu->inv_left || cu->revoked) {
 		spin_unlock(&cu->lock);
 		return "JOIN without a CATCHUP";
 	}
@@ -352,11 +469,15 @@ static bool rdmalog_cu_judge_ring(struct rdmalog_ep *ep)
 	return true;
 }
 
-/* Work: judge a RING; after a JOIN revoke the grant, judge it again. */
+/*
+ * Work: judge a RING; after a JOIN revoke the grant, and once every key of
+ * it is dead (the LOCAL_INVs completed), judge the backup again.
+ */
 static void rdmalog_cu_primary_work(struct rdmalog_ep *ep)
 {
 	struct rdmalog_catchup_ep *cu = &ep->cu;
-	bool join, notify, diverged;
+	bool join, revoked, notify, diverged;
+	unsigned long granted = 0;
 	const char *why, *what;
 	u64 head, next, tail;
 	int err;
@@ -366,15 +487,19 @@ static void rdmalog_cu_primary_work(struct rdmalog_ep *ep)
 	spin_lock_bh(&cu->lock);
 	join = cu->join_rx;
 	cu->join_rx = false;
-	head = cu->join.head;
-	next = cu->join.next_lsn;
-	tail = cu->join.tail;
+	if (join) {
+		granted = cu->granted;
+		cu->granted = 0;
+		cu->inv_left = hweight_long(granted);
+		cu->revoked = !granted;
+	}
 	spin_unlock_bh(&cu->lock);
 
-	if (join) {
+	if (join && granted) {
 		/* Nothing of the JOIN counts until its keys are dead. */
+		cu->inv_cqe.done = rdmalog_cu_inv_done;
 		spin_lock_bh(&ep->lock);
-		err = ep->live ? rdmalog_cu_post_regs(ep, true) : -ENOTCONN;
+		err = ep->live ? rdmalog_cu_post_invs(ep, granted) : -ENOTCONN;
 		spin_unlock_bh(&ep->lock);
 		if (err) {
 			if (err != -ENOTCONN)
@@ -382,6 +507,16 @@ static void rdmalog_cu_primary_work(struct rdmalog_ep *ep)
 						 err);
 			return;
 		}
+	}
+
+	spin_lock_bh(&cu->lock);
+	revoked = cu->revoked;
+	cu->revoked = false;
+	head = cu->join.head;
+	next = cu->join.next_lsn;
+	tail = cu->join.tail;
+	spin_unlock_bh(&cu->lock);
+	if (revoked) {
 		why = rdmalog_cu_judge(ep, head, next, tail, false, &what);
 		if (why) {
 			rdmalog_stats_inc(RDMALOG_STAT_BAD_MSGS);
@@ -559,7 +694,7 @@ const char *rdmalog_catchup_received(struct rdmalog_ep *ep,
 	spin_unlock(&cu->lock);
 	/* The primary's ring, as a RING describes ours. */
 	why = rdmalog_ep_take_segs(ep, m->seg, le32_to_cpu(m->nr_segs),
-				   "CATCHUP");
+				   RDMALOG_MSG_CATCHUP);
 	if (why)
 		return why;
 	spin_lock(&cu->lock);

@@ -36,6 +36,8 @@ struct rdmalog_msg_join;
  */
 #define RDMALOG_CU_MAX_READS		4
 #define RDMALOG_CU_MAX_READ		SZ_64K
+/* &rdmalog_catchup_ep.granted: the second MR of a grant that wraps. */
+#define RDMALOG_CU_WRAP_BIT		(BITS_PER_LONG - 1)
 /* CATCHUP rounds one connection may need before its backup joins. */
 #define RDMALOG_CU_MAX_ROUNDS		8
 
@@ -91,8 +93,14 @@ struct rdmalog_cu_read {
  *	were reserved (at most %RDMALOG_CU_MAX_READS in flight)
  * @next_read: the slot of the next READ
  * @oldest_read: the slot of the oldest READ not counted in @pulled
- * @reg_cqe: (primary) completions of the REG_MR and LOCAL_INV work
- *	requests of the read grant (.done only checks the status)
+ * @granted: (primary) the MRs the current read grant registered: bit i
+ *	for &rdmalog_ep.ring_regs[i], %RDMALOG_CU_WRAP_BIT for
+ *	&rdmalog_ep.ring_wrap_mr
+ * @inv_left: (primary) LOCAL_INVs of a revoked grant not yet completed
+ * @revoked: (primary) the last of them completed: @work judges the JOIN
+ * @reg_cqe: (primary) completions of the read grant's REG_MRs (.done only
+ *	checks the status)
+ * @inv_cqe: (primary) completions of its LOCAL_INVs
  * @work: backup: restarts the log, posts the first READs, verifies and
  *	exposes what arrived, sends JOIN; primary: revokes the read grant and
  *	joins the backup after its JOIN, and sends netlink events. Queued
@@ -135,7 +143,11 @@ struct rdmalog_catchup_ep {
 	struct rdmalog_cu_read reads[RDMALOG_CU_MAX_READS];
 	unsigned int next_read;
 	unsigned int oldest_read;
+	unsigned long granted;
+	u32 inv_left;
+	bool revoked;
 	struct ib_cqe reg_cqe;
+	struct ib_cqe inv_cqe;
 	struct work_struct work;
 };
 

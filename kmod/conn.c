@@ -92,6 +92,7 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
 
+#include "auth.h"
 #include "conn.h"
 #include "ep.h"
 #include "log.h"
@@ -123,6 +124,13 @@
 /* A peer's heartbeat interval is believed within these bounds. */
 #define RDMALOG_PEER_HB_MAX_MS		RDMALOG_MAX_HEARTBEAT_MS
 
+/*
+ * &rdmalog_conn.refusal values of refusals made after the handshake, by
+ * this side only: never on the wire (above every RDMALOG_REJ_*).
+ */
+#define RDMALOG_REJ_LOCAL_AUTH_FAILED		0xf0
+#define RDMALOG_REJ_LOCAL_SECOND_PRIMARY	0xf1
+
 /* ep_close() state argument: leave the displayed state alone. */
 #define RDMALOG_STATE_KEEP		(-1)
 
@@ -142,6 +150,16 @@
  * @wq: waiters on @nr_eps
  * @epoch_seen: the highest epoch any peer sent a message in since the
  *	module loaded (atomic; only grows)
+ * @auth: the keyed HMAC transform of the up period (auth.c) when a shared
+ *	secret is set (@p.local.auth), else NULL; set and freed under @mutex
+ *	by start and stop, while no endpoint exists; read-only in between
+ * @ring_lock: protects @ring_holder (any context, _bh)
+ * @ring_holder: (backup) the endpoint our ring is granted to: the primary
+ *	we take records from. At most one at a time: a second peer that says
+ *	it is primary is refused while it holds, unless it is the same peer
+ *	on a new connection. Cleared by the holder's close work after its QP
+ *	is destroyed (the grant is dead then); never dereferenced but to
+ *	compare its peer id, under @ring_lock
  */
 struct rdmalog_conns_state {
 	struct mutex mutex; /* see above */
@@ -157,12 +175,16 @@ struct rdmalog_conns_state {
 	atomic_t nr_eps;
 	wait_queue_head_t wq;
 	atomic64_t epoch_seen;
+	struct crypto_shash *auth;
+	spinlock_t ring_lock; /* see above */
+	struct rdmalog_ep *ring_holder;
 };
 
 static struct rdmalog_conns_state rdmalog_conns = {
 	.mutex = __MUTEX_INITIALIZER(rdmalog_conns.mutex),
 	.list = LIST_HEAD_INIT(rdmalog_conns.list),
 	.wq = __WAIT_QUEUE_HEAD_INITIALIZER(rdmalog_conns.wq),
+	.ring_lock = __SPIN_LOCK_UNLOCKED(rdmalog_conns.ring_lock),
 };
 
 /*
@@ -254,6 +276,11 @@ static u32 rdmalog_rej_to_refusal(u8 reason)
 		return RDMALOG_REFUSAL_DIRECTION;
 	case RDMALOG_REJ_BAD_PARAMS:
 		return RDMALOG_REFUSAL_BAD_PARAMS;
+	case RDMALOG_REJ_AUTH:
+	case RDMALOG_REJ_LOCAL_AUTH_FAILED:
+		return RDMALOG_REFUSAL_AUTH;
+	case RDMALOG_REJ_LOCAL_SECOND_PRIMARY:
+		return RDMALOG_REFUSAL_SECOND_PRIMARY;
 	default:
 		return RDMALOG_REFUSAL_OTHER;
 	}
@@ -418,6 +445,11 @@ static void rdmalog_rej_text(struct rdmalog_conn *conn, u8 reason,
 	case RDMALOG_REJ_BAD_PARAMS:
 		snprintf(buf, len, "connection parameters out of range");
 		break;
+	case RDMALOG_REJ_AUTH:
+		snprintf(buf, len, detail ?
+			 "it has a shared secret and this node has none" :
+			 "this node has a shared secret and it has none");
+		break;
 	default:
 		snprintf(buf, len, "reason %u", reason);
 		break;
@@ -517,7 +549,16 @@ static void rdmalog_ep_error_work(struct work_struct *work)
 	struct rdmalog_conn *conn = ep->conn;
 
 	mutex_lock(&conn->lock);
-	if (!ep->closing) {
+	if (!ep->closing && ep->refusal) {
+		/* Refused after the handshake: the peer cannot be trusted. */
+		conn->refusals++;
+		conn->refusal = ep->refusal;
+		rdmalog_stats_inc(RDMALOG_STAT_REFUSALS_SENT);
+		pr_warn_ratelimited("node %u: refused node %u: %s\n",
+				    conn->local.node_id, conn->peer_id, ep->err);
+		rdmalog_ep_close(ep, RDMALOG_PEER_REFUSED, "refused node %u: %s",
+				 conn->peer_id, ep->err);
+	} else if (!ep->closing) {
 		pr_warn_ratelimited("node %u: connection to node %u failed: %s\n",
 				    conn->local.node_id, conn->peer_id, ep->err);
 		rdmalog_ep_close(ep, RDMALOG_PEER_DISCONNECTED,
@@ -675,6 +716,17 @@ static int rdmalog_ep_send_hello(struct rdmalog_ep *ep)
 	rdmalog_fill_positions(&m.first_lsn, &m.commit_lsn, &m.next_lsn);
 	if (rdmalog_conns.p.log)
 		m.log_id = cpu_to_le64(rdmalog_log_id(rdmalog_conns.p.log));
+	if (l->auth) {
+		int err = rdmalog_auth_hello_mac(rdmalog_conns.auth,
+						 ep->passive ?
+						 RDMALOG_AUTH_ACCEPTING :
+						 RDMALOG_AUTH_CONNECTING,
+						 ep->nonce[0], ep->nonce[1],
+						 &m, m.mac);
+
+		if (err)
+			return err;
+	}
 	return rdmalog_ep_send(ep, &m, sizeof(m), RDMALOG_MSG_HELLO, 2);
 }
 
@@ -715,6 +767,13 @@ static void rdmalog_ep_ring_mrs_free(struct rdmalog_ep *ep)
 {
 	unsigned int i;
 
+	if (ep->ring_wrap_mr) {
+		ib_dereg_mr(ep->ring_wrap_mr);
+		rdmalog_live_add(RDMALOG_STAT_LIVE_MRS, -1);
+		ep->ring_wrap_mr = NULL;
+	}
+	kfree(ep->ring_sg);
+	ep->ring_sg = NULL;
 	for (i = 0; i < ep->ring_nr_regs; i++) {
 		if (ep->ring_regs[i].mr) {
 			ib_dereg_mr(ep->ring_regs[i].mr);
@@ -744,6 +803,7 @@ static int rdmalog_ep_ring_setup(struct rdmalog_ep *ep)
 	struct rdmalog_log *log = rdmalog_conns.p.log;
 	struct rdmalog_ring_map *map;
 	const char *why = NULL;
+	struct ib_mr *mr;
 	unsigned int i;
 
 	if (!log) {
@@ -768,9 +828,7 @@ static int rdmalog_ep_ring_setup(struct rdmalog_ep *ep)
 	}
 	ep->ring_page_size = map->page_size;
 	for (i = 0; i < map->nr_regs; i++) {
-		struct ib_mr *mr = ib_alloc_mr(ep->pd, IB_MR_TYPE_MEM_REG,
-					       map->regs[i].pages);
-
+		mr = ib_alloc_mr(ep->pd, IB_MR_TYPE_MEM_REG, map->regs[i].pages);
 		ep->ring_nr_regs = i + 1;
 		if (IS_ERR(mr)) {
 			/* Not registered; still the source of our WRITEs. */
@@ -781,6 +839,21 @@ static int rdmalog_ep_ring_setup(struct rdmalog_ep *ep)
 		ep->ring_regs[i].mr = mr;
 		rdmalog_live_add(RDMALOG_STAT_LIVE_MRS, 1);
 	}
+	if (READ_ONCE(rdmalog_conns.role) != RDMALOG_ROLE_PRIMARY)
+		return 0;
+	/* What a catch-up grant needs besides (catchup.c). */
+	ep->ring_sg = kcalloc(map->reg_pieces, sizeof(*ep->ring_sg),
+			      GFP_KERNEL);
+	mr = ib_alloc_mr(ep->pd, IB_MR_TYPE_MEM_REG, map->regs[0].pages);
+	if (!ep->ring_sg || IS_ERR(mr)) {
+		if (!IS_ERR(mr))
+			ib_dereg_mr(mr);
+		rdmalog_ep_ring_mrs_free(ep);
+		ep->ring_why = "cannot allocate a memory region";
+		return 0;
+	}
+	ep->ring_wrap_mr = mr;
+	rdmalog_live_add(RDMALOG_STAT_LIVE_MRS, 1);
 	return 0;
 }
 
@@ -790,6 +863,45 @@ static void rdmalog_ring_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 					     ring_cqe);
 
 	rdmalog_ep_wc_ok(ep, wc, "ring registration");
+}
+
+/*
+ * Make @ep the holder of our ring: a backup grants it to one primary at a
+ * time (a new connection of the same peer takes over from its old one,
+ * which is going). Return: 0, or the peer id of the primary holding it.
+ */
+static u32 rdmalog_ring_hold(struct rdmalog_ep *ep)
+{
+	struct rdmalog_ep *h;
+	u32 other = 0;
+
+	spin_lock_bh(&rdmalog_conns.ring_lock);
+	h = rdmalog_conns.ring_holder;
+	if (!h || h == ep || h->conn->peer_id == ep->conn->peer_id)
+		rdmalog_conns.ring_holder = ep;
+	else
+		other = h->conn->peer_id;
+	spin_unlock_bh(&rdmalog_conns.ring_lock);
+	return other;
+}
+
+/* @ep's grant is dead (its QP destroyed): the ring is free again. */
+static void rdmalog_ring_unhold(struct rdmalog_ep *ep)
+{
+	spin_lock_bh(&rdmalog_conns.ring_lock);
+	if (rdmalog_conns.ring_holder == ep)
+		rdmalog_conns.ring_holder = NULL;
+	spin_unlock_bh(&rdmalog_conns.ring_lock);
+}
+
+static bool rdmalog_ring_is_holder(struct rdmalog_ep *ep)
+{
+	bool is;
+
+	spin_lock_bh(&rdmalog_conns.ring_lock);
+	is = rdmalog_conns.ring_holder == ep;
+	spin_unlock_bh(&rdmalog_conns.ring_lock);
+	return is;
 }
 
 /*
@@ -806,9 +918,18 @@ static const char *rdmalog_ep_grant_ring(struct rdmalog_ep *ep)
 	struct rdmalog_log_state st;
 	struct rdmalog_log_pos pos;
 	unsigned int i;
+	u32 holder;
 	u64 first;
 	int n, err = 0;
 
+	/* Before anything of its HELLO is acted on (a trim, a FWD). */
+	holder = rdmalog_ring_hold(ep);
+	if (holder) {
+		ep->refusal = RDMALOG_REJ_LOCAL_SECOND_PRIMARY;
+		rdmalog_ep_error(ep, "it says it is primary, and node %u is our primary",
+				 holder);
+		return NULL;
+	}
 	if (!ep->ring_regs) {
 		pr_warn_ratelimited("node %u: not replicating from node %u: %s\n",
 				    ep->conn->local.node_id, ep->conn->peer_id,
@@ -828,6 +949,8 @@ static const char *rdmalog_ep_grant_ring(struct rdmalog_ep *ep)
 				 NULL, ep->ring_page_size);
 		if (n != map->regs[i].nents || mr->length > RDMALOG_RING_SEG_MAX)
 			return "cannot map the ring for registration";
+		/* Ring offsets, not our DMA addresses (before the REG_MR). */
+		mr->iova = RDMALOG_RING_IOVA + map->regs[i].start;
 		m.seg[i].addr = cpu_to_le64(mr->iova);
 		m.seg[i].length = cpu_to_le32(mr->length);
 		m.seg[i].rkey = cpu_to_le32(mr->rkey);
@@ -905,8 +1028,9 @@ static const char *rdmalog_ep_maybe_grant_ring(struct rdmalog_ep *ep)
 
 const char *rdmalog_ep_take_segs(struct rdmalog_ep *ep,
 				 const struct rdmalog_ring_seg *segs, u32 nr,
-				 const char *what)
+				 u8 type)
 {
+	const char *what = type == RDMALOG_MSG_RING ? "RING" : "CATCHUP";
 	u64 len = 0;
 	u32 i;
 
@@ -916,7 +1040,9 @@ const char *rdmalog_ep_take_segs(struct rdmalog_ep *ep,
 		u32 seg_len = le32_to_cpu(segs[i].length);
 		u32 rkey = le32_to_cpu(segs[i].rkey);
 
-		if (!seg_len || !IS_ALIGNED(seg_len, SZ_4K))
+		/* A RING's are whole MRs; a CATCHUP's may end anywhere. */
+		if (!seg_len || (type == RDMALOG_MSG_RING &&
+				 !IS_ALIGNED(seg_len, SZ_4K)))
 			return "ring segment with a zero or unaligned length";
 		if (!rkey)
 			return "ring segment with a zero rkey";
@@ -947,11 +1073,10 @@ static const char *rdmalog_ep_ring_received(struct rdmalog_ep *ep,
 
 	if (READ_ONCE(rdmalog_conns.role) != RDMALOG_ROLE_PRIMARY)
 		return "RING sent to a node that is not the primary";
-	if (!test_bit(RDMALOG_EP_HELLO, &ep->flags))
-		return "RING before HELLO";
 	if (test_and_set_bit(RDMALOG_EP_RING_RX, &ep->flags))
 		return "second RING";
-	why = rdmalog_ep_take_segs(ep, m->seg, le32_to_cpu(m->nr_segs), "RING");
+	why = rdmalog_ep_take_segs(ep, m->seg, le32_to_cpu(m->nr_segs),
+				   RDMALOG_MSG_RING);
 	if (why)
 		return why;
 	return rdmalog_catchup_ring(ep, le64_to_cpu(m->head),
@@ -1112,8 +1237,21 @@ static const char *rdmalog_msg_process(struct rdmalog_ep *ep,
 	if ((hdr->type == RDMALOG_MSG_APPEND ||
 	     hdr->type == RDMALOG_MSG_CATCHUP) && epoch < conn->local.epoch)
 		return "data from a primary of an older epoch";
+	/* Nothing counts before the peer's HELLO (and its proof). */
+	if (hdr->type != RDMALOG_MSG_HELLO &&
+	    !test_bit(RDMALOG_EP_HELLO, &ep->flags))
+		return "message before HELLO";
 	switch (hdr->type) {
 	case RDMALOG_MSG_HELLO:
+		if (conn->local.auth &&
+		    !rdmalog_auth_hello_ok(rdmalog_conns.auth,
+					   ep->passive ? RDMALOG_AUTH_CONNECTING :
+							 RDMALOG_AUTH_ACCEPTING,
+					   ep->nonce[0], ep->nonce[1],
+					   &m->hello)) {
+			ep->refusal = RDMALOG_REJ_LOCAL_AUTH_FAILED;
+			return "its HELLO does not prove our shared secret";
+		}
 		if (le32_to_cpu(m->hello.node_id) != conn->peer_id)
 			return "HELLO from another node id";
 		if (le64_to_cpu(m->hello.capacity) != conn->local.capacity)
@@ -1134,8 +1272,6 @@ static const char *rdmalog_msg_process(struct rdmalog_ep *ep,
 		why = rdmalog_ep_ring_received(ep, &m->ring);
 		break;
 	case RDMALOG_MSG_HEARTBEAT:
-		if (!test_bit(RDMALOG_EP_HELLO, &ep->flags))
-			return "HEARTBEAT before HELLO";
 		rdmalog_note_peer_interval(ep, m->heartbeat.interval_ms);
 		rdmalog_conn_note_remote(conn, epoch, m->heartbeat.first_lsn,
 					 m->heartbeat.commit_lsn,
@@ -1165,13 +1301,9 @@ static const char *rdmalog_msg_process(struct rdmalog_ep *ep,
 		why = rdmalog_repl_ack_received(ep, &m->ack);
 		break;
 	case RDMALOG_MSG_FWD:
-		if (!test_bit(RDMALOG_EP_HELLO, &ep->flags))
-			return "FWD before HELLO";
 		why = rdmalog_fwd_received(ep, &m->fwd, len);
 		break;
 	case RDMALOG_MSG_FWD_DONE:
-		if (!test_bit(RDMALOG_EP_HELLO, &ep->flags))
-			return "FWD_DONE before HELLO";
 		why = rdmalog_fwd_done_received(ep, &m->fwd_done);
 		break;
 	}
@@ -1227,7 +1359,10 @@ static void rdmalog_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 				    ep->conn->local.node_id, ep->conn->peer_id,
 				    why, len >= sizeof(m.hdr) ? m.hdr.type : 0,
 				    len);
-		rdmalog_ep_error(ep, "bad message: %s", why);
+		if (ep->refusal)
+			rdmalog_ep_error(ep, "%s", why);
+		else
+			rdmalog_ep_error(ep, "bad message: %s", why);
 	}
 }
 
@@ -1506,6 +1641,7 @@ static void rdmalog_ep_close_work(struct work_struct *work)
 	rdmalog_catchup_ep_stop(ep);
 	rdmalog_repl_ep_stop(ep);
 	rdmalog_ep_release_resources(ep);
+	rdmalog_ring_unhold(ep);
 	/* Waits for a running handler of this id; none runs afterwards. */
 	rdma_destroy_id(ep->cm_id);
 	if (atomic_dec_and_test(&rdmalog_conns.nr_eps))
@@ -1643,14 +1779,17 @@ static void rdmalog_ep_established(struct rdmalog_ep *ep)
 			 msecs_to_jiffies(READ_ONCE(rdmalog_conns.heartbeat_ms)));
 }
 
-/* Fill our handshake. */
+/* Fill our handshake; @nonce: ours (NULL in a knock). */
 static void rdmalog_hs_fill(const struct rdmalog_conn_local *l,
-			    u32 dst_node, u8 flags, struct rdmalog_cm_hs *hs)
+			    u32 dst_node, u8 flags, const u8 *nonce,
+			    struct rdmalog_cm_hs *hs)
 {
 	memset(hs, 0, sizeof(*hs));
 	hs->magic = cpu_to_le32(RDMALOG_CM_MAGIC);
 	hs->version = RDMALOG_PROTO_VERSION;
-	hs->flags = flags;
+	hs->flags = flags | (l->auth ? RDMALOG_CM_F_AUTH : 0);
+	if (nonce)
+		memcpy(hs->nonce, nonce, sizeof(hs->nonce));
 	hs->recv_depth = cpu_to_le16(RDMALOG_RECV_DEPTH);
 	hs->src_node = cpu_to_le16(l->node_id);
 	hs->dst_node = cpu_to_le16(dst_node);
@@ -1668,16 +1807,33 @@ static void rdmalog_hs_fill(const struct rdmalog_conn_local *l,
 static u8 rdmalog_hs_parse(const void *pdata, u8 len,
 			   struct rdmalog_cm_hs *hs, u64 *detail)
 {
-	if (!pdata || len < sizeof(*hs))
+	const size_t head = offsetof(struct rdmalog_cm_hs, flags);
+
+	/* Magic and version first: another version may be shorter. */
+	memset(hs, 0, sizeof(*hs));
+	if (!pdata || len < head)
 		return RDMALOG_REJ_BAD_HANDSHAKE;
-	memcpy(hs, pdata, sizeof(*hs));
+	memcpy(hs, pdata, head);
 	if (le32_to_cpu(hs->magic) != RDMALOG_CM_MAGIC)
 		return RDMALOG_REJ_BAD_HANDSHAKE;
 	if (hs->version != RDMALOG_PROTO_VERSION) {
 		*detail = RDMALOG_PROTO_VERSION;
 		return RDMALOG_REJ_VERSION;
 	}
+	if (len < sizeof(*hs))
+		return RDMALOG_REJ_BAD_HANDSHAKE;
+	memcpy(hs, pdata, sizeof(*hs));
 	return RDMALOG_REJ_NONE;
+}
+
+/* Do we and the peer agree on whether there is a shared secret? */
+static u8 rdmalog_hs_check_auth(const struct rdmalog_conn_local *l,
+				const struct rdmalog_cm_hs *hs, u64 *detail)
+{
+	if (!!(hs->flags & RDMALOG_CM_F_AUTH) == l->auth)
+		return RDMALOG_REJ_NONE;
+	*detail = l->auth;
+	return RDMALOG_REJ_AUTH;
 }
 
 /* Cluster and destination node id: does the peer want this node? */
@@ -1745,6 +1901,11 @@ static void rdmalog_refusal_text(const struct rdmalog_conn_local *l,
 			 le16_to_cpu(hs->recv_depth),
 			 le16_to_cpu(hs->msg_size));
 		break;
+	case RDMALOG_REJ_AUTH:
+		snprintf(buf, len, l->auth ?
+			 "this node has a shared secret and it has none" :
+			 "it has a shared secret and this node has none");
+		break;
 	default:
 		snprintf(buf, len, "reason %u", reason);
 		break;
@@ -1796,8 +1957,11 @@ static void rdmalog_ep_route_resolved(struct rdmalog_ep *ep)
 		rdmalog_ep_close(ep, RDMALOG_PEER_DISCONNECTED, NULL);
 		return;
 	}
+	if (!ep->knock)
+		get_random_bytes(ep->nonce[0], sizeof(ep->nonce[0]));
 	rdmalog_hs_fill(&conn->local, conn->peer_id,
-			ep->knock ? RDMALOG_CM_F_KNOCK : 0, &hs);
+			ep->knock ? RDMALOG_CM_F_KNOCK : 0,
+			ep->knock ? NULL : ep->nonce[0], &hs);
 	rdmalog_conn_params_fill(ep, &param, &hs);
 	ep->connect_sent = true;
 	err = rdma_connect_locked(ep->cm_id, &param);
@@ -1839,6 +2003,10 @@ static void rdmalog_ep_connected(struct rdmalog_ep *ep,
 		reason = rdmalog_hs_check_params(&conn->local, &hs, &detail);
 	if (reason == RDMALOG_REJ_CAPACITY)
 		detail = le64_to_cpu(hs.capacity);
+	if (!reason && !!(hs.flags & RDMALOG_CM_F_AUTH) != conn->local.auth) {
+		detail = !conn->local.auth;	/* whether it has one */
+		reason = RDMALOG_REJ_AUTH;
+	}
 	if (reason) {
 		rdmalog_rej_text(conn, reason, detail, why, sizeof(why));
 		conn->refusals++;
@@ -1852,6 +2020,7 @@ static void rdmalog_ep_connected(struct rdmalog_ep *ep,
 		return;
 	}
 	ep->peer_recv_depth = le16_to_cpu(hs.recv_depth);
+	memcpy(ep->nonce[1], hs.nonce, sizeof(ep->nonce[1]));
 	spin_lock_bh(&ep->lock);
 	ep->credits = ep->peer_recv_depth;
 	spin_unlock_bh(&ep->lock);
@@ -2079,7 +2248,9 @@ static int rdmalog_conn_accept(struct rdmalog_conn *conn,
 		goto err_discard;
 	}
 
-	rdmalog_hs_fill(&conn->local, conn->peer_id, 0, &hs);
+	memcpy(ep->nonce[0], peer_hs->nonce, sizeof(ep->nonce[0]));
+	get_random_bytes(ep->nonce[1], sizeof(ep->nonce[1]));
+	rdmalog_hs_fill(&conn->local, conn->peer_id, 0, ep->nonce[1], &hs);
 	rdmalog_conn_params_fill(ep, &param, &hs);
 	/* What the peer can take, not more than we can serve. */
 	param.initiator_depth = min(param.initiator_depth,
@@ -2158,6 +2329,8 @@ static int rdmalog_conn_request(struct rdma_cm_id *id,
 		reason = RDMALOG_REJ_DIRECTION;
 	if (!reason)
 		reason = rdmalog_hs_check_params(&local, &hs, &detail);
+	if (!reason)
+		reason = rdmalog_hs_check_auth(&local, &hs, &detail);
 
 	if (reason) {
 		rdmalog_refusal_text(&local, reason, &hs, why, sizeof(why));
@@ -2530,7 +2703,8 @@ struct rdmalog_ep *rdmalog_conn_primary_ep(void)
 		mutex_lock(&conn->lock);
 		ep = conn->ep;
 		if (ep && ep->established && !ep->closing &&
-		    test_bit(RDMALOG_EP_PEER_PRIMARY, &ep->flags)) {
+		    test_bit(RDMALOG_EP_PEER_PRIMARY, &ep->flags) &&
+		    rdmalog_ring_is_holder(ep)) {
 			rdmalog_ep_get(ep);
 			found = ep;
 		}
@@ -2566,12 +2740,27 @@ void rdmalog_conn_get_info(struct rdmalog_conn *conn,
  */
 int rdmalog_conn_start(const struct rdmalog_conn_params *p)
 {
+	struct crypto_shash *auth = NULL;
+
 	mutex_lock(&rdmalog_conns.mutex);
 	if (rdmalog_conns.running) {
 		mutex_unlock(&rdmalog_conns.mutex);
 		return -EBUSY;
 	}
+	if (p->secret_len) {
+		auth = rdmalog_auth_alloc(p->secret, p->secret_len);
+		if (IS_ERR(auth)) {
+			mutex_unlock(&rdmalog_conns.mutex);
+			pr_warn("cannot set up authentication (hmac(sha256)): %ld\n",
+				PTR_ERR(auth));
+			return PTR_ERR(auth);
+		}
+	}
 	rdmalog_conns.p = *p;
+	rdmalog_conns.p.secret = NULL;
+	rdmalog_conns.p.secret_len = 0;
+	rdmalog_conns.p.local.auth = !!auth;
+	rdmalog_conns.auth = auth;
 	rdmalog_log_get(p->log);	/* put by rdmalog_conn_stop() */
 	rdmalog_catchup_clear_note();
 	WRITE_ONCE(rdmalog_conns.heartbeat_ms, p->heartbeat_ms);
@@ -2629,6 +2818,9 @@ void rdmalog_conn_stop(void)
 	log = rdmalog_conns.p.log;
 	WRITE_ONCE(rdmalog_conns.p.log, NULL);
 	rdmalog_conns.listen_msg[0] = '\0';
+	/* No endpoint is left to use it. */
+	rdmalog_auth_free(rdmalog_conns.auth);
+	rdmalog_conns.auth = NULL;
 	mutex_unlock(&rdmalog_conns.mutex);
 	rdmalog_log_put(log);
 }

@@ -28,6 +28,7 @@ struct rdmalog_log;
  * @capacity: ring capacity; peers must agree
  * @max_record: largest record payload (announced in HELLO)
  * @epoch: current epoch
+ * @auth: a shared secret is set: peers must prove it (auth.c)
  *
  * Part of the up period's parameters, and copied into every conn:
  * immutable while it exists, read without locks.
@@ -39,11 +40,15 @@ struct rdmalog_conn_local {
 	u64 capacity;
 	u32 max_record;
 	u64 epoch;
+	bool auth;
 };
 
 /**
  * struct rdmalog_conn_params - what the connections of one up period use
  * @local: this node, as the connections present it
+ * @secret: the shared secret, @secret_len bytes (0: none); read by
+ *	rdmalog_conn_start() only (it keys a transform), not kept
+ * @secret_len: its length
  * @role: &enum rdmalog_role (announced in HELLO)
  * @heartbeat_ms: heartbeat interval
  * @peer_timeout_ms: silence after which a peer is declared dead
@@ -52,6 +57,8 @@ struct rdmalog_conn_local {
  */
 struct rdmalog_conn_params {
 	struct rdmalog_conn_local local;
+	const u8 *secret;
+	u32 secret_len;
 	u32 role;
 	u32 heartbeat_ms;
 	u32 peer_timeout_ms;

@@ -86,6 +86,14 @@ struct rdmalog_ring_map;
  */
 #define RDMALOG_RING_SEG_MAX		SZ_2G
 
+/*
+ * The I/O virtual address of ring offset 0 in every registration we grant
+ * (RING, CATCHUP): a peer sees ring offsets, never our DMA addresses, and
+ * the address of ring offset x is RDMALOG_RING_IOVA + x in every MR.
+ * Page-aligned for every MR page size (an MR keeps its page offset).
+ */
+#define RDMALOG_RING_IOVA		BIT_ULL(48)
+
 /**
  * struct rdmalog_ring_reg - one FRWR registration of a part of our ring
  * @mr: FRWR MR over the part's scatterlist (&rdmalog_ring_map.regs), or
@@ -158,6 +166,12 @@ struct rdmalog_sbuf {
  * @closing: rdmalog_ep_close() was called; conn lock
  * @backoff_reset: the conn's backoff was reset for this endpoint; conn lock
  * @deadline: jiffies by which it must be established; conn lock
+ * @nonce: the handshake nonces of the connection, [0] the connecting
+ *	side's and [1] the accepting side's (auth.c); written before it is
+ *	established, read-only after
+ * @refusal: a local refusal reason (conn.c) the error work closes the
+ *	endpoint with (state REFUSED), or 0; set once, before
+ *	rdmalog_ep_error()
  * @recv_mem: the receive buffers, %RDMALOG_RECV_DEPTH * %RDMALOG_MSG_SIZE
  * @recv_dma: its DMA address (DMA_FROM_DEVICE) when @recv_mapped
  * @recv_mapped: @recv_mem is DMA-mapped
@@ -195,6 +209,12 @@ struct rdmalog_sbuf {
  *	registered REMOTE_READ for each CATCHUP and invalidated at its JOIN
  *	(catchup.c). Deregistered by the release, after the QP is destroyed
  * @ring_nr_regs: entries of @ring_regs (set up or partly set up)
+ * @ring_wrap_mr: (primary) a second MR over the first registration's
+ *	part: a catch-up range that wraps the ring may need two disjoint
+ *	parts of it (catchup.c); NULL on a backup
+ * @ring_sg: (primary) scratch scatterlist of a catch-up grant's part of
+ *	one registration (&rdmalog_ring_map.reg_pieces entries); only the
+ *	catch-up work uses it
  * @ring_page_size: the MR page size of every registration (the map's)
  * @ring_cqe: completion of those REG_MRs (shared: .done only checks the
  *	status)
@@ -228,6 +248,8 @@ struct rdmalog_ep {
 	bool closing;
 	bool backoff_reset;
 	unsigned long deadline;
+	u8 nonce[2][RDMALOG_NONCE_SIZE];
+	u8 refusal;
 
 	void *recv_mem;
 	u64 recv_dma;
@@ -256,6 +278,8 @@ struct rdmalog_ep {
 
 	struct rdmalog_ring_reg *ring_regs;
 	unsigned int ring_nr_regs;
+	struct ib_mr *ring_wrap_mr;
+	struct scatterlist *ring_sg;
 	unsigned int ring_page_size;
 	struct ib_cqe ring_cqe;
 	const char *ring_why;
@@ -375,13 +399,14 @@ void rdmalog_ep_put(struct rdmalog_ep *ep);
 /* The primary's live endpoint with a reference, or NULL (forward.c). */
 struct rdmalog_ep *rdmalog_conn_primary_ep(void);
 /*
- * Check @nr ring segments a peer sent in @what (RING, CATCHUP) against our
- * capacity and keep them in &rdmalog_ep.remote_ring. CQ handler context.
+ * Check @nr ring segments a peer sent in a message of @type (RING: whole
+ * MRs, multiples of 4 KiB; CATCHUP: any length) against our capacity and
+ * keep them in &rdmalog_ep.remote_ring. CQ handler context.
  * Return: NULL, or why the connection must be dropped.
  */
 const char *rdmalog_ep_take_segs(struct rdmalog_ep *ep,
 				 const struct rdmalog_ring_seg *segs, u32 nr,
-				 const char *what);
+				 u8 type);
 /*
  * The peer's remote address and key for ring offset @off, and the bytes
  * left in that segment (repl.c).

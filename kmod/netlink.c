@@ -103,13 +103,18 @@ static const struct nla_policy rdmalog_nl_policy[RDMALOG_A_MAX + 1] = {
 	[RDMALOG_A_BACKUPS_NEEDED]	= RDMALOG_NL_READ_ONLY,
 	[RDMALOG_A_LOG_ID]		= RDMALOG_NL_READ_ONLY,
 	[RDMALOG_A_LOG_EPOCH]		= RDMALOG_NL_READ_ONLY,
+	/* Any length up to the limit; empty clears it. */
+	[RDMALOG_A_SECRET]		= { .type = NLA_BINARY,
+					    .len = RDMALOG_MAX_SECRET },
+	[RDMALOG_A_AUTH]		= RDMALOG_NL_READ_ONLY,
 };
 
 /* The attributes each command takes. */
 #define RDMALOG_NL_NODE_SET_ATTRS					\
 	(BIT(RDMALOG_A_NODE_ID) | BIT(RDMALOG_A_CLUSTER_ID) |		\
 	 BIT(RDMALOG_A_ADDR) | BIT(RDMALOG_A_PORT) | BIT(RDMALOG_A_ROLE) | \
-	 BIT(RDMALOG_A_HEARTBEAT_MS) | BIT(RDMALOG_A_PEER_TIMEOUT_MS))
+	 BIT(RDMALOG_A_HEARTBEAT_MS) | BIT(RDMALOG_A_PEER_TIMEOUT_MS) |	\
+	 BIT(RDMALOG_A_SECRET))
 #define RDMALOG_NL_LOG_SET_ATTRS					\
 	(BIT(RDMALOG_A_CAPACITY) | BIT(RDMALOG_A_MAX_RECORD) |		\
 	 BIT(RDMALOG_A_DURABILITY) | BIT(RDMALOG_A_COMMIT_TIMEOUT_MS))
@@ -348,7 +353,9 @@ static int rdmalog_nl_put_node(struct sk_buff *skb,
 	    nla_put_u32(skb, RDMALOG_A_ROLE, cfg->role) ||
 	    nla_put_u64_64bit(skb, RDMALOG_A_EPOCH, epoch, RDMALOG_A_PAD) ||
 	    nla_put_u32(skb, RDMALOG_A_HEARTBEAT_MS, cfg->heartbeat_ms) ||
-	    nla_put_u32(skb, RDMALOG_A_PEER_TIMEOUT_MS, cfg->peer_timeout_ms))
+	    nla_put_u32(skb, RDMALOG_A_PEER_TIMEOUT_MS, cfg->peer_timeout_ms) ||
+	    nla_put_u32(skb, RDMALOG_A_AUTH, cfg->auth ?
+			RDMALOG_AUTH_HMAC_SHA256 : RDMALOG_AUTH_NONE))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -497,7 +504,12 @@ static int rdmalog_nl_node_set(struct sk_buff *skb, struct genl_info *info)
 		cfg.heartbeat_ms = nla_get_u32(a[RDMALOG_A_HEARTBEAT_MS]);
 	if (a[RDMALOG_A_PEER_TIMEOUT_MS])
 		cfg.peer_timeout_ms = nla_get_u32(a[RDMALOG_A_PEER_TIMEOUT_MS]);
-	return rdmalog_node_set_config(&cfg, info->extack);
+	/* The secret is used where it lies in the request, never copied. */
+	if (a[RDMALOG_A_SECRET])
+		return rdmalog_node_set_config(&cfg, nla_data(a[RDMALOG_A_SECRET]),
+					       nla_len(a[RDMALOG_A_SECRET]),
+					       info->extack);
+	return rdmalog_node_set_config(&cfg, NULL, -1, info->extack);
 }
 
 /*
@@ -714,7 +726,7 @@ static int rdmalog_nl_log_set(struct sk_buff *skb, struct genl_info *info)
 	if (a[RDMALOG_A_COMMIT_TIMEOUT_MS])
 		cfg.commit_timeout_ms =
 			nla_get_u32(a[RDMALOG_A_COMMIT_TIMEOUT_MS]);
-	return rdmalog_node_set_config(&cfg, info->extack);
+	return rdmalog_node_set_config(&cfg, NULL, -1, info->extack);
 }
 
 static int rdmalog_nl_up(struct sk_buff *skb, struct genl_info *info)
@@ -760,6 +772,8 @@ static int rdmalog_nl_put_status(struct sk_buff *skb,
 	    nla_put_u32(skb, RDMALOG_A_OPENERS, rdmalog_chardev_openers()) ||
 	    nla_put_u32(skb, RDMALOG_A_HEARTBEAT_MS, cfg->heartbeat_ms) ||
 	    nla_put_u32(skb, RDMALOG_A_PEER_TIMEOUT_MS, cfg->peer_timeout_ms) ||
+	    nla_put_u32(skb, RDMALOG_A_AUTH, cfg->auth ?
+			RDMALOG_AUTH_HMAC_SHA256 : RDMALOG_AUTH_NONE) ||
 	    nla_put_u8(skb, RDMALOG_A_DURABILITY_DEGRADED,
 		       st->up &&
 		       st->durability_effective != cfg->durability) ||

@@ -18,6 +18,7 @@
  * every change of durability, commit timeout and number of peers. The role
  * cannot change while up (leader change is not supported yet).
  */
+#include <crypto/algapi.h>
 #include <linux/errno.h>
 #include <linux/fs.h>
 #include <linux/kernel.h>
@@ -87,6 +88,10 @@ struct rdmalog_peer {
  * @dur_work: looks at the durability in force after replication said that
  *	a backup joined or left (it cannot take @config_mutex there: the
  *	node waits for connections to go with it held)
+ * @secret: the shared secret, @secret_len bytes (0: none). Write-only:
+ *	no reply carries it; the connections key their transform with it
+ *	when the log comes up. Wiped when replaced and at module exit
+ * @secret_len: its length
  */
 struct rdmalog_node {
 	struct mutex config_mutex; /* protects all below, see above */
@@ -100,6 +105,8 @@ struct rdmalog_node {
 	u32 dur_sent;
 	u32 dur_req_sent;
 	struct work_struct dur_work;
+	u8 secret[RDMALOG_MAX_SECRET];
+	u8 secret_len;
 };
 
 static void rdmalog_node_dur_work(struct work_struct *work);
@@ -318,6 +325,8 @@ void rdmalog_node_exit(void)
 		rdmalog_peer_free(peer);
 	}
 	rdmalog_node.npeers = 0;
+	memzero_explicit(rdmalog_node.secret, sizeof(rdmalog_node.secret));
+	rdmalog_node.secret_len = 0;
 	mutex_unlock(&rdmalog_node.config_mutex);
 	/* Queued by the endpoints' release; finds the node down. */
 	cancel_work_sync(&rdmalog_node.dur_work);
@@ -430,13 +439,28 @@ static int rdmalog_node_check_values(const struct rdmalog_node_config *cfg,
 	return 0;
 }
 
+/* Whether @secret (@len bytes; @len < 0: none given) changes ours. */
+static bool rdmalog_node_secret_changes(const u8 *secret, int len)
+{
+	if (len < 0)
+		return false;
+	return len != rdmalog_node.secret_len ||
+	       crypto_memneq(secret, rdmalog_node.secret, len);
+}
+
 /* What may not change while the log is up. */
 static int rdmalog_node_check_busy(const struct rdmalog_node_config *cfg,
 				   const struct rdmalog_node_config *cur,
+				   const u8 *secret, int secret_len,
 				   struct netlink_ext_ack *extack)
 {
 	if (!rdmalog_node.up)
 		return 0;
+	if (rdmalog_node_secret_changes(secret, secret_len)) {
+		NL_SET_ERR_MSG(extack,
+			       "cannot change the shared secret while the log is up; run 'rdmalogctl node down' first");
+		return -EBUSY;
+	}
 	if (cfg->node_id != cur->node_id) {
 		NL_SET_ERR_MSG(extack,
 			       "cannot change the node id while the log is up; run 'rdmalogctl node down' first");
@@ -499,7 +523,10 @@ static int rdmalog_node_check_peers(const struct rdmalog_node_config *cfg,
 /**
  * rdmalog_node_set_config() - replace the whole configuration
  * @cfg: the new configuration: the current one (rdmalog_node_get_config())
- *	with the settings to change overlaid
+ *	with the settings to change overlaid (@cfg->auth is ignored)
+ * @secret: the new shared secret, @secret_len bytes (0: none); with
+ *	@secret_len < 0 the secret stays as it is
+ * @secret_len: its length, at most %RDMALOG_MAX_SECRET, or -1
  * @extack: where to say why it failed; may be NULL
  *
  * Validates every setting and their combination, refuses to change the
@@ -511,6 +538,7 @@ static int rdmalog_node_check_peers(const struct rdmalog_node_config *cfg,
  * cannot change while up. Nothing changes on error.
  */
 int rdmalog_node_set_config(const struct rdmalog_node_config *cfg,
+			    const u8 *secret, int secret_len,
 			    struct netlink_ext_ack *extack)
 {
 	struct rdmalog_node_config *cur = &rdmalog_node.config;
@@ -525,12 +553,17 @@ int rdmalog_node_set_config(const struct rdmalog_node_config *cfg,
 
 	mutex_lock(&rdmalog_node.config_mutex);
 	/* "Not while up" first: no point in discussing the value then. */
-	err = rdmalog_node_check_busy(&new, cur, extack);
+	err = rdmalog_node_check_busy(&new, cur, secret, secret_len, extack);
 	if (err)
 		goto out_unlock;
 	err = rdmalog_node_check_values(&new, cur, extack);
 	if (err)
 		goto out_unlock;
+	if (secret_len > RDMALOG_MAX_SECRET) {
+		NL_SET_ERR_MSG(extack, "the shared secret is at most 64 bytes");
+		err = -EINVAL;
+		goto out_unlock;
+	}
 	err = rdmalog_node_check_peers(&new, cur, extack);
 	if (err)
 		goto out_unlock;
@@ -548,6 +581,14 @@ int rdmalog_node_set_config(const struct rdmalog_node_config *cfg,
 		      new.max_record != cur->max_record ||
 		      new.durability != cur->durability ||
 		      new.commit_timeout_ms != cur->commit_timeout_ms;
+	if (secret_len >= 0) {
+		memzero_explicit(rdmalog_node.secret,
+				 sizeof(rdmalog_node.secret));
+		memcpy(rdmalog_node.secret, secret, secret_len);
+		rdmalog_node.secret_len = secret_len;
+	}
+	new.auth = rdmalog_node.secret_len > 0;
+	node_changed |= new.auth != cur->auth;
 	*cur = new;
 	if (rdmalog_node.up) {
 		rdmalog_conn_set_timers(cur->heartbeat_ms, cur->peer_timeout_ms);
@@ -774,6 +815,8 @@ static int rdmalog_node_start_conns(struct rdmalog_log *log,
 			.max_record = cfg->max_record,
 			.epoch = rdmalog_node.epoch,
 		},
+		.secret = rdmalog_node.secret,
+		.secret_len = rdmalog_node.secret_len,
 		.role = cfg->role,
 		.heartbeat_ms = cfg->heartbeat_ms,
 		.peer_timeout_ms = cfg->peer_timeout_ms,

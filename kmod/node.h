@@ -48,6 +48,8 @@ struct rdmalog_addr {
  * @commit_timeout_ms: how long a writer waits for its durability
  * @heartbeat_ms: heartbeat interval to every peer
  * @peer_timeout_ms: silence after which a connected peer is declared dead
+ * @auth: a shared secret is set (&enum rdmalog_auth: HMAC_SHA256); the
+ *	secret itself never leaves node.c but towards the connections
  */
 struct rdmalog_node_config {
 	u32 node_id;
@@ -60,6 +62,7 @@ struct rdmalog_node_config {
 	u32 commit_timeout_ms;
 	u32 heartbeat_ms;
 	u32 peer_timeout_ms;
+	bool auth;
 };
 
 /**
@@ -133,6 +136,7 @@ void rdmalog_node_exit(void);
 /* Configuration; each validates, applies all or nothing, and says why. */
 void rdmalog_node_get_config(struct rdmalog_node_config *cfg);
 int rdmalog_node_set_config(const struct rdmalog_node_config *cfg,
+			    const u8 *secret, int secret_len,
 			    struct netlink_ext_ack *extack);
 int rdmalog_node_peer_add(const struct rdmalog_peer_info *peer,
 			  struct netlink_ext_ack *extack);

@@ -38,7 +38,7 @@
 #include <linux/types.h>
 
 /** RDMALOG_PROTO_VERSION - the protocol version this module speaks */
-#define RDMALOG_PROTO_VERSION		2
+#define RDMALOG_PROTO_VERSION		3
 
 /** RDMALOG_CM_MAGIC - "RLCM": first bytes of the handshake and rejections */
 #define RDMALOG_CM_MAGIC		0x4d434c52
@@ -55,10 +55,19 @@
  *	rejected, with %RDMALOG_REJ_KNOCK_OK when the handshake is valid, so
  *	the knocking side learns both that the peer is there and whether it
  *	would be refused.
+ * @RDMALOG_CM_F_AUTH: the sender has a shared secret: both HELLOs of the
+ *	connection carry a MAC (&rdmalog_msg_hello.mac). Both sides must
+ *	agree, or the request is refused with %RDMALOG_REJ_AUTH
  */
 enum rdmalog_cm_flags {
 	RDMALOG_CM_F_KNOCK		= 1 << 0,
+	RDMALOG_CM_F_AUTH		= 1 << 1,
 };
+
+/** RDMALOG_NONCE_SIZE - bytes of each side's nonce in the handshake */
+#define RDMALOG_NONCE_SIZE		16
+/** RDMALOG_MAC_SIZE - bytes of an HMAC-SHA256 */
+#define RDMALOG_MAC_SIZE		32
 
 /**
  * struct rdmalog_cm_hs - handshake in connect and accept private data
@@ -76,10 +85,14 @@ enum rdmalog_cm_flags {
  * @epoch: the sender's current epoch (informational in version 1)
  * @capacity: the sender's ring capacity in bytes; must be equal on both
  *	sides (replication writes one ring into the other)
+ * @nonce: random bytes, new for every connect and accept: what the
+ *	HELLO MACs of the connection are bound to (zero in a knock)
  *
- * The receiver checks the private data length (at least the size of this
- * structure: InfiniBand pads private data with zeros), @magic and
- * @version before it reads anything else.
+ * The receiver checks @magic and @version first (in the first 8 bytes),
+ * then the private data length (at least the size of this structure:
+ * InfiniBand pads private data with zeros), before it reads anything else.
+ * 56 bytes: all a connect request's private data holds on InfiniBand and
+ * RoCE behind the rdma_cm's own header.
  */
 struct rdmalog_cm_hs {
 	__le32 magic;
@@ -93,9 +106,10 @@ struct rdmalog_cm_hs {
 	__le64 cluster_id;
 	__le64 epoch;
 	__le64 capacity;
+	__u8 nonce[RDMALOG_NONCE_SIZE];
 };
 
-static_assert(sizeof(struct rdmalog_cm_hs) == 40);
+static_assert(sizeof(struct rdmalog_cm_hs) == 56);
 
 /**
  * enum rdmalog_cm_reason - &rdmalog_cm_rej.reason
@@ -121,6 +135,8 @@ static_assert(sizeof(struct rdmalog_cm_hs) == 40);
  * @RDMALOG_REJ_BAD_PARAMS: @recv_depth or @msg_size out of range
  * @RDMALOG_REJ_KNOCK_OK: not a refusal: answer to a valid knock; the
  *	rejecting side (the smaller node id) will connect
+ * @RDMALOG_REJ_AUTH: a shared secret is set on one side only; detail: 1
+ *	when the rejecting side has one, 0 when not
  * @__RDMALOG_REJ_MAX: number of reasons
  */
 enum rdmalog_cm_reason {
@@ -137,6 +153,7 @@ enum rdmalog_cm_reason {
 	RDMALOG_REJ_NO_RESOURCES,
 	RDMALOG_REJ_BAD_PARAMS,
 	RDMALOG_REJ_KNOCK_OK,
+	RDMALOG_REJ_AUTH,
 
 	__RDMALOG_REJ_MAX
 };
@@ -274,6 +291,12 @@ enum rdmalog_hello_flags {
  *	when its log came up) or follows (a backup: its primary's log id, or
  *	0 while it follows none and holds no record). The @hdr epoch is the
  *	sender's (a primary's: its log's, stamped into its records)
+ * @mac: with %RDMALOG_CM_F_AUTH: HMAC-SHA256, keyed with the shared
+ *	secret, of the 13 bytes "rdmalog-hello", one byte saying who sends
+ *	it (1: the side that connected, 2: the side that accepted), the
+ *	connecting side's handshake nonce, the accepting side's, and this
+ *	message from @node_id up to @mac; the receiver drops the connection
+ *	unless it is the MAC it computes. Zero without a secret
  */
 struct rdmalog_msg_hello {
 	struct rdmalog_msg_hdr hdr;
@@ -289,9 +312,10 @@ struct rdmalog_msg_hello {
 	__le64 next_lsn;
 	struct rdmalog_ring_desc ring;
 	__le64 log_id;
+	__u8 mac[RDMALOG_MAC_SIZE];
 };
 
-static_assert(sizeof(struct rdmalog_msg_hello) == 112);
+static_assert(sizeof(struct rdmalog_msg_hello) == 144);
 
 /**
  * struct rdmalog_msg_heartbeat - sent every heartbeat interval

@@ -69,7 +69,8 @@ static const char *rdmalog_ring_map_geometry(const struct rdmalog_rdev *rdev,
 	nr_pieces = DIV_ROUND_UP_ULL(mem->capacity, *piece);
 	*per_mr = rdev->max_fast_reg_pages / (*piece / *page_size);
 	*per_mr = min_t(unsigned long, *per_mr, RDMALOG_RING_SEG_MAX / *piece);
-	if (DIV_ROUND_UP(nr_pieces, *per_mr) > RDMALOG_RING_MAX_SEGS)
+	/* One segment spare: a read grant may describe one MR as two. */
+	if (DIV_ROUND_UP(nr_pieces, *per_mr) > RDMALOG_RING_MAX_SEGS - 1)
 		return "the ring needs more MRs than a RING describes: use a smaller ring";
 	return NULL;
 }
@@ -139,6 +140,8 @@ static const char *rdmalog_ring_map_reg(struct rdmalog_ring_map *map,
 	}
 	if (k != first + cnt)
 		return "the ring's DMA mapping does not cover it";
+	r->start = (u64)first * map->piece;
+	r->len = min_t(u64, (u64)cnt * map->piece, mem->capacity - r->start);
 	r->pages = map->page_size ? cnt * (map->piece / map->page_size) : 0;
 	return NULL;
 }
@@ -211,6 +214,7 @@ static struct rdmalog_ring_map *rdmalog_ring_map_create(struct rdmalog_rdev *rde
 	map->virt = ib_uses_virt_dma(rdev->ibdev);
 	map->page_size = page_size;
 	map->reg_why = reg_why;
+	map->reg_pieces = per_mr;
 	map->piece_dma = kvcalloc(map->nr_pieces, sizeof(u64), GFP_KERNEL);
 	if (!map->piece_dma) {
 		*why = "out of memory";
@@ -307,6 +311,27 @@ void rdmalog_ring_map_sync(const struct rdmalog_ring_map *map, u64 pos,
 		if (off == map->capacity)
 			off = 0;
 	}
+}
+
+unsigned int rdmalog_ring_map_fill_sg(const struct rdmalog_ring_map *map,
+				      u64 lo, u64 hi, struct scatterlist *sg)
+{
+	unsigned int n = 0;
+	u64 room, dma;
+
+	sg_init_table(sg, map->reg_pieces);
+	while (lo < hi) {
+		dma = rdmalog_ring_map_dma(map, lo, &room);
+		room = min(room, hi - lo);
+		/* Never mapped itself: only the DMA fields are read. */
+		sg[n].length = room;
+		sg_dma_address(&sg[n]) = dma;
+		sg_dma_len(&sg[n]) = room;
+		lo += room;
+		n++;
+	}
+	sg_mark_end(&sg[n - 1]);
+	return n;
 }
 
 void rdmalog_ring_map_exit(void)

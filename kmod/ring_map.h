@@ -25,11 +25,15 @@ struct rdmalog_rdev;
  * @sgt: its pieces, DMA-mapped (@nents entries)
  * @nents: mapped entries of @sgt (what ib_map_mr_sg() takes)
  * @pages: MR pages it needs (what ib_alloc_mr() takes)
+ * @start: the ring offset of its first byte
+ * @len: ring bytes it covers
  */
 struct rdmalog_ring_map_reg {
 	struct sg_table sgt;
 	int nents;
 	u32 pages;
+	u64 start;
+	u64 len;
 };
 
 /**
@@ -50,7 +54,10 @@ struct rdmalog_ring_map_reg {
  * @reg_why: NULL when the ring can be registered (@regs, for MRs of
  *	@page_size pages), else why not (static text); the mapping itself
  *	still serves as the source of replication WRITEs
- * @nr_regs: entries of @regs, in ring order
+ * @reg_pieces: the most pieces one registration covers (the entries
+ *	rdmalog_ring_map_fill_sg() may fill)
+ * @nr_regs: entries of @regs, in ring order, at most
+ *	%RDMALOG_RING_MAX_SEGS - 1 (a read grant may split one in two)
  * @regs: the registrations' scatterlists
  *
  * Everything but @node and @ref is written once at creation and
@@ -69,6 +76,7 @@ struct rdmalog_ring_map {
 	bool virt;
 	unsigned int page_size;
 	const char *reg_why;
+	unsigned int reg_pieces;
 	unsigned int nr_regs;
 	struct rdmalog_ring_map_reg regs[];
 };
@@ -101,6 +109,16 @@ u64 rdmalog_ring_map_dma(const struct rdmalog_ring_map *map, u64 off,
  */
 void rdmalog_ring_map_sync(const struct rdmalog_ring_map *map, u64 pos,
 			   u64 len, bool for_cpu);
+
+/*
+ * Describe ring offsets [@lo, @hi) (inside one registration, @lo < @hi) in
+ * @sg, an array of at least @map->reg_pieces entries, for ib_map_mr_sg():
+ * the DMA addresses and lengths of the pieces, byte-exact (the first may
+ * start inside a piece, the last end inside one). Any context.
+ * Return: the entries filled (@sg is terminated after them).
+ */
+unsigned int rdmalog_ring_map_fill_sg(const struct rdmalog_ring_map *map,
+				      u64 lo, u64 hi, struct scatterlist *sg);
 
 void rdmalog_ring_map_exit(void);
 

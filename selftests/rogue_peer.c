@@ -54,6 +54,23 @@
  * KIND "valid" is the control: a valid HEARTBEAT, and the connection must
  * still be there 3 s later. The JSON says "dropped" and "how".
  *
+ * With --grant-probe it only asks for the grant: it connects as the
+ * primary and reports whether the backup refused the connection request
+ * ("rejected": the reason), dropped the connection after our HELLO
+ * ("dropped") or granted its ring ("ring"). The tests run it without a
+ * secret, with the wrong one and with the right one (--secret FILE: the
+ * handshake carries our nonce and the AUTH flag, our HELLO its MAC,
+ * computed here with our own SHA-256, not the kernel's), and as a second
+ * primary while the real one holds the ring. Exit 0 when the protocol ran;
+ * the JSON says what happened.
+ *
+ * With --listen --catchup-probe it plays a pristine backup towards the
+ * primary (which connects to it): after the HELLOs it sends a RING of its
+ * own (an empty log), waits for the CATCHUP the primary must answer with,
+ * and READs the primary's ring: 16 bytes at the start of the range (must
+ * work) and 16 bytes at its end, outside the range (must fail at the
+ * primary's NIC: the grant covers [start, target) only).
+ *
  * Output: TAP on stdout, then one line of JSON with every probe's result.
  * Exit status 0 when every probe behaved as required, 1 when one did not,
  * 2 when the protocol could not be run at all (no connection, no RING).
@@ -80,6 +97,7 @@
 
 #include "../kmod/proto.h"
 #include "../uapi/rdmalog.h"
+#include "../uapi/rdmalog_genl.h"
 
 #define RECV_DEPTH	32
 #define PROBE_BYTES	16
@@ -112,6 +130,11 @@ struct opts {
 	/* --fwd-len: as a backup, FWDs of this many bytes, --fwd-count */
 	uint32_t fwd_len;
 	unsigned int fwd_count;
+	/* --secret FILE: the shared secret we claim to have */
+	uint8_t secret[RDMALOG_MAX_SECRET];
+	size_t secret_len;
+	bool grant_probe;
+	bool catchup_probe;
 };
 
 /* One connection to (or from) the backup. */
@@ -148,6 +171,13 @@ struct session {
 	uint8_t *cu_mem;
 	struct ibv_mr *cu_mr;
 	uint64_t cu_len;
+	/* the handshake nonces: [0] the connecting side's, [1] the other's */
+	uint8_t nonce[2][RDMALOG_NONCE_SIZE];
+	/* --catchup-probe: the primary's CATCHUP, and our ring for the RING */
+	bool catchup;
+	struct rdmalog_msg_catchup peer_cu;
+	uint8_t *ring_mem;
+	struct ibv_mr *ring_mr;
 };
 
 #define SEND_OFF	(RECV_DEPTH * RDMALOG_MSG_SIZE)
@@ -209,13 +239,150 @@ static long long now_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
+/* ------------------------------------------------------------------ */
+/* SHA-256 (FIPS 180-4) and HMAC (RFC 2104), for the HELLO's MAC */
+
+struct sha256 {
+	uint32_t h[8];
+	uint8_t buf[64];
+	uint64_t len;
+};
+
+static const uint32_t sha256_k[64] = {
+	0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1,
+	0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3,
+	0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786,
+	0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+	0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147,
+	0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13,
+	0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
+	0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+	0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a,
+	0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208,
+	0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+};
+
+#define ROR32(x, n)	(((x) >> (n)) | ((x) << (32 - (n))))
+
+static void sha256_block(struct sha256 *c, const uint8_t *p)
+{
+	uint32_t w[64], v[8], t1, t2;
+	int i;
+
+	for (i = 0; i < 16; i++)
+		w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
+		       (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
+	for (i = 16; i < 64; i++)
+		w[i] = w[i - 16] + w[i - 7] +
+		       (ROR32(w[i - 15], 7) ^ ROR32(w[i - 15], 18) ^
+			(w[i - 15] >> 3)) +
+		       (ROR32(w[i - 2], 17) ^ ROR32(w[i - 2], 19) ^
+			(w[i - 2] >> 10));
+	memcpy(v, c->h, sizeof(v));
+	for (i = 0; i < 64; i++) {
+		t1 = v[7] + (ROR32(v[4], 6) ^ ROR32(v[4], 11) ^ ROR32(v[4], 25)) +
+		     ((v[4] & v[5]) ^ (~v[4] & v[6])) + sha256_k[i] + w[i];
+		t2 = (ROR32(v[0], 2) ^ ROR32(v[0], 13) ^ ROR32(v[0], 22)) +
+		     ((v[0] & v[1]) ^ (v[0] & v[2]) ^ (v[1] & v[2]));
+		memmove(v + 1, v, 7 * sizeof(v[0]));
+		v[4] += t1;
+		v[0] = t1 + t2;
+	}
+	for (i = 0; i < 8; i++)
+		c->h[i] += v[i];
+}
+
+static void sha256_init(struct sha256 *c)
+{
+	static const uint32_t iv[8] = {
+		0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+		0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
+	};
+
+	memcpy(c->h, iv, sizeof(iv));
+	c->len = 0;
+}
+
+static void sha256_update(struct sha256 *c, const void *data, size_t n)
+{
+	const uint8_t *p = data;
+
+	while (n--) {
+		c->buf[c->len++ % 64] = *p++;
+		if (c->len % 64 == 0)
+			sha256_block(c, c->buf);
+	}
+}
+
+static void sha256_final(struct sha256 *c, uint8_t out[32])
+{
+	uint64_t bits = c->len * 8;
+	uint8_t one = 0x80, zero = 0, be[8];
+	int i;
+
+	sha256_update(c, &one, 1);
+	while (c->len % 64 != 56)
+		sha256_update(c, &zero, 1);
+	for (i = 0; i < 8; i++)
+		be[i] = bits >> (56 - 8 * i);
+	sha256_update(c, be, 8);
+	for (i = 0; i < 32; i++)
+		out[i] = c->h[i / 4] >> (24 - 8 * (i % 4));
+}
+
+/* HMAC-SHA256 of the @n pieces @part[i] of @len[i] bytes. */
+static void hmac_sha256(const uint8_t *key, size_t key_len,
+			const void *const *part, const size_t *len, int n,
+			uint8_t out[32])
+{
+	uint8_t k[64] = { 0 }, pad[64], inner[32];
+	struct sha256 c;
+	int i;
+
+	if (key_len > 64) {
+		sha256_init(&c);
+		sha256_update(&c, key, key_len);
+		sha256_final(&c, k);
+	} else {
+		memcpy(k, key, key_len);
+	}
+	for (i = 0; i < 64; i++)
+		pad[i] = k[i] ^ 0x36;
+	sha256_init(&c);
+	sha256_update(&c, pad, 64);
+	for (i = 0; i < n; i++)
+		sha256_update(&c, part[i], len[i]);
+	sha256_final(&c, inner);
+	for (i = 0; i < 64; i++)
+		pad[i] = k[i] ^ 0x5c;
+	sha256_init(&c);
+	sha256_update(&c, pad, 64);
+	sha256_update(&c, inner, 32);
+	sha256_final(&c, out);
+}
+
+/* The MAC of HELLO @m as side @side (1 connecting, 2 accepting) sends it. */
+static void hello_mac(const struct opts *o, const struct session *s,
+		      uint8_t side, struct rdmalog_msg_hello *m)
+{
+	static const char label[] = "rdmalog-hello";
+	const void *part[5] = { label, &side, s->nonce[0], s->nonce[1],
+				&m->node_id };
+	const size_t len[5] = { sizeof(label) - 1, 1, RDMALOG_NONCE_SIZE,
+				RDMALOG_NONCE_SIZE,
+				offsetof(struct rdmalog_msg_hello, mac) -
+				offsetof(struct rdmalog_msg_hello, node_id) };
+
+	hmac_sha256(o->secret, o->secret_len, part, len, 5, m->mac);
+}
+
 static const char *rej_reason(unsigned int r)
 {
 	static const char * const names[] = {
 		"none", "bad handshake", "version", "cluster id",
 		"unknown peer", "address mismatch", "node id", "capacity",
 		"direction", "not ready", "no resources", "bad params",
-		"knock ok",
+		"knock ok", "auth",
 	};
 
 	return r < sizeof(names) / sizeof(names[0]) ? names[r] : "unknown";
@@ -265,10 +432,13 @@ again:
 		struct rdmalog_cm_rej rej;
 
 		memcpy(&rej, ev->param.conn.private_data, sizeof(rej));
-		if (le32toh(rej.magic) == RDMALOG_CM_MAGIC)
+		if (le32toh(rej.magic) == RDMALOG_CM_MAGIC) {
 			diag("rejected by node %u: %s (detail %" PRIu64 ")",
 			     le16toh(rej.node_id), rej_reason(rej.reason),
 			     (uint64_t)le64toh(rej.detail));
+			json_add(",\"rejected\":\"%s\"",
+				 rej_reason(rej.reason));
+		}
 	}
 	status = ev->status;
 	rdma_ack_cm_event(ev);
@@ -338,9 +508,18 @@ static int session_setup_qp(struct session *s)
 	return 0;
 }
 
-static void hs_fill(const struct opts *o, struct rdmalog_cm_hs *hs)
+/* Our handshake, with our nonce @nonce (made here). */
+static void hs_fill(const struct opts *o, struct rdmalog_cm_hs *hs,
+		    uint8_t *nonce)
 {
+	size_t i;
+
+	for (i = 0; i < RDMALOG_NONCE_SIZE; i++)
+		nonce[i] = random();
 	memset(hs, 0, sizeof(*hs));
+	if (o->secret_len)
+		hs->flags = RDMALOG_CM_F_AUTH;
+	memcpy(hs->nonce, nonce, RDMALOG_NONCE_SIZE);
 	hs->magic = htole32(RDMALOG_CM_MAGIC);
 	hs->version = RDMALOG_PROTO_VERSION;
 	hs->recv_depth = htole16(RECV_DEPTH);
@@ -415,7 +594,7 @@ static int session_connect(const struct opts *o, struct session *s)
 		return -1;
 	if (session_setup_qp(s))
 		return -1;
-	hs_fill(o, &hs);
+	hs_fill(o, &hs, s->nonce[0]);
 	conn_param_fill(&param, &hs);
 	if (rdma_connect(s->id, &param)) {
 		diag("rdma_connect: %s", strerror(errno));
@@ -424,6 +603,7 @@ static int session_connect(const struct opts *o, struct session *s)
 	if (cm_wait(s, RDMA_CM_EVENT_ESTABLISHED, NULL, &peer, sizeof(peer)))
 		return -1;
 	s->connected = true;
+	memcpy(s->nonce[1], peer.nonce, RDMALOG_NONCE_SIZE);
 	return hs_check(o, s, &peer);
 }
 
@@ -487,7 +667,8 @@ static int session_accept(const struct opts *o, struct session *s)
 		return -1;
 	if (session_setup_qp(s))
 		return -1;
-	hs_fill(o, &hs);
+	memcpy(s->nonce[0], peer.nonce, RDMALOG_NONCE_SIZE);
+	hs_fill(o, &hs, s->nonce[1]);
 	conn_param_fill(&param, &hs);
 	if (rdma_accept(s->id, &param)) {
 		diag("rdma_accept: %s", strerror(errno));
@@ -540,6 +721,13 @@ static int handle_msg(struct session *s, const uint8_t *buf, uint32_t len)
 			return -1;
 		}
 		s->ring = true;
+		break;
+	case RDMALOG_MSG_CATCHUP:
+		if (len < RDMALOG_MSG_CATCHUP_LEN(1) ||
+		    len > sizeof(s->peer_cu))
+			return -1;
+		memcpy(&s->peer_cu, buf, len);
+		s->catchup = true;
 		break;
 	case RDMALOG_MSG_FWD_DONE: {
 		struct rdmalog_msg_fwd_done d;
@@ -711,7 +899,8 @@ static int hold(struct session *s, unsigned int ms)
  * HELLO as a primary, with the backup's own positions (so that it trims
  * nothing), after the backup's HELLO; then wait for the RING.
  */
-static int session_hello(const struct opts *o, struct session *s, bool primary)
+static int session_hello_send(const struct opts *o, struct session *s,
+			      bool primary)
 {
 	struct rdmalog_msg_hello m = {};
 
@@ -746,7 +935,14 @@ static int session_hello(const struct opts *o, struct session *s, bool primary)
 		m.log_id ^= htole64(0x5a5a5a5a5a5a5a5aULL);
 		m.first_lsn = s->peer_hello.commit_lsn;
 	}
-	if (send_msg(s, &m, sizeof(m), RDMALOG_MSG_HELLO))
+	if (o->secret_len)
+		hello_mac(o, s, o->listen ? 2 : 1, &m);
+	return send_msg(s, &m, sizeof(m), RDMALOG_MSG_HELLO);
+}
+
+static int session_hello(const struct opts *o, struct session *s, bool primary)
+{
+	if (session_hello_send(o, s, primary))
 		return -1;
 	if (!primary)
 		return 0;
@@ -801,6 +997,9 @@ static void session_close(struct session *s)
 	if (s->cu_mr)
 		ibv_dereg_mr(s->cu_mr);
 	free(s->cu_mem);
+	if (s->ring_mr)
+		ibv_dereg_mr(s->ring_mr);
+	free(s->ring_mem);
 	if (s->cq)
 		ibv_destroy_cq(s->cq);
 	if (s->pd)
@@ -1036,6 +1235,144 @@ static int run_fwd(const struct opts *o)
 	json_add("}");
 	session_close(&s);
 	return failures ? 1 : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* --grant-probe: does the backup grant its ring to us? */
+
+static bool wait_dropped(struct session *s, int ms, bool keep_alive,
+			 char *how, size_t how_len);
+
+static int run_grant_probe(const struct opts *o)
+{
+	const char *outcome = "nothing within 15 s";
+	struct session s;
+	long long end;
+	char how[64];
+
+	if (session_open(o, &s)) {
+		outcome = "no connection";
+		goto out;
+	}
+	if (session_hello_send(o, &s, true)) {
+		outcome = "cannot send HELLO";
+		goto out;
+	}
+	/* Its HELLO may come before or after ours: it is not what we wait for. */
+	end = now_ms() + STEP_MS;
+	while (now_ms() < end) {
+		if (wait_dropped(&s, 200, true, how, sizeof(how))) {
+			diag("dropped: %s", how);
+			outcome = "dropped";
+			break;
+		}
+		if (s.ring) {
+			outcome = "ring";
+			break;
+		}
+	}
+out:
+	tap(true, "grant probe as node %u (%s): %s", o->node,
+	    o->secret_len ? "with a secret" : "without a secret", outcome);
+	json_add(",\"outcome\":\"%s\"", outcome);
+	session_close(&s);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* --catchup-probe: READs inside and outside a catch-up grant */
+
+static bool have_catchup(struct session *s)
+{
+	return s->catchup;
+}
+
+/* The primary's address and key for ring offset @off, for @len bytes. */
+static int cu_addr(const struct session *s, uint64_t off, uint32_t len,
+		   uint64_t *addr, uint32_t *rkey)
+{
+	uint32_t i, n = le32toh(s->peer_cu.nr_segs);
+	uint64_t start = 0;
+
+	for (i = 0; i < n && i < RDMALOG_RING_MAX_SEGS; i++) {
+		uint64_t l = le32toh(s->peer_cu.seg[i].length);
+
+		if (off >= start && off + len <= start + l) {
+			*addr = le64toh(s->peer_cu.seg[i].addr) + off - start;
+			*rkey = le32toh(s->peer_cu.seg[i].rkey);
+			return 0;
+		}
+		start += l;
+	}
+	return -1;
+}
+
+static int run_catchup_probe(const struct opts *o)
+{
+	struct rdmalog_msg_ring m = {};
+	uint64_t start, target, addr;
+	struct session s;
+	uint32_t rkey;
+	int ret = 0;
+
+	if (session_open(o, &s) || session_hello(o, &s, false)) {
+		tap(false, "catch-up probe: the primary connected to node %u",
+		    o->node);
+		session_close(&s);
+		return 2;
+	}
+	/* An empty log, so that the primary must have us pull. */
+	s.ring_mem = aligned_alloc(4096, o->capacity);
+	if (!s.ring_mem || o->capacity > (1ULL << 31)) {
+		session_close(&s);
+		return 2;
+	}
+	memset(s.ring_mem, 0, o->capacity);
+	s.ring_mr = ibv_reg_mr(s.pd, s.ring_mem, o->capacity,
+			       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	if (!s.ring_mr) {
+		diag("ibv_reg_mr: %s", strerror(errno));
+		session_close(&s);
+		return 2;
+	}
+	m.next_lsn = htole64(1);
+	m.commit_lsn = htole64(1);
+	m.nr_segs = htole32(1);
+	m.seg[0].addr = htole64((uintptr_t)s.ring_mem);
+	m.seg[0].length = htole32(o->capacity);
+	m.seg[0].rkey = htole32(s.ring_mr->rkey);
+	if (send_msg(&s, &m, RDMALOG_MSG_RING_LEN(1), RDMALOG_MSG_RING) ||
+	    progress(&s, have_catchup, STEP_MS)) {
+		tap(false, "catch-up probe: a CATCHUP for our empty ring");
+		session_close(&s);
+		return 2;
+	}
+	start = le64toh(s.peer_cu.start_pos);
+	target = le64toh(s.peer_cu.target_pos);
+	tap(true, "catch-up probe: CATCHUP of [%" PRIu64 ", %" PRIu64
+	    ") in %u segments", start, target, le32toh(s.peer_cu.nr_segs));
+	json_add(",\"cu_start\":%" PRIu64 ",\"cu_target\":%" PRIu64, start,
+		 target);
+	if (target - start < PROBE_BYTES ||
+	    target % o->capacity + PROBE_BYTES > o->capacity ||
+	    cu_addr(&s, start % o->capacity, PROBE_BYTES, &addr, &rkey)) {
+		tap(false, "catch-up probe: room for the probes");
+		session_close(&s);
+		return 2;
+	}
+	if (expect(&s, "cu_inside", "READ at the start of the catch-up range",
+		   IBV_WR_RDMA_READ, addr, rkey, true))
+		ret = 1;
+	if (cu_addr(&s, target % o->capacity, PROBE_BYTES, &addr, &rkey)) {
+		tap(false, "catch-up probe: an address past the range");
+		ret = 1;
+	} else if (expect(&s, "cu_past_target",
+			  "READ just past the end of the catch-up range",
+			  IBV_WR_RDMA_READ, addr, rkey, false)) {
+		ret = 1;
+	}
+	session_close(&s);
+	return ret;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1947,8 +2284,37 @@ static void usage(const char *argv0)
 		"       %s --listen -a OUR_ADDR -n NODE -d DST -c CLUSTER -C CAPACITY\n"
 		"          --fwd-len LEN [--fwd-count N]\n"
 		"       %s -a ADDR [-p PORT] [-n NODE] [-d DST] -c CLUSTER -C CAPACITY\n"
-		"          --garbage KIND\n", argv0, argv0, argv0, argv0);
+		"          --garbage KIND\n"
+		"       %s -a ADDR [-p PORT] [-n NODE] [-d DST] -c CLUSTER -C CAPACITY\n"
+		"          --grant-probe [--secret FILE]\n"
+		"       %s --listen -a OUR_ADDR -n NODE -d DST -c CLUSTER -C CAPACITY\n"
+		"          --catchup-probe [--secret FILE]\n",
+		argv0, argv0, argv0, argv0, argv0, argv0);
 	exit(2);
+}
+
+/* --secret FILE: its bytes, without one trailing newline (as rdmalogctl). */
+static void read_secret(const char *file, struct opts *o)
+{
+	FILE *f = fopen(file, "r");
+	uint8_t buf[RDMALOG_MAX_SECRET + 2];
+	size_t n;
+
+	if (!f) {
+		fprintf(stderr, "%s: %s\n", file, strerror(errno));
+		exit(2);
+	}
+	n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	if (n && buf[n - 1] == '\n')
+		n--;
+	if (!n || n > RDMALOG_MAX_SECRET) {
+		fprintf(stderr, "%s: a secret is 1..%d bytes\n", file,
+			RDMALOG_MAX_SECRET);
+		exit(2);
+	}
+	memcpy(o->secret, buf, n);
+	o->secret_len = n;
 }
 
 static void parse(int argc, char **argv, struct opts *o)
@@ -1970,6 +2336,9 @@ static void parse(int argc, char **argv, struct opts *o)
 		{ "garbage", required_argument, NULL, 'g' },
 		{ "fwd-len", required_argument, NULL, 'F' },
 		{ "fwd-count", required_argument, NULL, 'N' },
+		{ "secret", required_argument, NULL, 'K' },
+		{ "grant-probe", no_argument, NULL, 'G' },
+		{ "catchup-probe", no_argument, NULL, 'U' },
 		{}
 	};
 	int c;
@@ -1999,11 +2368,16 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'g': o->garbage = optarg; break;
 		case 'F': o->fwd_len = strtoul(optarg, NULL, 0); break;
 		case 'N': o->fwd_count = strtoul(optarg, NULL, 0); break;
+		case 'K': read_secret(optarg, o); break;
+		case 'G': o->grant_probe = true; break;
+		case 'U': o->catchup_probe = true; break;
 		default: usage(argv[0]);
 		}
 	}
 	if (!o->addr || !o->cluster || !o->capacity || !o->node || !o->dst ||
-	    o->listen != (o->cross || o->fwd_len) || (o->cross && o->fwd_len))
+	    o->listen != (o->cross || o->fwd_len || o->catchup_probe) ||
+	    (o->cross + !!o->fwd_len + o->catchup_probe > 1) ||
+	    (o->grant_probe && o->listen))
 		usage(argv[0]);
 	if (o->fwd_len && !o->fwd_count)
 		o->fwd_count = 1;
@@ -2021,8 +2395,14 @@ int main(int argc, char **argv)
 	parse(argc, argv, &o);
 	printf("TAP version 13\n");
 	json_add("{\"node\":%u,\"dst\":%u", o.node, o.dst);
+	srandom(now_ms() ^ getpid());
+	if (o.grant_probe) {
+		ret = run_grant_probe(&o);
+		goto out;
+	}
 	if (o.listen) {
-		ret = o.fwd_len ? run_fwd(&o) : run_cross(&o);
+		ret = o.catchup_probe ? run_catchup_probe(&o) :
+		      o.fwd_len ? run_fwd(&o) : run_cross(&o);
 		goto out;
 	}
 	if (o.garbage) {

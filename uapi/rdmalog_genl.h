@@ -168,6 +168,11 @@ enum rdmalog_cmd {
  *	it follows one)
  * @RDMALOG_A_LOG_EPOCH: u64, while up: the epoch of the log's records (a
  *	backup's: its primary's, 0 until it follows one)
+ * @RDMALOG_A_SECRET: binary, 1 .. %RDMALOG_MAX_SECRET bytes, NODE_SET only
+ *	(write-only: never sent back): the cluster's shared secret; every
+ *	peer must prove it knows it (Documentation/protocol.rst,
+ *	"Authentication"). Empty: no secret. Cannot change while up
+ * @RDMALOG_A_AUTH: u32, &enum rdmalog_auth: how peers are authenticated
  * @__RDMALOG_A_MAX: number of attributes
  */
 enum rdmalog_attr {
@@ -203,8 +208,26 @@ enum rdmalog_attr {
 	RDMALOG_A_BACKUPS_NEEDED,
 	RDMALOG_A_LOG_ID,
 	RDMALOG_A_LOG_EPOCH,
+	RDMALOG_A_SECRET,
+	RDMALOG_A_AUTH,
 
 	__RDMALOG_A_MAX
+};
+
+/** RDMALOG_MAX_SECRET - longest shared secret, bytes */
+#define RDMALOG_MAX_SECRET	64
+
+/**
+ * enum rdmalog_auth - %RDMALOG_A_AUTH
+ * @RDMALOG_AUTH_NONE: no secret: peers are accepted on cluster id, node id
+ *	and source address alone ("unauthenticated")
+ * @RDMALOG_AUTH_HMAC_SHA256: a secret is set: every connection proves it
+ *	in both directions (HMAC-SHA256 over the HELLO and both sides'
+ *	nonces), and a peer without it is refused
+ */
+enum rdmalog_auth {
+	RDMALOG_AUTH_NONE,
+	RDMALOG_AUTH_HMAC_SHA256,
 };
 
 #define RDMALOG_A_MAX (__RDMALOG_A_MAX - 1)
@@ -357,6 +380,10 @@ enum rdmalog_peer_sync {
  * @RDMALOG_REFUSAL_DIRECTION: the node with the larger id tried to
  *	connect (only the smaller one connects)
  * @RDMALOG_REFUSAL_BAD_PARAMS: connection parameters out of range
+ * @RDMALOG_REFUSAL_AUTH: authentication failed: a shared secret is set on
+ *	one side only, or the peer's HELLO does not prove ours
+ * @RDMALOG_REFUSAL_SECOND_PRIMARY: the peer says it is primary, and this
+ *	backup's ring is already granted to another primary
  */
 enum rdmalog_refusal {
 	RDMALOG_REFUSAL_OTHER,
@@ -369,6 +396,8 @@ enum rdmalog_refusal {
 	RDMALOG_REFUSAL_CAPACITY,
 	RDMALOG_REFUSAL_DIRECTION,
 	RDMALOG_REFUSAL_BAD_PARAMS,
+	RDMALOG_REFUSAL_AUTH,
+	RDMALOG_REFUSAL_SECOND_PRIMARY,
 };
 
 /**

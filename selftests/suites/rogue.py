@@ -79,12 +79,22 @@ def rogue_result(out):
     return json.loads(lines[-1])
 
 
-def fresh(c, text):
-    """A new log on every node, with the cluster file text; node 1
-    connected to both."""
+SECRET = "/etc/rdmalog.secret"
+
+
+def fresh(c, text, secret=None):
+    """A new log on every node, with the cluster file text and the shared
+    secret (None: none); node 1 connected to both."""
     for nd in c:
         nd.run("rdmalogctl node down 2>/dev/null; true", timeout=120)
     for nd in c:
+        if secret is None:
+            nd.run("rdmalogctl node set secret none", timeout=120,
+                   check=True)
+        else:
+            nd.put(secret + "\n", SECRET)
+            nd.run(f"rdmalogctl node set secret-file {SECRET}",
+                   timeout=120, check=True)
         nd.put(text, CONF)
         nd.run(f"rdmalogctl apply {CONF}", timeout=120, check=True)
     wait_connected(c, 1)
@@ -443,4 +453,146 @@ def oversized_forward_is_refused_before_allocation(c):
     c[3].run(f"rdmalogctl apply {CONF}", timeout=120, check=True)
     wait_connected(c, 1)
     lsn = append(c[1], ["after-rogue-fwd"])[0]
+    wait_commit(c, lsn + 1)
+
+
+def grant_probe(nd, node, dst, extra=""):
+    r = nd.run(f"{ROGUE} -a 198.18.0.{dst} -n {node} -d {dst} "
+               f"-c {CLUSTER} -C {CAPACITY} --grant-probe {extra}",
+               timeout=180)
+    print(r.out)
+    assert r.rc == 0, r.out
+    return rogue_result(r.out)
+
+
+@test
+def peers_prove_the_shared_secret(c):
+    """Issue 10 section 6: with a shared secret set, a node that does not
+    prove it is refused before it is granted anything. Node 2 waits for
+    its primary; a rogue node 1 asks it for its ring without a secret
+    (refused at the handshake), with the wrong one (its HELLO's MAC fails:
+    dropped, peer "refused: auth") and with the right one (granted: the
+    MAC as protocol.rst defines it, computed by the rogue's own SHA-256).
+    Node 2's log is untouched; the secret is never shown and cannot change
+    while up; the real cluster replicates with it."""
+    secret = "rogue-suite-secret-0123456789"
+    text = cluster_file()
+    fresh(c, text, secret=secret)
+    for nd in c:
+        out = nd.run("rdmalogctl -j status; rdmalogctl node show; "
+                     "rdmalogctl status", timeout=120, check=True).out
+        assert secret not in out, out
+        assert status(nd)["node"]["auth"] == "hmac-sha256", out
+        assert "auth            hmac-sha256" in out, out
+    r = c[2].run(f"echo other-secret > /tmp/other; "
+                 f"rdmalogctl node set secret-file /tmp/other", timeout=120)
+    assert r.rc != 0 and "cannot change the shared secret while the log " \
+        "is up" in r.out, (r.rc, r.out)
+    r = c[2].run(f"rdmalogctl node set secret {secret}", timeout=120)
+    assert r.rc != 0 and "secret-file" in r.out, r.out
+
+    lsns = append(c[1], ["authenticated-1", "authenticated-2"])
+    wait_commit(c, lsns[-1] + 1)
+    base = records(c[2])
+    log2 = status(c[2])["log"]
+    c[1].run("rdmalogctl peer del id 2", timeout=120, check=True)
+    wait_for(lambda: peer(c[2], 1)["state"] != "connected",
+             timeout=WAIT, interval=1, what="node 2 lost node 1")
+    c[1].put("not-" + secret + "\n", "/tmp/wrong")
+
+    res = grant_probe(c[1], 1, 2)
+    assert res["outcome"] == "no connection" and \
+        res.get("rejected") == "auth", res
+    p = peer(c[2], 1)
+    assert p["state"] == "refused" and p.get("refusal") == "auth", p
+    print(f"no secret: node 2's peer 1: {p['msg']}")
+
+    res = grant_probe(c[1], 1, 2, f"--secret /tmp/wrong")
+    assert res["outcome"] == "dropped", res
+    p = wait_for(lambda: (lambda p: p["state"] == "refused" and
+                          "does not prove our shared secret" in p["msg"]
+                          and p)(peer(c[2], 1)),
+                 timeout=WAIT, interval=1, what="node 2 refused the MAC")
+    assert p.get("refusal") == "auth", p
+    print(f"wrong secret: node 2's peer 1: {p['msg']}")
+    assert records(c[2]) == base, records(c[2])
+
+    res = grant_probe(c[1], 1, 2, f"--secret {SECRET}")
+    assert res["outcome"] == "ring", res
+    for k in ("first_lsn", "commit_lsn", "next_lsn"):
+        assert status(c[2])["log"][k] == log2[k], (k, log2)
+    assert records(c[2]) == base, records(c[2])
+
+    # the real node 1 takes node 2 back, authenticated
+    c[1].run(f"rdmalogctl apply {CONF}", timeout=120, check=True)
+    wait_connected(c, 1)
+    lsn = append(c[1], ["authenticated-3"])[0]
+    wait_commit(c, lsn + 1)
+    wait_for(lambda: records(c[2]) == records(c[1]), timeout=WAIT,
+             interval=1, what="node 2 holds the new record")
+    d = c[2].run("dmesg", timeout=60, check=True).out
+    assert not re.search(r"Oops|WARNING:|BUG:|general protection", d), d
+    fresh(c, text)
+    assert status(c[1])["node"]["auth"] == "none", status(c[1])
+
+
+@test
+def a_backup_serves_one_primary(c):
+    """Issue 10 section 6: node 3 is a backup of node 1. A rogue node 2
+    (node 2's real node down; 2 < 3 connects) says it is primary too:
+    node 3 refuses it (peer 2 "refused: second_primary") and never grants
+    it its ring, and keeps taking node 1's records. Before the fix, it
+    granted its ring to both."""
+    text = cluster_file()
+    fresh(c, text)
+    wait_connected(c, 3, nodes=(1,))
+    lsns = append(c[1], ["one-primary-1"])
+    wait_commit(c, lsns[-1] + 1)
+    c[2].run("rdmalogctl node down", timeout=120, check=True)
+    base = records(c[3])
+
+    res = grant_probe(c[2], 2, 3)
+    assert res["outcome"] == "dropped", res
+    p = wait_for(lambda: (lambda p: p["state"] == "refused" and p)(
+        peer(c[3], 2)), timeout=WAIT, interval=1,
+        what="node 3 refused the second primary")
+    print(f"node 3's peer 2: {p['msg']}")
+    assert p.get("refusal") == "second_primary", p
+    assert "node 1 is our primary" in p["msg"], p
+    assert peer(c[3], 1)["state"] == "connected", status(c[3])
+    assert records(c[3]) == base, records(c[3])
+    lsn = append(c[1], ["one-primary-2"])[0]
+    wait_commit(c, lsn + 1, nodes=(1, 3))
+    wait_for(lambda: records(c[3]) == records(c[1]), timeout=WAIT,
+             interval=1, what="node 3 holds node 1's new record")
+    fresh(c, text)
+
+
+@test
+def catchup_grant_covers_only_the_range(c):
+    """Issue 10 section 6, review-kernel.md #9: a rogue node 3 (node 3
+    down; node 1 connects to it) joins as an empty backup; node 1 must
+    grant it REMOTE_READ on [start, target) of its ring only: a READ at
+    the start of the range works, one just past its end fails at node 1's
+    NIC. Before the fix the whole ring was readable. Node 1 keeps its log
+    and replicates to node 2 afterwards."""
+    text = cluster_file()
+    fresh(c, text)
+    lsns = append(c[1], [f"range-{i:03d}" for i in range(40)])
+    wait_commit(c, lsns[-1] + 1)
+    base = records(c[1])
+    c[3].run("rdmalogctl node down", timeout=120, check=True)
+    r = c[3].run(f"{ROGUE} --listen -a 198.18.0.3 -n 3 -d 1 -c {CLUSTER} "
+                 f"-C {CAPACITY} --catchup-probe", timeout=180)
+    print(r.out)
+    res = rogue_result(r.out)
+    assert res.get("cu_inside") == "IBV_WC_SUCCESS", res
+    assert res.get("cu_past_target", "").startswith("IBV_WC_REM_"), res
+    assert r.rc == 0, r.out
+    assert records(c[1]) == base
+    lsn = append(c[1], ["after-range"])[0]
+    wait_commit(c, lsn + 1, nodes=(1, 2))
+    c[3].put(text, CONF)
+    c[3].run(f"rdmalogctl apply {CONF}", timeout=120, check=True)
+    wait_connected(c, 1)
     wait_commit(c, lsn + 1)

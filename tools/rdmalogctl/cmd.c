@@ -73,6 +73,7 @@ void usage_node(FILE *f)
 		"       " PROG " node set [ id ID ] [ cluster CLUSTER_ID ] [ address ADDR ]\n"
 		"                          [ port PORT ] [ role { primary | backup } ]\n"
 		"                          [ heartbeat MS ] [ peer-timeout MS ]\n"
+		"                          [ secret-file FILE | secret none ]\n"
 		"       " PROG " node up\n"
 		"       " PROG " node down\n"
 		"       " PROG " node help\n"
@@ -81,16 +82,22 @@ void usage_node(FILE *f)
 		"only change while the log is down. heartbeat (%d..%d ms, default %d) is how\n"
 		"often every peer is sent a heartbeat; peer-timeout (at least twice the\n"
 		"heartbeat, at most %d ms, default %d) how long a connected peer may be\n"
-		"silent before it is declared dead. Both may change while up.\n",
+		"silent before it is declared dead. Both may change while up.\n"
+		"secret-file reads the cluster's shared secret (1..%d bytes, one line;\n"
+		"'-' reads standard input): peers must prove they know it. It is never\n"
+		"shown; secret none removes it. It can only change while the log is down.\n",
 		RDMALOG_MAX_NODE_ID, RDMALOG_MIN_HEARTBEAT_MS,
 		RDMALOG_MAX_HEARTBEAT_MS, RDMALOG_DEFAULT_HEARTBEAT_MS,
-		RDMALOG_MAX_PEER_TIMEOUT_MS, RDMALOG_DEFAULT_PEER_TIMEOUT_MS);
+		RDMALOG_MAX_PEER_TIMEOUT_MS, RDMALOG_DEFAULT_PEER_TIMEOUT_MS,
+		RDMALOG_MAX_SECRET);
 }
 
 struct node_set {
 	bool has_id, has_cluster, has_addr, has_port, has_role;
-	bool has_heartbeat, has_peer_timeout;
+	bool has_heartbeat, has_peer_timeout, has_secret;
 	uint32_t id, role, port, heartbeat, peer_timeout;
+	uint8_t secret[RDMALOG_MAX_SECRET];
+	size_t secret_len;
 	uint64_t cluster;
 	struct rl_addr addr;
 };
@@ -118,6 +125,9 @@ static int fill_node_set(struct nl_msg *msg, void *arg)
 	if (ns->has_peer_timeout &&
 	    nla_put_u32(msg, RDMALOG_A_PEER_TIMEOUT_MS, ns->peer_timeout) < 0)
 		return -1;
+	if (ns->has_secret &&
+	    nla_put(msg, RDMALOG_A_SECRET, ns->secret_len, ns->secret) < 0)
+		return -1;
 	return 0;
 }
 
@@ -140,10 +150,11 @@ static int node_set(int argc, char **argv)
 {
 	static const char *const kws[] = {
 		"id", "cluster", "address", "port", "role", "heartbeat",
-		"peer-timeout", NULL
+		"peer-timeout", "secret-file", "secret", NULL
 	};
 	const char *what = "node set";
 	struct node_set ns = { 0 };
+	char why[256];
 	int k, r;
 
 	if (!argc)
@@ -210,11 +221,28 @@ static int node_set(int argc, char **argv)
 						   RDMALOG_MAX_PEER_TIMEOUT_MS);
 			ns.has_peer_timeout = true;
 			break;
+		case 7:
+			ONCE(what, ns.has_secret, "secret");
+			if (read_secret(argv[1], ns.secret, &ns.secret_len, why,
+					sizeof(why)))
+				return usage_error("node set: %s", why);
+			ns.has_secret = true;
+			break;
+		case 8:
+			ONCE(what, ns.has_secret, "secret");
+			/* Never on the command line: ps shows it to everyone. */
+			if (strcmp(argv[1], "none"))
+				return usage_error("node set: 'secret' takes only 'none'; give the secret in a file with 'secret-file FILE'");
+			ns.secret_len = 0;
+			ns.has_secret = true;
+			break;
 		}
 		argc -= 2;
 		argv += 2;
 	}
-	return simple_request(what, RDMALOG_CMD_NODE_SET, fill_node_set, &ns);
+	r = simple_request(what, RDMALOG_CMD_NODE_SET, fill_node_set, &ns);
+	memset(ns.secret, 0, sizeof(ns.secret));
+	return r;
 }
 
 static int node_show(int argc, char **argv)

@@ -578,6 +578,9 @@ int rl_parse(struct nlmsghdr *nlh, struct rl_info *in)
 		case RDMALOG_A_LOG_ID:
 			ok = get_int(a, &in->log_id, 8);
 			break;
+		case RDMALOG_A_AUTH:
+			ok = get_int(a, &in->auth, 4);
+			break;
 		case RDMALOG_A_LOG_EPOCH:
 			ok = get_int(a, &in->log_epoch, 8);
 			break;

@@ -48,6 +48,10 @@ void out_node_json(const char *key, const struct rl_info *in)
 	jw_u64_if("heartbeat_ms", HAS(in, HEARTBEAT_MS), in->heartbeat_ms);
 	jw_u64_if("peer_timeout_ms", HAS(in, PEER_TIMEOUT_MS),
 		  in->peer_timeout_ms);
+	if (HAS(in, AUTH))
+		jw_str("auth", auth_name(in->auth));
+	else
+		jw_null("auth");
 	jw_end_obj();
 }
 
@@ -258,6 +262,11 @@ void out_node(const struct rl_info *in)
 		printf("%-16s%u ms\n", "peer-timeout", in->peer_timeout_ms);
 	else
 		printf("%-16s-\n", "peer-timeout");
+	if (HAS(in, AUTH))
+		printf("%-16s%s\n", "auth", in->auth == RDMALOG_AUTH_NONE ?
+		       "none (unauthenticated)" : auth_name(in->auth));
+	else
+		printf("%-16s-\n", "auth");
 }
 
 void out_log(const struct rl_info *in)
@@ -357,6 +366,9 @@ void out_status(const struct rl_info *st, const struct rl_info *node)
 		printf("  role %s", role_name(st->role));
 	if (HAS(st, EPOCH))
 		printf("  epoch %llu", (unsigned long long)st->epoch);
+	if (HAS(st, AUTH))
+		printf("  %s", st->auth == RDMALOG_AUTH_NONE ?
+		       "unauthenticated" : auth_name(st->auth));
 	printf("\n");
 	if (HAS(st, ADDR))
 		printf("%-16s%s port %u\n", "address",

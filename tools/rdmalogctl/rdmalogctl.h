@@ -92,6 +92,13 @@ bool addr_eq(const struct rl_addr *x, const struct rl_addr *y);
 
 /* Names of enum values; parse functions return the value or -1. */
 const char *role_name(uint32_t role);
+const char *auth_name(uint32_t auth);
+/*
+ * The shared secret in @file ("-": standard input): its bytes, without one
+ * trailing newline, 1..RDMALOG_MAX_SECRET. Return 0, or -1 with @why set.
+ */
+int read_secret(const char *file, uint8_t *buf, size_t *len, char *why,
+		size_t why_len);
 int parse_role(const char *s);
 const char *durability_name(uint32_t d);
 int parse_durability(const char *s);
@@ -162,6 +169,7 @@ struct rl_info {
 	bool durability_degraded;
 	uint32_t backups_in_sync, backups_needed;
 	uint64_t log_id, log_epoch;
+	uint32_t auth;			/* enum rdmalog_auth */
 	char status_msg[512];
 	uint32_t event;
 	struct rl_peer peer;			/* RDMALOG_A_PEER */

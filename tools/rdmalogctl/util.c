@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "rdmalogctl.h"
@@ -145,6 +146,55 @@ const char *role_name(uint32_t role)
 	return role <= RDMALOG_ROLE_BACKUP ? roles[role] : "unknown";
 }
 
+const char *auth_name(uint32_t auth)
+{
+	switch (auth) {
+	case RDMALOG_AUTH_NONE:
+		return "none";
+	case RDMALOG_AUTH_HMAC_SHA256:
+		return "hmac-sha256";
+	default:
+		return "unknown";
+	}
+}
+
+int read_secret(const char *file, uint8_t *buf, size_t *len, char *why,
+		size_t why_len)
+{
+	uint8_t tmp[RDMALOG_MAX_SECRET + 2];
+	FILE *f = strcmp(file, "-") ? fopen(file, "r") : stdin;
+	size_t n;
+	int err;
+
+	if (!f) {
+		snprintf(why, why_len, "cannot open %s: %s", file,
+			 strerror(errno));
+		return -1;
+	}
+	n = fread(tmp, 1, sizeof(tmp), f);
+	err = ferror(f);
+	if (f != stdin)
+		fclose(f);
+	if (err) {
+		snprintf(why, why_len, "cannot read %s", file);
+		return -1;
+	}
+	/* One line of text as written by echo: without its newline. */
+	if (n && tmp[n - 1] == '\n')
+		n--;
+	if (!n || n > RDMALOG_MAX_SECRET) {
+		snprintf(why, why_len,
+			 "%s: a shared secret is 1..%d bytes (one line)", file,
+			 RDMALOG_MAX_SECRET);
+		memset(tmp, 0, sizeof(tmp));
+		return -1;
+	}
+	memcpy(buf, tmp, n);
+	memset(tmp, 0, sizeof(tmp));
+	*len = n;
+	return 0;
+}
+
 int parse_role(const char *s)
 {
 	if (!strcmp(s, "primary"))
@@ -227,6 +277,8 @@ const char *refusal_name(uint32_t r)
 		[RDMALOG_REFUSAL_CAPACITY] = "capacity",
 		[RDMALOG_REFUSAL_DIRECTION] = "direction",
 		[RDMALOG_REFUSAL_BAD_PARAMS] = "bad_params",
+		[RDMALOG_REFUSAL_AUTH] = "auth",
+		[RDMALOG_REFUSAL_SECOND_PRIMARY] = "second_primary",
 	};
 
 	return r < ARRAY_SIZE(names) ? names[r] : "other";
