@@ -15,6 +15,7 @@
  * respect to other requests). node.c's config_mutex still protects the
  * node against the character device.
  */
+#include <linux/capability.h>
 #include <linux/err.h>
 #include <linux/errno.h>
 #include <linux/kernel.h>
@@ -237,12 +238,33 @@ static int rdmalog_nl_attrs(struct genl_info *info, unsigned long allowed)
 	return n;
 }
 
-static int rdmalog_nl_put_addr(struct sk_buff *skb, int type,
-			       const struct rdmalog_addr *addr)
+/*
+ * Whether the sender of the request @skb may see the cluster id and the
+ * addresses and ports in replies; events never carry them. Everyone else
+ * gets replies without them (Documentation/netlink.rst): the cluster id
+ * is a weak credential (it is all the handshake's cluster check asks
+ * for), the addresses are the cluster's topology. The test is the one of
+ * GENL_ADMIN_PERM: CAP_NET_ADMIN in the initial user namespace, for the
+ * socket's opener and for the sender.
+ */
+static bool rdmalog_nl_privileged(const struct sk_buff *skb)
 {
-	if (!addr->len)
+	return netlink_capable(skb, CAP_NET_ADMIN);
+}
+
+/*
+ * @addr as @addr_type (left out while unset) and its port as @port_type;
+ * nothing unless @priv.
+ */
+static int rdmalog_nl_put_addr(struct sk_buff *skb, int addr_type,
+			       int port_type, const struct rdmalog_addr *addr,
+			       bool priv)
+{
+	if (!priv)
 		return 0;
-	return nla_put(skb, type, addr->len, addr->addr);
+	if (addr->len && nla_put(skb, addr_type, addr->len, addr->addr))
+		return -EMSGSIZE;
+	return nla_put_u16(skb, port_type, addr->port);
 }
 
 /* Room a PEER nest takes at most, for sizing replies. */
@@ -252,9 +274,9 @@ static int rdmalog_nl_put_addr(struct sk_buff *skb, int type,
 	 nla_total_size(RDMALOG_PEER_MSG_LEN) + nla_total_size(1) +	\
 	 3 * nla_total_size(4) + 15 * nla_total_size_64bit(8))
 
-/* A PEER nest (type @type) describing @peer. */
+/* A PEER nest (type @type) describing @peer; its address only if @priv. */
 static int rdmalog_nl_put_peer(struct sk_buff *skb, int type,
-			       const struct rdmalog_peer_info *peer)
+			       const struct rdmalog_peer_info *peer, bool priv)
 {
 	struct nlattr *nest;
 
@@ -262,8 +284,8 @@ static int rdmalog_nl_put_peer(struct sk_buff *skb, int type,
 	if (!nest)
 		return -EMSGSIZE;
 	if (nla_put_u32(skb, RDMALOG_PEER_A_NODE_ID, peer->node_id) ||
-	    rdmalog_nl_put_addr(skb, RDMALOG_PEER_A_ADDR, &peer->addr) ||
-	    nla_put_u16(skb, RDMALOG_PEER_A_PORT, peer->addr.port) ||
+	    rdmalog_nl_put_addr(skb, RDMALOG_PEER_A_ADDR, RDMALOG_PEER_A_PORT,
+				&peer->addr, priv) ||
 	    nla_put_u32(skb, RDMALOG_PEER_A_STATE, peer->state) ||
 	    nla_put_string(skb, RDMALOG_PEER_A_MSG, peer->msg) ||
 	    nla_put_u64_64bit(skb, RDMALOG_PEER_A_RECONNECTS,
@@ -331,10 +353,11 @@ static int rdmalog_nl_put_node_id(struct sk_buff *skb, u32 node_id)
 	return nla_put_u32(skb, RDMALOG_A_NODE_ID, node_id);
 }
 
-/* The cluster id; left out while unset (0). */
-static int rdmalog_nl_put_cluster_id(struct sk_buff *skb, u64 cluster_id)
+/* The cluster id; left out while unset (0), and unless @priv. */
+static int rdmalog_nl_put_cluster_id(struct sk_buff *skb, u64 cluster_id,
+				     bool priv)
 {
-	if (!cluster_id)
+	if (!cluster_id || !priv)
 		return 0;
 	return nla_put_u64_64bit(skb, RDMALOG_A_CLUSTER_ID, cluster_id,
 				 RDMALOG_A_PAD);
@@ -342,14 +365,16 @@ static int rdmalog_nl_put_cluster_id(struct sk_buff *skb, u64 cluster_id)
 
 /*
  * NODE_GET's attributes but NODE_ID (the caller puts that one first);
- * settings not made yet (cluster id, address) are left out.
+ * settings not made yet (cluster id, address) are left out, and unless
+ * @priv the cluster id, address and port.
  */
 static int rdmalog_nl_put_node(struct sk_buff *skb,
-			       const struct rdmalog_node_config *cfg, u64 epoch)
+			       const struct rdmalog_node_config *cfg, u64 epoch,
+			       bool priv)
 {
-	if (rdmalog_nl_put_cluster_id(skb, cfg->cluster_id) ||
-	    rdmalog_nl_put_addr(skb, RDMALOG_A_ADDR, &cfg->listen) ||
-	    nla_put_u16(skb, RDMALOG_A_PORT, cfg->listen.port) ||
+	if (rdmalog_nl_put_cluster_id(skb, cfg->cluster_id, priv) ||
+	    rdmalog_nl_put_addr(skb, RDMALOG_A_ADDR, RDMALOG_A_PORT,
+				&cfg->listen, priv) ||
 	    nla_put_u32(skb, RDMALOG_A_ROLE, cfg->role) ||
 	    nla_put_u64_64bit(skb, RDMALOG_A_EPOCH, epoch, RDMALOG_A_PAD) ||
 	    nla_put_u32(skb, RDMALOG_A_HEARTBEAT_MS, cfg->heartbeat_ms) ||
@@ -448,7 +473,8 @@ static int rdmalog_nl_node_get(struct sk_buff *skb, struct genl_info *info)
 		goto out_free;
 	err = -EMSGSIZE;
 	if (!rdmalog_nl_put_node_id(msg, st->config.node_id) &&
-	    !rdmalog_nl_put_node(msg, &st->config, st->epoch))
+	    !rdmalog_nl_put_node(msg, &st->config, st->epoch,
+				 rdmalog_nl_privileged(skb)))
 		err = 0;
 	err = rdmalog_nl_reply_send(msg, hdr, info, err);
 out_free:
@@ -604,18 +630,22 @@ static int rdmalog_nl_peer_get(struct sk_buff *skb, struct genl_info *info)
 	msg = rdmalog_nl_reply_new(info, &hdr);
 	if (!msg)
 		return -ENOMEM;
-	err = rdmalog_nl_put_peer(msg, RDMALOG_A_PEER, &peer);
+	err = rdmalog_nl_put_peer(msg, RDMALOG_A_PEER, &peer,
+				  rdmalog_nl_privileged(skb));
 	return rdmalog_nl_reply_send(msg, hdr, info, err);
 }
 
 /*
  * A peer dump works on a snapshot taken in .start, so it is consistent
- * however many messages it takes; .done frees it.
+ * however many messages it takes; .done frees it. Whether the requester
+ * sees addresses is decided in .start too: the later rounds run in
+ * whichever process reads the socket.
  */
 struct rdmalog_nl_peer_dump {
 	struct rdmalog_peer_info *peers;
 	u32 npeers;
 	u32 next;
+	bool priv;
 };
 
 static struct rdmalog_nl_peer_dump *
@@ -656,6 +686,7 @@ static int rdmalog_nl_peer_dump_start(struct netlink_callback *cb)
 		if (!only || ctx->peers[i].node_id == only)
 			ctx->peers[ctx->npeers++] = ctx->peers[i];
 	ctx->next = 0;
+	ctx->priv = rdmalog_nl_privileged(cb->skb);
 	return 0;
 }
 
@@ -671,7 +702,7 @@ static int rdmalog_nl_peer_dump(struct sk_buff *skb, struct netlink_callback *cb
 		if (!hdr)
 			break;
 		if (rdmalog_nl_put_peer(skb, RDMALOG_A_PEER,
-					&ctx->peers[ctx->next])) {
+					&ctx->peers[ctx->next], ctx->priv)) {
 			genlmsg_cancel(skb, hdr);
 			break;
 		}
@@ -750,7 +781,7 @@ static int rdmalog_nl_down(struct sk_buff *skb, struct genl_info *info)
 }
 
 static int rdmalog_nl_put_status(struct sk_buff *skb,
-				 const struct rdmalog_node_status *st)
+				 const struct rdmalog_node_status *st, bool priv)
 {
 	const struct rdmalog_node_config *cfg = &st->config;
 	struct nlattr *peers;
@@ -758,7 +789,7 @@ static int rdmalog_nl_put_status(struct sk_buff *skb,
 
 	if (nla_put_u8(skb, RDMALOG_A_UP, st->up) ||
 	    rdmalog_nl_put_node_id(skb, cfg->node_id) ||
-	    rdmalog_nl_put_cluster_id(skb, cfg->cluster_id) ||
+	    rdmalog_nl_put_cluster_id(skb, cfg->cluster_id, priv) ||
 	    nla_put_u32(skb, RDMALOG_A_ROLE, cfg->role) ||
 	    nla_put_u64_64bit(skb, RDMALOG_A_EPOCH, st->epoch,
 			      RDMALOG_A_PAD) ||
@@ -801,7 +832,8 @@ static int rdmalog_nl_put_status(struct sk_buff *skb,
 	if (!peers)
 		return -EMSGSIZE;
 	for (i = 0; i < st->npeers; i++)
-		if (rdmalog_nl_put_peer(skb, RDMALOG_A_PEER, &st->peers[i]))
+		if (rdmalog_nl_put_peer(skb, RDMALOG_A_PEER, &st->peers[i],
+					priv))
 			return -EMSGSIZE;
 	nla_nest_end(skb, peers);
 	return 0;
@@ -825,7 +857,7 @@ static int rdmalog_nl_status_get(struct sk_buff *skb, struct genl_info *info)
 					RDMALOG_NL_PEER_SIZE);
 	if (!msg)
 		goto out_free;
-	err = rdmalog_nl_put_status(msg, st);
+	err = rdmalog_nl_put_status(msg, st, rdmalog_nl_privileged(skb));
 	err = rdmalog_nl_reply_send(msg, hdr, info, err);
 out_free:
 	kfree(st);
@@ -880,9 +912,10 @@ static int rdmalog_nl_trim(struct sk_buff *skb, struct genl_info *info)
 }
 
 /*
- * GET commands are open to everyone (the same facts are in the GET_STATE
- * ioctl); every command that changes something needs CAP_NET_ADMIN in the
- * initial network namespace's user namespace (the family is not netnsok).
+ * GET commands are open to everyone, but show the cluster id and the
+ * addresses only to CAP_NET_ADMIN (rdmalog_nl_privileged()); every
+ * command that changes something needs CAP_NET_ADMIN in the initial
+ * network namespace's user namespace (the family is not netnsok).
  */
 static const struct genl_ops rdmalog_nl_ops[] = {
 	{
@@ -975,6 +1008,10 @@ static struct genl_family rdmalog_nl_family __ro_after_init = {
 /*
  * Start an event message; NULL when it would reach nobody or cannot be
  * allocated (events are best effort and never fail the change they report).
+ *
+ * Events never carry the cluster id or an address: anyone may join the
+ * group (monitoring needs no privilege), and 6.1 cannot send a message to
+ * some members of a group only.
  */
 static struct sk_buff *rdmalog_nl_event_new(enum rdmalog_event event,
 					    u32 node_id, void **hdr)
@@ -1044,7 +1081,7 @@ void rdmalog_netlink_notify_node(enum rdmalog_event event,
 		err = nla_put_u8(skb, RDMALOG_A_UP, event == RDMALOG_EVENT_UP);
 		break;
 	case RDMALOG_EVENT_NODE_CHANGED:
-		err = rdmalog_nl_put_node(skb, cfg, epoch);
+		err = rdmalog_nl_put_node(skb, cfg, epoch, false);
 		break;
 	case RDMALOG_EVENT_LOG_CHANGED:
 		err = rdmalog_nl_put_log(skb, cfg);
@@ -1074,7 +1111,8 @@ void rdmalog_netlink_notify_peer(enum rdmalog_event event, u32 node_id,
 	if (!skb)
 		return;
 	rdmalog_nl_event_send(skb, hdr, event,
-			      rdmalog_nl_put_peer(skb, RDMALOG_A_PEER, peer));
+			      rdmalog_nl_put_peer(skb, RDMALOG_A_PEER, peer,
+						  false));
 }
 
 /**
@@ -1114,7 +1152,7 @@ void rdmalog_netlink_notify_log_reset(u32 node_id, u64 first_lsn,
 			      nla_put_u64_64bit(skb, RDMALOG_A_FIRST_LSN,
 						first_lsn, RDMALOG_A_PAD) ?:
 			      rdmalog_nl_put_peer(skb, RDMALOG_A_PEER,
-						  primary));
+						  primary, false));
 }
 
 /**

@@ -18,7 +18,8 @@ void rdmalog_netlink_exit(void);
  * changes were made; they allocate with GFP_KERNEL (may sleep), never call
  * back into node.c, and are dropped when nobody listens, when memory is
  * short, or when the family is not registered. Every event carries EVENT
- * and this node's NODE_ID (left out while unset), plus what is listed.
+ * and this node's NODE_ID (left out while unset), plus what is listed;
+ * never the cluster id, an address or a port (see rdmalog_nl_event_new()).
  */
 
 /*

@@ -6,8 +6,10 @@
  * attribute validation with extended ACK messages that point at the
  * attribute, ranges, -EBUSY/-EALREADY/-EEXIST/-ENOSPC/-ENOENT/-ERANGE
  * paths, that a failed request changes nothing, unknown commands, the
- * replies of the GET commands, the events multicast group, and that every
- * mutating command needs CAP_NET_ADMIN while GETs do not.
+ * replies of the GET commands, the events multicast group, that every
+ * mutating command needs CAP_NET_ADMIN while GETs do not, and that GETs
+ * show the cluster id and the addresses only to CAP_NET_ADMIN (events to
+ * nobody).
  *
  * Runs as root in the test VM with rdmalog loaded (fixture "fresh"
  * reloads it: nothing may hold /dev/rdmalog open).
@@ -1547,14 +1549,18 @@ TEST_F_TIMEOUT(nl, events, RL_TIMEOUT)
 
 	m = req_new(&self->t, RDMALOG_CMD_NODE_SET, 0);
 	put_u32(m, RDMALOG_A_NODE_ID, 4);
+	put_u64(m, RDMALOG_A_CLUSTER_ID, 0x4444);
+	put_ip4(m, RDMALOG_A_ADDR, "198.18.0.4");
 	put_u16(m, RDMALOG_A_PORT, 7474);
 	req_send(&self->t, m, &r);
 	ASSERT_NLOK(&r);
 	EXPECT_EVENT(&mo, &in, RDMALOG_EVENT_NODE_CHANGED);
 	ASSERT_EQ(4, in.v[RDMALOG_A_NODE_ID]);
-	ASSERT_TRUE(in.has[RDMALOG_A_PORT]);
-	ASSERT_EQ(7474, in.v[RDMALOG_A_PORT]);
 	ASSERT_TRUE(in.has[RDMALOG_A_ROLE]);
+	/* events never carry the cluster id or an address */
+	ASSERT_FALSE(in.has[RDMALOG_A_CLUSTER_ID]);
+	ASSERT_FALSE(in.has[RDMALOG_A_ADDR]);
+	ASSERT_FALSE(in.has[RDMALOG_A_PORT]);
 
 	m = req_new(&self->t, RDMALOG_CMD_LOG_SET, 0);
 	put_u64(m, RDMALOG_A_CAPACITY, 2 << 20);
@@ -1575,9 +1581,9 @@ TEST_F_TIMEOUT(nl, events, RL_TIMEOUT)
 	EXPECT_EVENT(&mo, &in, RDMALOG_EVENT_PEER_ADDED);
 	ASSERT_TRUE(in.has[RDMALOG_A_PEER]);
 	ASSERT_EQ(5, in.peer.id);
-	ASSERT_EQ(4, in.peer.addr_len);
-	ASSERT_EQ(5, in.peer.addr[3]);
-	ASSERT_EQ(7475, in.peer.port);
+	ASSERT_TRUE(in.peer.has_state);
+	ASSERT_FALSE(in.peer.has_addr);
+	ASSERT_FALSE(in.peer.has_port);
 
 	m = req_new(&self->t, RDMALOG_CMD_PEER_DEL, 0);
 	put_u32(m, RDMALOG_A_NODE_ID, 5);
@@ -1773,6 +1779,206 @@ TEST_F_TIMEOUT(nl, mutating_commands_need_cap_net_admin, RL_TIMEOUT)
 	ASSERT_EQ(RDMALOG_DURABLE_ASYNC, in.v[RDMALOG_A_DURABILITY]);
 	ASSERT_EQ(1, peer_dump(&self->t, peers, 4));
 	ASSERT_EQ(2, peers[0].id);
+}
+
+/*
+ * The cluster id and the addresses (the node's listen address and port,
+ * every peer's) are withheld from a caller without CAP_NET_ADMIN; the
+ * rest of NODE_GET, STATUS_GET and PEER_GET is not. hidden_checks() expect
+ * node 1, primary, cluster HIDDEN_CLUSTER, listening on 198.18.0.1 port
+ * 7471, with peers 2 (198.18.0.2 port 7472) and 3 (fd00::3 port 7473).
+ */
+#define HIDDEN_CLUSTER	0x5eed0c1a55e5ULL
+
+/* One peer as @priv should see it; "" when it does, else the mismatch. */
+static const char *hidden_peer_check(const struct peer *p, bool priv)
+{
+	static const uint8_t a2[4] = { 198, 18, 0, 2 };
+	static const uint8_t a3[16] = { 0xfd, [15] = 3 };
+
+	if (!p->has_id || (p->id != 2 && p->id != 3))
+		return "no known NODE_ID";
+	if (!p->has_state)
+		return "no STATE";
+	if (!priv)
+		return p->has_addr ? "ADDR shown" :
+		       p->has_port ? "PORT shown" : "";
+	if (!p->has_addr || !p->has_port)
+		return "ADDR or PORT missing";
+	if (p->id == 2 && (p->addr_len != 4 || memcmp(p->addr, a2, 4) ||
+			   p->port != 7472))
+		return "wrong ADDR or PORT";
+	if (p->id == 3 && (p->addr_len != 16 || memcmp(p->addr, a3, 16) ||
+			   p->port != 7473))
+		return "wrong ADDR or PORT";
+	return "";
+}
+
+/* NODE_GET or STATUS_GET's node attributes as @priv should see them. */
+static const char *hidden_node_check(const struct info *in, bool priv)
+{
+	static const uint8_t a1[4] = { 198, 18, 0, 1 };
+
+	if (!in->has[RDMALOG_A_NODE_ID] || in->v[RDMALOG_A_NODE_ID] != 1)
+		return "NODE_ID missing or wrong";
+	if (!in->has[RDMALOG_A_ROLE] ||
+	    in->v[RDMALOG_A_ROLE] != RDMALOG_ROLE_PRIMARY)
+		return "ROLE missing or wrong";
+	if (!in->has[RDMALOG_A_EPOCH])
+		return "EPOCH missing";
+	if (!priv)
+		return in->has[RDMALOG_A_CLUSTER_ID] ? "CLUSTER_ID shown" :
+		       in->has[RDMALOG_A_ADDR] ? "ADDR shown" :
+		       in->has[RDMALOG_A_PORT] ? "PORT shown" : "";
+	if (!in->has[RDMALOG_A_CLUSTER_ID] ||
+	    in->v[RDMALOG_A_CLUSTER_ID] != HIDDEN_CLUSTER)
+		return "CLUSTER_ID missing or wrong";
+	if (in->cmd == RDMALOG_CMD_STATUS_GET)
+		return "";	/* STATUS_GET has no address of its own */
+	if (!in->has[RDMALOG_A_ADDR] || in->len[RDMALOG_A_ADDR] != 4 ||
+	    memcmp(in->addr, a1, 4))
+		return "ADDR missing or wrong";
+	if (!in->has[RDMALOG_A_PORT] ||
+	    in->v[RDMALOG_A_PORT] != RDMALOG_DEFAULT_PORT)
+		return "PORT missing or wrong";
+	return "";
+}
+
+/*
+ * NODE_GET, STATUS_GET, PEER_GET (dump, and peer 2 alone) as this process
+ * is, checked against what @priv may see. Returns the number of failures;
+ * reasons go to stderr, after @who.
+ */
+static int hidden_checks(const char *who, bool priv)
+{
+	struct peer peers[32];
+	struct nl_msg *m;
+	struct reply r;
+	struct info in;
+	struct nlt t;
+	char what[64];
+	int fails = 0, err, n, i;
+
+#define HIDDEN_FAIL(fmt, ...) do {					\
+	fprintf(stderr, "# %s: " fmt "\n", who, ##__VA_ARGS__);		\
+	fails++;							\
+} while (0)
+/* @why: "" or what is wrong with @what */
+#define HIDDEN_CHECK(what, why) do {					\
+	const char *__why = (why);					\
+									\
+	if (__why[0])							\
+		HIDDEN_FAIL("%s: %s", what, __why);			\
+} while (0)
+
+	if (nlt_open(&t)) {
+		fprintf(stderr, "# %s: cannot open the family\n", who);
+		return 1;
+	}
+	err = get(&t, RDMALOG_CMD_NODE_GET, &in);
+	if (err)
+		HIDDEN_FAIL("NODE_GET: %s", errname(err));
+	else
+		HIDDEN_CHECK("NODE_GET", hidden_node_check(&in, priv));
+
+	err = get(&t, RDMALOG_CMD_STATUS_GET, &in);
+	if (err) {
+		HIDDEN_FAIL("STATUS_GET: %s", errname(err));
+	} else {
+		HIDDEN_CHECK("STATUS_GET", hidden_node_check(&in, priv));
+		if (in.has[RDMALOG_A_ADDR] || in.has[RDMALOG_A_PORT])
+			HIDDEN_FAIL("STATUS_GET: ADDR or PORT at the top");
+		if (in.npeers != 2)
+			HIDDEN_FAIL("STATUS_GET: %d peers", in.npeers);
+		for (i = 0; i < in.npeers; i++) {
+			snprintf(what, sizeof(what), "STATUS_GET: peer %u",
+				 in.peers[i].id);
+			HIDDEN_CHECK(what, hidden_peer_check(&in.peers[i],
+							     priv));
+		}
+	}
+
+	n = peer_dump(&t, peers, 32);
+	if (n != 2)
+		HIDDEN_FAIL("PEER_GET dump: %d", n);
+	for (i = 0; i < n && i < 32; i++) {
+		snprintf(what, sizeof(what), "PEER_GET dump: peer %u",
+			 peers[i].id);
+		HIDDEN_CHECK(what, hidden_peer_check(&peers[i], priv));
+	}
+
+	m = req_new(&t, RDMALOG_CMD_PEER_GET, 0);
+	put_u32(m, RDMALOG_A_NODE_ID, 2);
+	err = req_send(&t, m, &r);
+	if (err || r.n != 1) {
+		HIDDEN_FAIL("PEER_GET 2: %s, %d replies", errname(err), r.n);
+	} else {
+		parse_info(r.m[0], &in);
+		if (!in.has[RDMALOG_A_PEER])
+			HIDDEN_FAIL("PEER_GET 2: no PEER");
+		else
+			HIDDEN_CHECK("PEER_GET 2",
+				     hidden_peer_check(&in.peer, priv));
+	}
+	reply_free(&r);
+	nlt_close(&t);
+	return fails;
+#undef HIDDEN_CHECK
+#undef HIDDEN_FAIL
+}
+
+TEST_F_TIMEOUT(nl, cluster_id_and_addresses_hidden_without_cap_net_admin,
+	       RL_TIMEOUT)
+{
+	static const uint8_t a1[4] = { 198, 18, 0, 1 };
+	static const uint8_t a3[16] = { 0xfd, [15] = 3 };
+	struct nl_msg *m;
+	struct reply r;
+	int mode, st;
+	pid_t pid;
+
+	m = req_new(&self->t, RDMALOG_CMD_NODE_SET, 0);
+	put_u64(m, RDMALOG_A_CLUSTER_ID, HIDDEN_CLUSTER);
+	put(m, RDMALOG_A_ADDR, a1, 4);
+	req_send(&self->t, m, &r);
+	ASSERT_NLOK(&r);
+	m = req_new(&self->t, RDMALOG_CMD_PEER_ADD, 0);
+	put_u32(m, RDMALOG_A_NODE_ID, 2);
+	put_ip4(m, RDMALOG_A_ADDR, "198.18.0.2");
+	put_u16(m, RDMALOG_A_PORT, 7472);
+	req_send(&self->t, m, &r);
+	ASSERT_NLOK(&r);
+	m = req_new(&self->t, RDMALOG_CMD_PEER_ADD, 0);
+	put_u32(m, RDMALOG_A_NODE_ID, 3);
+	put(m, RDMALOG_A_ADDR, a3, 16);
+	put_u16(m, RDMALOG_A_PORT, 7473);
+	req_send(&self->t, m, &r);
+	ASSERT_NLOK(&r);
+
+	/* root sees everything */
+	ASSERT_EQ(0, hidden_checks("root", true));
+
+	for (mode = 0; mode < 2; mode++) {
+		fflush(stderr);
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (pid == 0) {
+			if (mode == 0 ? rl_drop_to_nobody() :
+					rl_drop_net_admin()) {
+				fprintf(stderr, "# cannot drop privileges\n");
+				_exit(100);
+			}
+			_exit(hidden_checks(mode ? "root without CAP_NET_ADMIN" :
+					    "uid 65534", false));
+		}
+		ASSERT_EQ(pid, rl_waitpid_ms(pid, &st, 60000));
+		ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+			TH_LOG("mode %d (%s): %s failures", mode,
+			       mode ? "root without CAP_NET_ADMIN" :
+				      "uid 65534, no capabilities",
+			       rl_status_str(st));
+		}
+	}
 }
 
 /* ------------------------------------------------------------------ */
