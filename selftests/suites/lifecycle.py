@@ -1,14 +1,16 @@
 # SPDX-License-Identifier: GPL-2.0
 """Module and log lifecycle on one node, at the shell level: rmmod while
 /dev/rdmalog is open, load/unload cycles without leaks, rdmalogctl's JSON
-status, "rdmalogctl apply" of a one-node cluster file, and rdmalogctl
-printing the kernel's extack messages."""
+status, "rdmalogctl apply" of a one-node cluster file, rdmalogctl
+printing the kernel's extack messages, and what rdmalogctl shows a user
+without CAP_NET_ADMIN."""
 
 import json
 import re
+import shlex
 import time
 
-from testlib import test, wait_for
+from testlib import skip, test, wait_for
 
 NODES = 1
 TIMEOUT = 600
@@ -361,6 +363,84 @@ def errors_print_extack(c):
         assert r.rc == 1, r.out
         assert "CAP_NET_ADMIN" in r.out, r.out
     assert status(n)["log"]["up"] is True
+
+
+def as_nobody(node, cmd):
+    """cmd run as uid 65534 with no capabilities (stdout and stderr)."""
+    return node.run(f"su -s /bin/sh nobody -c {shlex.quote(cmd)} 2>&1",
+                    timeout=60)
+
+
+@test
+def unprivileged_sees_no_cluster_id_or_addresses(c):
+    """Without CAP_NET_ADMIN the kernel withholds the cluster id and every
+    address and port: rdmalogctl shows "-" (text) and null (JSON) for them
+    and everything else as root sees it; apply says it needs
+    CAP_NET_ADMIN instead of planning from what it cannot see."""
+    n = c[1]
+    reload(n)
+    n.run("rdmalogctl node set id 1 cluster 4242 address 198.18.0.1 "
+          "role primary && "
+          "rdmalogctl peer add id 2 address 198.18.0.2 port 7472 && "
+          "rdmalogctl peer add id 3 address fd00::3 port 7473",
+          timeout=60, check=True)
+    r = as_nobody(n, "id -u")
+    if r.rc != 0 or r.out.strip() != "65534":
+        skip(f"cannot run a command as nobody: {r.out.strip()}")
+
+    # root sees them
+    st = status(n)
+    assert st["node"]["cluster_id"] == 4242, st["node"]
+    assert st["node"]["address"] == "198.18.0.1", st["node"]
+    assert st["node"]["port"] == 7471, st["node"]
+    assert sorted((p["id"], p["address"], p["port"]) for p in st["peers"]) \
+        == [(2, "198.18.0.2", 7472), (3, "fd00::3", 7473)], st["peers"]
+
+    hidden = ("4242", "198.18.0", "fd00::3", "7471", "7472", "7473",
+              "0.0.0.0")
+    for cmd in ("node show", "peer show", "status", "-j node show",
+                "-j peer show", "-j status"):
+        r = as_nobody(n, f"rdmalogctl {cmd}")
+        assert r.rc == 0, f"{cmd} as nobody: rc={r.rc}\n{r.out}"
+        for h in hidden:
+            assert h not in r.out, f"{cmd} as nobody shows {h}:\n{r.out}"
+
+    r = as_nobody(n, "rdmalogctl node show")
+    assert re.search(r"^id +1$", r.out, re.M), r.out
+    assert re.search(r"^role +primary$", r.out, re.M), r.out
+    for key in ("cluster", "address", "port"):
+        assert re.search(rf"^{key} +-$", r.out, re.M), (key, r.out)
+    r = as_nobody(n, "rdmalogctl peer show")
+    rows = [x.split() for x in r.out.splitlines()[1:]]
+    assert sorted((x[0], x[1], x[2]) for x in rows) == \
+        [("2", "-", "-"), ("3", "-", "-")], r.out
+
+    node = json.loads(as_nobody(n, "rdmalogctl -j node show").out)
+    assert node["id"] == 1 and node["role"] == "primary", node
+    assert (node["cluster_id"], node["address"], node["port"]) == \
+        (None, None, None), node
+    peers = json.loads(as_nobody(n, "rdmalogctl -j peer show").out)
+    assert sorted(p["id"] for p in peers) == [2, 3], peers
+    for p in peers:
+        assert p["address"] is None and p["port"] is None, p
+        assert p["state"] == "configured", p
+    st = json.loads(as_nobody(n, "rdmalogctl -j status").out)
+    assert st["node"]["id"] == 1, st["node"]
+    assert (st["node"]["cluster_id"], st["node"]["address"],
+            st["node"]["port"]) == (None, None, None), st["node"]
+    assert sorted(p["id"] for p in st["peers"]) == [2, 3], st["peers"]
+    assert all(p["address"] is None and p["port"] is None
+               for p in st["peers"]), st["peers"]
+
+    n.put(CLUSTER_FILE, "/tmp/cluster.conf")
+    for cmd in ("apply --dry-run /tmp/cluster.conf",
+                "apply /tmp/cluster.conf"):
+        r = as_nobody(n, f"rdmalogctl {cmd}")
+        assert r.rc == 1, f"{cmd} as nobody: rc={r.rc}\n{r.out}"
+        assert "CAP_NET_ADMIN" in r.out, r.out
+    # nothing changed
+    st = status(n)
+    assert st["node"]["cluster_id"] == 4242 and st["log"]["up"] is False, st
 
 
 @test(timeout=300)

@@ -487,6 +487,12 @@ int do_apply(int argc, char **argv)
 		return ret;
 	} else {
 		ret = read_state(&nl, &s);
+		if (!ret && !s.node.has[RDMALOG_A_PORT]) {
+			/* PORT is always there for CAP_NET_ADMIN */
+			fprintf(stderr,
+				PROG ": apply: needs CAP_NET_ADMIN: without it the kernel does not show the cluster id and addresses to compare the file with\n");
+			ret = EXIT_KERNEL;
+		}
 		if (ret) {
 			rl_nl_close(&nl);
 			return ret;
