@@ -214,15 +214,17 @@ static void rdmalog_cu_seg(struct rdmalog_msg_catchup *m, unsigned int *n,
  * segment whose key reads only what the range covers of it (or nothing:
  * a fresh key never registered), and the one part both pieces of a
  * wrapped range touch is two segments, the second MR reading [its start,
- * @e2). Return: the MRs registered (&rdmalog_catchup_ep.granted), or a
- * negative errno.
+ * @e2). *@granted: the MRs registered (&rdmalog_catchup_ep.granted).
+ * Return: 0 or -EIO.
  */
-static long rdmalog_cu_map_grant(struct rdmalog_ep *ep, u64 s, u64 e1,
-				 u64 e2, struct rdmalog_msg_catchup *m)
+static int rdmalog_cu_map_grant(struct rdmalog_ep *ep, u64 s, u64 e1,
+				u64 e2, struct rdmalog_msg_catchup *m,
+				unsigned long *granted)
 {
 	const struct rdmalog_ring_map *map = ep->ring_map;
-	unsigned long granted = 0;
 	unsigned int i, n = 0;
+
+	*granted = 0;
 
 	for (i = 0; i < ep->ring_nr_regs; i++) {
 		struct ib_mr *mr = ep->ring_regs[i].mr;
@@ -237,21 +239,21 @@ static long rdmalog_cu_map_grant(struct rdmalog_ep *ep, u64 s, u64 e1,
 				return -EIO;
 			rdmalog_cu_seg(m, &n, a, hi2, ep->ring_wrap_mr->rkey);
 			rdmalog_cu_seg(m, &n, hi2, b, mr->rkey);
-			granted |= BIT(RDMALOG_CU_WRAP_BIT) | BIT(i);
+			*granted |= BIT(RDMALOG_CU_WRAP_BIT) | BIT(i);
 			continue;
 		}
 		if (lo1 < hi1 || a < hi2) {
 			if (lo1 < hi1 ? rdmalog_cu_map(ep, mr, lo1, hi1) :
 					rdmalog_cu_map(ep, mr, a, hi2))
 				return -EIO;
-			granted |= BIT(i);
+			*granted |= BIT(i);
 		} else {
 			ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
 		}
 		rdmalog_cu_seg(m, &n, a, b, mr->rkey);
 	}
 	m->nr_segs = cpu_to_le32(n);
-	return granted;
+	return 0;
 }
 
 /*
@@ -267,11 +269,12 @@ static const char *rdmalog_cu_serve(struct rdmalog_ep *ep,
 	u64 cap = ep->conn->local.capacity;
 	u64 len = plan->target_pos - plan->start_pos;
 	struct rdmalog_msg_catchup m = {};
+	unsigned long granted;
 	u64 s, e1, e2;
-	long granted;
 	int err = 0;
 
-	if (!len || len > cap)
+	/* Empty for a restart at a commit point we trimmed to: no grant. */
+	if (len > cap)
 		return "catch-up range outside the ring";
 	div64_u64_rem(plan->start_pos, cap, &s);
 	e1 = min(cap, s + len);
@@ -284,8 +287,7 @@ static const char *rdmalog_cu_serve(struct rdmalog_ep *ep,
 	 */
 	if (reset)
 		rdmalog_inject_delay(RDMALOG_INJ_CU_GRANT);
-	granted = rdmalog_cu_map_grant(ep, s, e1, e2, &m);
-	if (granted < 0)
+	if (rdmalog_cu_map_grant(ep, s, e1, e2, &m, &granted))
 		return "cannot map the ring for a catch-up";
 	spin_lock_bh(&cu->lock);
 	cu->state = RDMALOG_CATCHUP_SERVING;

@@ -37,7 +37,7 @@ struct rdmalog_msg_join;
 #define RDMALOG_CU_MAX_READS		4
 #define RDMALOG_CU_MAX_READ		SZ_64K
 /* &rdmalog_catchup_ep.granted: the second MR of a grant that wraps. */
-#define RDMALOG_CU_WRAP_BIT		(BITS_PER_LONG - 1)
+#define RDMALOG_CU_WRAP_BIT		RDMALOG_RING_MAX_SEGS
 /* CATCHUP rounds one connection may need before its backup joins. */
 #define RDMALOG_CU_MAX_ROUNDS		8
 

@@ -409,9 +409,9 @@ static void rdmalog_rej_text(struct rdmalog_conn *conn, u8 reason,
 			 detail, RDMALOG_PROTO_VERSION);
 		break;
 	case RDMALOG_REJ_CLUSTER_ID:
+		/* Not the ids: the message reaches unprivileged users. */
 		snprintf(buf, len,
-			 "cluster id differs (%llu there, %llu here)",
-			 detail, l->cluster_id);
+			 "cluster id differs (compare 'rdmalogctl node show' on both)");
 		break;
 	case RDMALOG_REJ_UNKNOWN_PEER:
 		snprintf(buf, len,
@@ -1875,8 +1875,7 @@ static void rdmalog_refusal_text(const struct rdmalog_conn_local *l,
 {
 	switch (reason) {
 	case RDMALOG_REJ_CLUSTER_ID:
-		snprintf(buf, len, "its cluster id %llu is not ours (%llu)",
-			 le64_to_cpu(hs->cluster_id), l->cluster_id);
+		snprintf(buf, len, "its cluster id is not ours");
 		break;
 	case RDMALOG_REJ_NODE_ID:
 		snprintf(buf, len, "it expected node %u here, this is node %u",

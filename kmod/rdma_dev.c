@@ -250,7 +250,7 @@ void rdmalog_rdma_dev_exit(void)
 	ib_unregister_client(&rdmalog_ib_client);
 	mutex_lock(&rdmalog_rdev_mutex);
 	rdmalog_rdev_ready = false;
-	if (!list_empty(&rdmalog_rdevs))
-		pr_err("RDMA device objects left at exit\n");
+	WARN(!list_empty(&rdmalog_rdevs),
+	     "rdmalog: RDMA device objects left at exit\n");
 	mutex_unlock(&rdmalog_rdev_mutex);
 }

@@ -84,7 +84,10 @@ SECRET = "/etc/rdmalog.secret"
 
 def fresh(c, text, secret=None):
     """A new log on every node, with the cluster file text and the shared
-    secret (None: none); node 1 connected to both."""
+    secret (None: none; else the file gets a secret-file statement);
+    node 1 connected to both."""
+    if secret is not None:
+        text = text.rstrip("\n") + f"\nsecret-file {SECRET}\n"
     for nd in c:
         nd.run("rdmalogctl node down 2>/dev/null; true", timeout=120)
     for nd in c:
@@ -93,8 +96,6 @@ def fresh(c, text, secret=None):
                    check=True)
         else:
             nd.put(secret + "\n", SECRET)
-            nd.run(f"rdmalogctl node set secret-file {SECRET}",
-                   timeout=120, check=True)
         nd.put(text, CONF)
         nd.run(f"rdmalogctl apply {CONF}", timeout=120, check=True)
     wait_connected(c, 1)

@@ -43,6 +43,8 @@ struct action {
 	uint64_t cluster_id, capacity;
 	struct rl_addr addr;
 	uint16_t port;
+	const uint8_t *secret;	/* with has[RDMALOG_A_SECRET]: the cluster's */
+	size_t secret_len;
 	char text[256];
 	bool refused;		/* the kernel refuses it while the log is up */
 };
@@ -115,6 +117,8 @@ static int fill_action(struct nl_msg *msg, const struct action *a)
 	if (a->has[RDMALOG_A_PEER_TIMEOUT_MS])
 		r |= nla_put_u32(msg, RDMALOG_A_PEER_TIMEOUT_MS,
 				 a->peer_timeout_ms);
+	if (a->has[RDMALOG_A_SECRET])
+		r |= nla_put(msg, RDMALOG_A_SECRET, a->secret_len, a->secret);
 	return r ? -1 : 0;
 }
 
@@ -264,10 +268,24 @@ static void plan(const struct cluster *cl, const struct cl_node *self,
 		a->peer_timeout_ms = cl->peer_timeout_ms;
 		append(a, " peer-timeout %u", cl->peer_timeout_ms);
 	}
+	/*
+	 * The secret cannot be read back: it is sent whenever the file has
+	 * one (the same one again is no change, even while up); without
+	 * secret-file the node keeps what it has.
+	 */
+	if (cl->secret_line) {
+		a->has[RDMALOG_A_SECRET] = true;
+		a->secret = cl->secret;
+		a->secret_len = cl->secret_len;
+		append(a, " secret-file %s", cl->secret_file);
+	}
 	if (!strcmp(a->text, "node set"))
 		nactions--;
 	else
-		a->refused = up && (a->has[RDMALOG_A_NODE_ID] ||
+		a->refused = up && ((a->has[RDMALOG_A_SECRET] &&
+				     node->has[RDMALOG_A_AUTH] &&
+				     node->auth == RDMALOG_AUTH_NONE) ||
+				    a->has[RDMALOG_A_NODE_ID] ||
 				    a->has[RDMALOG_A_CLUSTER_ID] ||
 				    a->has[RDMALOG_A_ADDR] ||
 				    a->has[RDMALOG_A_PORT] ||

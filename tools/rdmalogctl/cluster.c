@@ -91,6 +91,26 @@ static int parse_cluster_line(struct parser *p, char **tok, int n)
 	return 0;
 }
 
+static int parse_secret_line(struct parser *p, char **tok, int n)
+{
+	struct cluster *cl = p->cl;
+	char why[300];
+
+	if (cl->secret_line)
+		return perr(p, p->line,
+			    "duplicate 'secret-file' (first at line %d)",
+			    cl->secret_line);
+	if (n != 2)
+		return perr(p, p->line, "expected 'secret-file FILE'");
+	if (strlen(tok[1]) >= sizeof(cl->secret_file))
+		return perr(p, p->line, "secret file name too long");
+	if (read_secret(tok[1], cl->secret, &cl->secret_len, why, sizeof(why)))
+		return perr(p, p->line, "%s", why);
+	snprintf(cl->secret_file, sizeof(cl->secret_file), "%s", tok[1]);
+	cl->secret_line = p->line;
+	return 0;
+}
+
 static int parse_log_line(struct parser *p, char **tok, int n)
 {
 	static const char *const kws[] = {
@@ -312,6 +332,8 @@ int cluster_load(const char *file, struct cluster *cl)
 			ret = parse_primary_line(&p, tok, n);
 		else if (!strcmp(tok[0], "timers"))
 			ret = parse_timers_line(&p, tok, n);
+		else if (!strcmp(tok[0], "secret-file"))
+			ret = parse_secret_line(&p, tok, n);
 		else
 			ret = perr(&p, p.line, "unknown keyword '%s'", tok[0]);
 	}

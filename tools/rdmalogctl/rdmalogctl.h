@@ -317,6 +317,11 @@ struct cluster {
 	struct cl_node nodes[CL_MAX_NODES];
 	uint32_t primary;
 	int primary_line;
+	/* secret-file: the shared secret, read when the file is loaded */
+	int secret_line;
+	char secret_file[256];
+	uint8_t secret[RDMALOG_MAX_SECRET];
+	size_t secret_len;
 };
 
 /* Parse @file; on error print "file:line: why" and return -1. */
