@@ -337,19 +337,20 @@ static void rdmalog_cu_queue(struct rdmalog_ep *ep)
 }
 
 /*
- * Judge the backup at @head / @next_lsn and act on it; @pull as for
- * rdmalog_log_plan(); *@what: the judgement, for the kernel log. Any
- * context. Return: NULL or why the connection must go.
+ * Judge the backup at @pos and act on it; @pull as for
+ * rdmalog_log_plan(); *@what: the judgement, for the kernel log. The
+ * catch-up work. Return: NULL or why the connection must go.
  */
-static const char *rdmalog_cu_judge(struct rdmalog_ep *ep, u64 head,
-				    u64 next_lsn, u64 tail, bool pull,
-				    const char **what)
+static const char *rdmalog_cu_judge(struct rdmalog_ep *ep,
+				    const struct rdmalog_cu_pos *pos,
+				    bool pull, const char **what)
 {
 	struct rdmalog_catchup_ep *cu = &ep->cu;
 	struct rdmalog_log_plan plan;
 	int kind;
 
-	kind = rdmalog_repl_ep_join(ep, head, next_lsn, tail, pull, &plan);
+	kind = rdmalog_repl_ep_join(ep, pos->head, pos->next_lsn, pos->tail,
+				    pull, &plan);
 	switch (kind) {
 	case RDMALOG_PLAN_JOIN:
 		spin_lock_bh(&cu->lock);
@@ -408,9 +409,7 @@ const char *rdmalog_catchup_ring(struct rdmalog_ep *ep, u64 head,
 		return "RING with a tail above its head";
 	spin_lock(&cu->lock);
 	cu->ring_rx = true;
-	cu->ring.head = head;
-	cu->ring.next_lsn = next_lsn;
-	cu->ring.tail = tail;
+	cu->ring = (struct rdmalog_cu_pos){ head, next_lsn, tail };
 	spin_unlock(&cu->lock);
 	rdmalog_cu_queue(ep);
 	return NULL;
@@ -432,38 +431,44 @@ const char *rdmalog_catchup_join_received(struct rdmalog_ep *ep,
 		return "JOIN without a CATCHUP";
 	}
 	cu->join_rx = true;
-	cu->join.head = head;
-	cu->join.next_lsn = next;
-	cu->join.tail = tail;
+	cu->join = (struct rdmalog_cu_pos){ head, next, tail };
 	spin_unlock(&cu->lock);
 	rdmalog_cu_queue(ep);
 	return NULL;
+}
+
+/* Judge as above; when the connection must go, drop it: return false. */
+static bool rdmalog_cu_judge_or_drop(struct rdmalog_ep *ep,
+				     const struct rdmalog_cu_pos *pos,
+				     bool pull, const char **what)
+{
+	const char *why = rdmalog_cu_judge(ep, pos, pull, what);
+
+	if (!why)
+		return true;
+	rdmalog_stats_inc(RDMALOG_STAT_BAD_MSGS);
+	rdmalog_ep_error(ep, "%s", why);
+	return false;
 }
 
 /* Work: judge the backup whose RING arrived. Return: false to stop. */
 static bool rdmalog_cu_judge_ring(struct rdmalog_ep *ep)
 {
 	struct rdmalog_catchup_ep *cu = &ep->cu;
-	const char *why, *what;
-	u64 head, next, tail;
+	struct rdmalog_cu_pos pos;
+	const char *what;
 	bool ring;
 
 	spin_lock_bh(&cu->lock);
 	ring = cu->ring_rx;
 	cu->ring_rx = false;
-	head = cu->ring.head;
-	next = cu->ring.next_lsn;
-	tail = cu->ring.tail;
+	pos = cu->ring;
 	spin_unlock_bh(&cu->lock);
 	if (!ring)
 		return true;
 	rdmalog_inject_delay(RDMALOG_INJ_CU_RING);
-	why = rdmalog_cu_judge(ep, head, next, tail, true, &what);
-	if (why) {
-		rdmalog_stats_inc(RDMALOG_STAT_BAD_MSGS);
-		rdmalog_ep_error(ep, "%s", why);
+	if (!rdmalog_cu_judge_or_drop(ep, &pos, true, &what))
 		return false;
-	}
 	pr_info_ratelimited("node %u: node %u granted its ring (%llu bytes, %u segment%s): %s\n",
 			    ep->conn->local.node_id, ep->conn->peer_id,
 			    ep->conn->local.capacity, ep->remote_ring.nr_segs,
@@ -480,8 +485,8 @@ static void rdmalog_cu_primary_work(struct rdmalog_ep *ep)
 	struct rdmalog_catchup_ep *cu = &ep->cu;
 	bool join, revoked, notify, diverged;
 	unsigned long granted = 0;
-	const char *why, *what;
-	u64 head, next, tail;
+	struct rdmalog_cu_pos pos;
+	const char *what;
 	int err;
 
 	if (!rdmalog_cu_judge_ring(ep))
@@ -514,20 +519,14 @@ static void rdmalog_cu_primary_work(struct rdmalog_ep *ep)
 	spin_lock_bh(&cu->lock);
 	revoked = cu->revoked;
 	cu->revoked = false;
-	head = cu->join.head;
-	next = cu->join.next_lsn;
-	tail = cu->join.tail;
+	pos = cu->join;
 	spin_unlock_bh(&cu->lock);
 	if (revoked) {
-		why = rdmalog_cu_judge(ep, head, next, tail, false, &what);
-		if (why) {
-			rdmalog_stats_inc(RDMALOG_STAT_BAD_MSGS);
-			rdmalog_ep_error(ep, "%s", why);
+		if (!rdmalog_cu_judge_or_drop(ep, &pos, false, &what))
 			return;
-		}
 		pr_info_ratelimited("node %u: node %u caught up to LSN %llu: %s\n",
 				    ep->conn->local.node_id, ep->conn->peer_id,
-				    next, what);
+				    pos.next_lsn, what);
 	}
 
 	spin_lock_bh(&cu->lock);

@@ -58,6 +58,18 @@ struct rdmalog_cu_read {
 };
 
 /**
+ * struct rdmalog_cu_pos - where a backup's log ends, per its RING or JOIN
+ * @head: its head (stream position)
+ * @next_lsn: its next LSN
+ * @tail: its tail
+ */
+struct rdmalog_cu_pos {
+	u64 head;
+	u64 next_lsn;
+	u64 tail;
+};
+
+/**
  * struct rdmalog_catchup_ep - catch-up state of one connection
  * @lock: protects every field below but @work and the constant parts of
  *	@reads; taken with _bh outside the completion handler; taken after
@@ -126,17 +138,9 @@ struct rdmalog_catchup_ep {
 	u64 bytes;
 	u32 rounds;
 	bool ring_rx;
-	struct {
-		u64 head;
-		u64 next_lsn;
-		u64 tail;
-	} ring;
+	struct rdmalog_cu_pos ring;
 	bool join_rx;
-	struct {
-		u64 head;
-		u64 next_lsn;
-		u64 tail;
-	} join;
+	struct rdmalog_cu_pos join;
 	bool notify_joined;
 	bool notify_diverged;
 	bool diverged;

@@ -89,7 +89,8 @@ struct rdmalog_ring_map;
 /*
  * The I/O virtual address of ring offset 0 in every registration we grant
  * (RING, CATCHUP): a peer sees ring offsets, never our DMA addresses, and
- * the address of ring offset x is RDMALOG_RING_IOVA + x in every MR.
+ * the address of ring offset x is RDMALOG_RING_IOVA + x in every MR. A
+ * forwarded payload's registration starts there too (forward.c).
  * Page-aligned for every MR page size (an MR keeps its page offset).
  */
 #define RDMALOG_RING_IOVA		BIT_ULL(48)

@@ -419,6 +419,8 @@ static int rdmalog_fwd_reg_map(struct rdmalog_fwd_reg *r,
 	if (ib_map_mr_sg(mr, buf->sgt.sgl, buf->nents, NULL, PAGE_SIZE) !=
 	    buf->nents || mr->length != buf->len)
 		return -EIO;
+	/* The peer sees offsets, not our DMA addresses (as for the ring). */
+	mr->iova = RDMALOG_RING_IOVA + (mr->iova & (PAGE_SIZE - 1));
 	return 0;
 }
 

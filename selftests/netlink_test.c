@@ -1645,6 +1645,36 @@ TEST_F_TIMEOUT(nl, events, RL_TIMEOUT)
  * command fails with -EPERM and every GET works. Returns the number of
  * failures; reasons go to stderr.
  */
+/*
+ * Run @call in a child that dropped to uid 65534 (@mode 0) or only lost
+ * CAP_NET_ADMIN (@mode 1); it must exit 0 (its number of failures).
+ */
+#define RUN_DROPPED(mode, call)						\
+	do {								\
+		pid_t __pid;						\
+		int __st;						\
+									\
+		fflush(stderr);						\
+		__pid = fork();						\
+		ASSERT_LE(0, __pid);					\
+		if (__pid == 0) {					\
+			if ((mode) == 0 ? rl_drop_to_nobody() :		\
+					  rl_drop_net_admin()) {		\
+				fprintf(stderr,				\
+					"# cannot drop privileges\n");	\
+				_exit(100);				\
+			}						\
+			_exit(call);					\
+		}							\
+		ASSERT_EQ(__pid, rl_waitpid_ms(__pid, &__st, 60000));	\
+		ASSERT_TRUE(WIFEXITED(__st) && WEXITSTATUS(__st) == 0) {	\
+			TH_LOG("mode %d (%s): %s failures", (mode),	\
+			       (mode) ? "root without CAP_NET_ADMIN" :	\
+					"uid 65534, no capabilities",	\
+			       rl_status_str(__st));			\
+		}							\
+	} while (0)
+
 static int unprivileged_checks(void)
 {
 	static const int getters[] = {
@@ -1735,8 +1765,7 @@ TEST_F_TIMEOUT(nl, mutating_commands_need_cap_net_admin, RL_TIMEOUT)
 	struct nl_msg *m;
 	struct reply r;
 	struct info in;
-	int mode, st, fd;
-	pid_t pid;
+	int mode, fd;
 
 	m = req_new(&self->t, RDMALOG_CMD_PEER_ADD, 0);
 	put_u32(m, RDMALOG_A_NODE_ID, 2);
@@ -1751,26 +1780,8 @@ TEST_F_TIMEOUT(nl, mutating_commands_need_cap_net_admin, RL_TIMEOUT)
 	ASSERT_EQ(3, write(fd, "def", 3));
 	close(fd);
 
-	for (mode = 0; mode < 2; mode++) {
-		fflush(stderr);
-		pid = fork();
-		ASSERT_LE(0, pid);
-		if (pid == 0) {
-			if (mode == 0 ? rl_drop_to_nobody() :
-					rl_drop_net_admin()) {
-				fprintf(stderr, "# cannot drop privileges\n");
-				_exit(100);
-			}
-			_exit(unprivileged_checks());
-		}
-		ASSERT_EQ(pid, rl_waitpid_ms(pid, &st, 60000));
-		ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) {
-			TH_LOG("mode %d (%s): %s failures", mode,
-			       mode ? "root without CAP_NET_ADMIN" :
-				      "uid 65534, no capabilities",
-			       rl_status_str(st));
-		}
-	}
+	for (mode = 0; mode < 2; mode++)
+		RUN_DROPPED(mode, unprivileged_checks());
 	/* nothing changed */
 	ASSERT_EQ(0, get(&self->t, RDMALOG_CMD_STATUS_GET, &in));
 	ASSERT_EQ(1, in.v[RDMALOG_A_UP]);
@@ -1934,8 +1945,7 @@ TEST_F_TIMEOUT(nl, cluster_id_and_addresses_hidden_without_cap_net_admin,
 	static const uint8_t a3[16] = { 0xfd, [15] = 3 };
 	struct nl_msg *m;
 	struct reply r;
-	int mode, st;
-	pid_t pid;
+	int mode;
 
 	m = req_new(&self->t, RDMALOG_CMD_NODE_SET, 0);
 	put_u64(m, RDMALOG_A_CLUSTER_ID, HIDDEN_CLUSTER);
@@ -1958,27 +1968,9 @@ TEST_F_TIMEOUT(nl, cluster_id_and_addresses_hidden_without_cap_net_admin,
 	/* root sees everything */
 	ASSERT_EQ(0, hidden_checks("root", true));
 
-	for (mode = 0; mode < 2; mode++) {
-		fflush(stderr);
-		pid = fork();
-		ASSERT_LE(0, pid);
-		if (pid == 0) {
-			if (mode == 0 ? rl_drop_to_nobody() :
-					rl_drop_net_admin()) {
-				fprintf(stderr, "# cannot drop privileges\n");
-				_exit(100);
-			}
-			_exit(hidden_checks(mode ? "root without CAP_NET_ADMIN" :
-					    "uid 65534", false));
-		}
-		ASSERT_EQ(pid, rl_waitpid_ms(pid, &st, 60000));
-		ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) {
-			TH_LOG("mode %d (%s): %s failures", mode,
-			       mode ? "root without CAP_NET_ADMIN" :
-				      "uid 65534, no capabilities",
-			       rl_status_str(st));
-		}
-	}
+	for (mode = 0; mode < 2; mode++)
+		RUN_DROPPED(mode, hidden_checks(mode ? "root without CAP_NET_ADMIN" :
+						"uid 65534", false));
 }
 
 /* ------------------------------------------------------------------ */
