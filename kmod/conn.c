@@ -2002,9 +2002,9 @@ static void rdmalog_ep_connected(struct rdmalog_ep *ep,
 		reason = rdmalog_hs_check_params(&conn->local, &hs, &detail);
 	if (reason == RDMALOG_REJ_CAPACITY)
 		detail = le64_to_cpu(hs.capacity);
-	if (!reason && !!(hs.flags & RDMALOG_CM_F_AUTH) != conn->local.auth) {
-		detail = !conn->local.auth;	/* whether it has one */
-		reason = RDMALOG_REJ_AUTH;
+	if (!reason) {
+		reason = rdmalog_hs_check_auth(&conn->local, &hs, &detail);
+		detail = reason && !detail;	/* for the text: whether it has one */
 	}
 	if (reason) {
 		rdmalog_rej_text(conn, reason, detail, why, sizeof(why));
