@@ -11,7 +11,7 @@
 #   make soak       the history checker under faults for DURATION (default
 #                   30m; seconds or e.g. 30m, 2h), SEED=N replays a run
 #   make stress     the teardown suite with 20 iterations (ITERS=N)
-#   make lint       checkpatch --strict, sparse (C=1), a W=1 build, doccheck
+#   make lint       checkpatch --strict, sparse (C=1) in a W=1 build, doccheck
 #   make install    install the module, tools, headers, man pages, the udev
 #                   rule and the group on this host (DESTDIR= honoured)
 #   make dkms-install, dkms-uninstall   the same module through DKMS
@@ -86,7 +86,7 @@ TEST_HDR := $(wildcard selftests/*.h) $(wildcard uapi/*.h)
 TEST_BIN := $(patsubst selftests/%.c,$(BUILD)/selftests/%,$(TEST_SRC))
 
 .PHONY: all module tools selftests siw deps lint checkpatch sparse wbuild \
-	check demo install uninstall clean ksft dkms-build bench soak \
+	check demo install uninstall clean ksft dkms-build lintbuild bench soak \
 	check-run demo-run bench-run soak-run stress stress-run
 
 # The module and the tools only: what a real host needs. The test
@@ -139,13 +139,25 @@ ksft: $(KSFT)/kselftest_harness.h
 
 NO_LSRC = { echo "linux-source-$(KSERIES) missing: run 'make deps' or set LINUX_SOURCE" >&2; exit 1; }
 
-$(KSFT)/kselftest_harness.h:
+# Everything taken from KVER's linux-source comes out of the tarball in one
+# pass (xz is read whole for any member): kselftest's headers, siw's
+# sources and checkpatch.pl with its data, into build/ksrc-SERIES.
+LSRC_FILES := tools/testing/selftests/kselftest.h \
+	tools/testing/selftests/kselftest_harness.h scripts/checkpatch.pl \
+	scripts/spelling.txt scripts/const_structs.checkpatch \
+	'drivers/infiniband/sw/siw/*'
+$(KSRC)/.extracted:
 	@test -n "$(LINUX_SOURCE)" || $(NO_LSRC)
-	@mkdir -p $(KSFT)
-	tar -xJf $(LINUX_SOURCE) --strip-components=4 -C $(KSFT) \
-		$(LSRC_TOP)/tools/testing/selftests/kselftest.h \
-		$(LSRC_TOP)/tools/testing/selftests/kselftest_harness.h
+	@mkdir -p $(KSRC)
+	tar -xJf $(LINUX_SOURCE) --strip-components=1 -C $(KSRC) --wildcards \
+		$(addprefix $(LSRC_TOP)/,$(LSRC_FILES))
 	@touch $@
+
+# order-only: a later extraction for another series rebuilds no test
+$(KSFT)/kselftest_harness.h: | $(KSRC)/.extracted
+	@mkdir -p $(KSFT)
+	cp $(KSRC)/tools/testing/selftests/kselftest.h \
+		$(KSRC)/tools/testing/selftests/kselftest_harness.h $(KSFT)/
 
 selftests: $(TEST_BIN) siw
 
@@ -155,12 +167,10 @@ selftests: $(TEST_BIN) siw
 # other; mkinitramfs.sh ships the one built for the guest's kernel.
 siw: $(SIW_DIR)/siw.ko
 
-$(SIW_DIR)/siw.ko:
-	@test -n "$(LINUX_SOURCE)" || $(NO_LSRC)
+$(SIW_DIR)/siw.ko: | $(KSRC)/.extracted
 	@test -n "$(KDIR)" || { echo "no kernel headers: run 'make deps' or set KDIR" >&2; exit 1; }
 	@mkdir -p $(SIW_DIR)
-	tar -xJf $(LINUX_SOURCE) --strip-components=5 -C $(SIW_DIR) \
-		--wildcards '$(LSRC_TOP)/drivers/infiniband/sw/siw/*'
+	cp -p $(KSRC)/drivers/infiniband/sw/siw/* $(SIW_DIR)/
 	$(MAKE) -C $(KDIR) M=$(SIW_DIR) CONFIG_RDMA_SIW=m modules >/dev/null
 
 $(BUILD)/selftests/%: selftests/%.c $(TEST_HDR) $(KSFT)/kselftest_harness.h
@@ -185,44 +195,37 @@ $(BUILD)/selftests/rogue_peer: selftests/rogue_peer.c kmod/proto.h \
 # linux-source), sparse and W=1 against KVER's headers. "make lint" lints
 # for the default kernel; "make KVER=... lint" for another one (make check
 # does both when Linux 6.12 is installed).
-$(KSRC)/scripts/checkpatch.pl:
-	@test -n "$(LINUX_SOURCE)" || $(NO_LSRC)
-	@mkdir -p $(KSRC)
-	tar -xJf $(LINUX_SOURCE) --strip-components=1 -C $(KSRC) \
-		$(LSRC_TOP)/scripts/checkpatch.pl \
-		$(LSRC_TOP)/scripts/spelling.txt \
-		$(LSRC_TOP)/scripts/const_structs.checkpatch
-	@touch $@
-
 # kmod/compat.h is the one file allowed to test LINUX_VERSION_CODE (where
 # the headers offer no feature to test).
 CHECKPATCH = $(KSRC)/scripts/checkpatch.pl --strict --no-tree --terse \
 	--show-types --ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG
-checkpatch: $(KSRC)/scripts/checkpatch.pl
-	$(CHECKPATCH) -f $(filter-out kmod/compat.h,$(wildcard kmod/*.c kmod/*.h uapi/*.h))
+# checkpatch is one perl process per file list: the files in parallel
+NPROC := $(shell nproc 2>/dev/null || echo 1)
+checkpatch: $(KSRC)/.extracted
+	printf '%s\n' $(filter-out kmod/compat.h,$(wildcard kmod/*.c kmod/*.h uapi/*.h)) | \
+		xargs -P $(NPROC) -n 4 $(CHECKPATCH) -f
 	$(CHECKPATCH) --ignore LINUX_VERSION_CODE -f kmod/compat.h
 
-sparse: $(MOD_KO)
-	$(MAKE) -C $(KDIR) M=$(MOD_DIR) C=2 CF="-D__CHECK_ENDIAN__" modules 2>&1 | \
-		tee $(BUILD)/sparse-$(KVER).log
-	@! grep -E "(warning|error):" $(BUILD)/sparse-$(KVER).log
-
-# Our objects only: "make -C KDIR M=. clean" would also delete the
-# out-of-tree siw.ko under build/.
-wbuild:
+# sparse (C=1) and W=1 in one build of our objects only ("make -C KDIR
+# M=. clean" would also delete the out-of-tree siw.ko under build/):
+# every object is removed first, so every file is compiled and checked.
+sparse wbuild: lintbuild
+lintbuild:
+	@test -n "$(KDIR)" || { echo "no kernel headers: run 'make deps' or set KDIR" >&2; exit 1; }
 	@mkdir -p $(BUILD)
 	$(sync_src)
 	cd $(MOD_DIR) && rm -f kmod/*.o kmod/.*.o.cmd rdmalog.ko rdmalog.o \
 		rdmalog.mod rdmalog.mod.o
-	$(MAKE) -C $(KDIR) M=$(MOD_DIR) W=1 modules 2>&1 | tee $(BUILD)/w1-$(KVER).log
-	@! grep -E "(warning|error):" $(BUILD)/w1-$(KVER).log
+	$(MAKE) -C $(KDIR) M=$(MOD_DIR) W=1 C=1 CF="-D__CHECK_ENDIAN__" \
+		modules 2>&1 | tee $(BUILD)/lint-$(KVER).log
+	@! grep -E "(warning|error):" $(BUILD)/lint-$(KVER).log
 
 # The file tables of README.md and design.rst name every kmod/*.c.
 .PHONY: doccheck
 doccheck:
 	@bash scripts/doccheck.sh
 
-lint: doccheck checkpatch sparse wbuild
+lint: doccheck checkpatch lintbuild
 	@echo "lint: clean for $(KVER)"
 
 -include selftests/vm/Makefile.inc

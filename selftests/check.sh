@@ -17,6 +17,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 MAKE=${MAKE:-make}
+# the builds and lints in parallel on every CPU (the tests are not make's)
+jobs=-j$(nproc 2>/dev/null || echo 1)
 phases=()
 rc=0
 t_all=$(date +%s)
@@ -62,15 +64,15 @@ run_tests() {
 }
 
 ok=1
-phase build $MAKE --no-print-directory all selftests vm || ok=
+phase build $MAKE "$jobs" --no-print-directory all selftests vm || ok=
 for k in "${extra[@]}"; do
 	[ -n "$ok" ] || break
-	phase "build-$(series "$k")" $MAKE --no-print-directory KVER="$k" all selftests vm || ok=
+	phase "build-$(series "$k")" $MAKE "$jobs" --no-print-directory KVER="$k" all selftests vm || ok=
 done
-[ -n "$ok" ] && { phase lint $MAKE --no-print-directory lint || ok=; }
+[ -n "$ok" ] && { phase lint $MAKE "$jobs" --no-print-directory lint || ok=; }
 for k in "${extra[@]}"; do
 	[ -n "$ok" ] || break
-	phase "lint-$(series "$k")" $MAKE --no-print-directory KVER="$k" lint || ok=
+	phase "lint-$(series "$k")" $MAKE "$jobs" --no-print-directory KVER="$k" lint || ok=
 done
 [ -n "$ok" ] && { phase dkms $MAKE --no-print-directory dkms-build || ok=; }
 if [ -n "$ok" ]; then
