@@ -218,6 +218,8 @@ class History:
         self.dumped_to = {n: 1 for n in (1, 2, 3)}
         self.problems = []
         self.t0 = time.monotonic()
+        # QEMU exits nobody asked for, so far: a wait gives up on a dead VM
+        self.deaths = {nd.name: len(nd.deaths) for nd in c.nodes}
 
     # ---- cluster plumbing
     def node_up(self, n):
@@ -251,6 +253,11 @@ class History:
             last = fn()
             if last is True:
                 return
+            for nd in self.c.nodes:
+                if len(nd.deaths) > self.deaths[nd.name]:
+                    raise CheckFailed(f"{nd.name} died (its QEMU exited: "
+                                      f"{nd.deaths[-1]}) while waiting for "
+                                      f"{what}: {last}")
             if time.monotonic() >= deadline:
                 raise CheckFailed(f"timed out after {timeout or WAIT}s "
                                   f"waiting for {what}: {last}")

@@ -433,6 +433,44 @@ class SuiteRun:
         return c
 
     def run_test(self, fn, name):
+        """One test, reported; run once more on fresh VMs when all that
+        failed it was an emulator artifact (vm.emulator_artifact())."""
+        res = self.attempt(fn, name)
+        if res is None:
+            return
+        status, diag, reason, subs, took, probs = res
+        artifact = status == "fail" and vm.emulator_artifact(probs)
+        if artifact and not self.past():
+            self.tap.diag(f"{name}: an emulator artifact, not a product "
+                          f"failure, after {took:.1f}s: {artifact}")
+            self.tap.diag("  (see EMULATOR_ARTIFACTS in selftests/vm/"
+                          "cluster.py); this attempt's result is discarded "
+                          "and the test runs once more, on its VMs reset "
+                          "(or fresh ones where one died):")
+            for line in diag[:12]:
+                self.tap.diag(f"  | {line}")
+            c = self.cluster
+            if c is not None and all(nd.alive for nd in c.nodes):
+                # reset and set up again by new_cluster(), as between suites
+                self.cluster, self.spare = None, c
+            else:
+                self.close_cluster()
+            res = self.attempt(fn, name)
+            if res is None:
+                return
+            status, diag, reason, subs, took, probs = res
+        for s in subs:
+            self.tap.result(f"{name}.{s.name}", s.status, s.diag, s.reason)
+        # with subtests, the test's own line appears only if it failed or
+        # was skipped as a whole
+        if not subs or status != "pass":
+            self.tap.result(name, status, diag, reason)
+        self.tap.line(f"# time {name} {took:.1f}s")
+
+    def attempt(self, fn, name):
+        """Runs fn once; (status, diag, reason, subtests, seconds, kernel
+        problems), or None when the nodes could not be brought up (then
+        reported here)."""
         own = fn._rdmalog_test["timeout"] or self.timeout
         timeout = min(own, self.left())
         try:
@@ -441,7 +479,7 @@ class SuiteRun:
             self.tap.result(name, "fail",
                             ["cannot bring the nodes back up:"] + _exc_diag(e))
             self.close_cluster()
-            return
+            return None
         c = self.cluster
         subs = []
         testlib._set_collector(subs)
@@ -476,13 +514,7 @@ class SuiteRun:
         if timed_out:
             self.close_cluster()    # unblocks the stuck test thread
             exc.join(5)             # (exc is the test's thread here)
-        for s in subs:
-            self.tap.result(f"{name}.{s.name}", s.status, s.diag, s.reason)
-        # with subtests, the test's own line appears only if it failed or
-        # was skipped as a whole
-        if not subs or status != "pass":
-            self.tap.result(name, status, diag, reason)
-        self.tap.line(f"# time {name} {took:.1f}s")
+        return status, diag, reason, subs, took, probs
 
     def unload_all(self):
         """The suite's epilogue: on every node that is up, the log down,

@@ -2,6 +2,7 @@
 """Smoke test of the VM harness itself: two nodes, soft-RoCE between them,
 cable pull/replug, crash + cold boot, loading rdmalog.ko, kselftest TAP."""
 
+import cluster
 from testlib import ksft, parse_tap, skip, test
 
 NODES = 2
@@ -139,3 +140,45 @@ def ksft_tap(c):
     assert [(r.name, r.status) for r in got] == [
         ("a", "skip"), ("b", "fail"), ("global.c", "pass")], got
     assert got[1].diag == ["# why"], got[1].diag
+
+
+# An excerpt of a real one (a 6.12 guest under TCG, 2026-12-01).
+ARTIFACT = ("WARNING: CPU: 0 PID: 95 at arch/x86/kernel/traps.c:1120 "
+            "exc_debug_kernel+0xca/0x160")
+
+
+@test
+def emulator_artifact_is_recognised_narrowly(c):
+    """Only the artifact and its aftermath on its own node make a rerun."""
+    died = "QEMU exited unexpectedly (status 0: guest panicked)"
+    panic = "[ 73.6] Kernel panic - not syncing: kernel: panic_on_warn set"
+    art = f"node3 boot 1: [ 73.6] {ARTIFACT}"
+    ea = cluster.emulator_artifact
+    assert ea([art]) == art
+    assert ea([art, f"node3 boot 1: {panic}", f"node3 boot 1: {died}"]) == art
+    for other in ["node3 boot 1: [ 70.1] BUG: kernel NULL pointer",
+                  f"node1 boot 1: {died}",
+                  "node3 boot 1: [ 73.6] WARNING: CPU: 0 PID: 95 at "
+                  "kmod/conn.c:10 rdmalog_conn_close+0x1/0x2",
+                  "node3 boot 1: [ 73.6] WARNING: CPU: 0 PID: 95 at "
+                  "arch/x86/kernel/traps.c:1120 exc_debug_user+0x1/0x2"]:
+        assert ea([art, other]) is None, other
+        assert ea([other]) is None, other
+    assert ea([]) is None
+
+
+_artifact_attempts = []
+
+
+@test
+def emulator_artifact_reruns_the_test(c):
+    """The first attempt fails with nothing but an emulator artifact on a
+    console (written to /dev/kmsg here): the runner must discard it and
+    run this test again, which then passes."""
+    _artifact_attempts.append(c[1].boots)
+    if len(_artifact_attempts) == 1:
+        c[1].run(f"echo '<4>{ARTIFACT}' > /dev/kmsg", timeout=30, check=True)
+        c[1].wait_until("dmesg | grep -q 'at arch/x86/kernel/traps.c'",
+                        timeout=30)
+        raise AssertionError("the first attempt fails with an artifact")
+    assert len(_artifact_attempts) == 2, _artifact_attempts
