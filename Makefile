@@ -9,7 +9,8 @@
 #   make check      the same set-up, then lint and the whole test suite
 #   make bench      rdmalog-bench beside perftest, in the same VMs and run
 #   make soak       the history checker under faults for DURATION (default
-#                   30m; seconds or e.g. 30m, 2h), SEED=N replays a run
+#                   30m; seconds or e.g. 30m, 2h), SEED=N replays a run,
+#                   NODES=5 on five VMs
 #   make stress     the teardown suite with 20 iterations (ITERS=N)
 #   make lint       checkpatch --strict, sparse (C=1) in a W=1 build, doccheck
 #   make install    install the module, tools, headers, man pages, the udev
@@ -251,10 +252,11 @@ DURATION ?= 30m
 soak-run: all selftests vm
 	RDMALOG_KVER=$(VM_KVER) python3 selftests/history.py \
 		--duration $(DURATION) $(if $(SEED),--seed $(SEED)) \
+		$(if $(NODES),--nodes $(NODES)) \
 		$(if $(filter 0,$(CATCHUP)),--no-catchup)
 
 # Stress: the teardown suite with 20 iterations of every operation (make
-# check runs 5), STRESS_ARGS for more run.py arguments.
+# check runs 3 after the warm-up), STRESS_ARGS for more run.py arguments.
 stress-run: all selftests vm
 	RDMALOG_TD_ITERS=$(or $(ITERS),20) RDMALOG_KVER=$(VM_KVER) \
 		python3 selftests/run.py --strict-skips teardown $(STRESS_ARGS)

@@ -5,6 +5,7 @@
  *
  *   hist_writer -w WID [-s SEED] [-m MAXLEN] [-n COUNT] [-o FILE]
  *   hist_writer -D [-f FROM] [-t TO]
+ *   hist_writer -F
  *
  * Writer (-w): appends records to /dev/rdmalog, one write(2) each, until
  * COUNT attempts were made (default: no limit) or SIGTERM/SIGINT arrives,
@@ -40,6 +41,19 @@
  *                                  wrong length, wrong filler byte, ...)
  *   T LSN                          LSN was trimmed meanwhile (skipped)
  *
+ * Follower (-F): reads the log from its first record on, one read(2) per
+ * record, sleeping at the commit point, until SIGTERM/SIGINT, and prints
+ * (each line flushed):
+ *
+ *   S FIRST COMMIT NEXT            the log's state: at the start, after
+ *                                  every 64 records and after a jump
+ *   R LSN LEN HASH                 the record read at LSN
+ *   J LSN                          the cursor was below the first LSN
+ *                                  (ERANGE): it goes on at LSN
+ *   N ERRNAME                      the log is down: reopened and read from
+ *                                  its first record again
+ *   E                              stopped
+ *
  * Exit status: 0; 1 on a system error (message on standard output, line
  * "ERR ..."); 2 on a usage error.
  */
@@ -67,7 +81,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: hist_writer -w WID [-s SEED] [-m MAXLEN] [-n COUNT] [-o FILE]\n"
-		"       hist_writer -D [-f FROM] [-t TO]\n");
+		"       hist_writer -D [-f FROM] [-t TO]\n"
+		"       hist_writer -F\n");
 }
 
 static uint64_t splitmix64(uint64_t x)
@@ -341,14 +356,98 @@ static int do_dump(uint64_t from, uint64_t to)
 	return 0;
 }
 
+static int follow_state(int fd)
+{
+	struct rdmalog_state st;
+
+	if (get_state(fd, &st) < 0)
+		return -1;
+	hist("S %llu %llu %llu", (unsigned long long)st.first_lsn,
+	     (unsigned long long)st.commit_lsn,
+	     (unsigned long long)st.next_lsn);
+	return 0;
+}
+
+static int do_follow(void)
+{
+	struct rdmalog_state st;
+	struct sigaction sa;
+	unsigned int n = 0;
+	char *buf = NULL;
+	int fd = -1, down = 0;	/* the errno of the last N line */
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;	/* no SA_RESTART: a blocked read ends */
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	while (!stop) {
+		off_t lsn;
+		ssize_t len;
+
+		if (fd < 0) {
+			fd = open_dev();
+			if (fd < 0)
+				break;
+			if (get_state(fd, &st) < 0 ||
+			    lseek(fd, (off_t)st.first_lsn, SEEK_SET) < 0) {
+				if (errno != down)
+					hist("N %s", strerrorname_np(errno));
+				down = errno;
+				close(fd);
+				fd = -1;
+				pause_ms(100);
+				continue;
+			}
+			free(buf);
+			buf = malloc(st.max_record ? st.max_record : 1);
+			if (!buf) {
+				printf("ERR ENOMEM malloc\n");
+				return 1;
+			}
+			if (follow_state(fd) < 0)
+				continue;
+			down = 0;
+		}
+		lsn = lseek(fd, 0, SEEK_CUR);
+		len = lsn < 0 ? -1 : read(fd, buf, st.max_record);
+		if (len >= 0) {
+			hist("R %lld %zd %016" PRIx64, (long long)lsn, len,
+			     fnv1a(buf, (size_t)len));
+			if (++n % 64 == 0)
+				follow_state(fd);
+			continue;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno == ERANGE && get_state(fd, &st) == 0 &&
+		    lseek(fd, (off_t)st.first_lsn, SEEK_SET) >= 0) {
+			hist("J %llu", (unsigned long long)st.first_lsn);
+			follow_state(fd);
+			continue;
+		}
+		/* down, or anything else: from the first record again */
+		if (errno != down)
+			hist("N %s", strerrorname_np(errno));
+		down = errno;
+		close(fd);
+		fd = -1;
+		pause_ms(100);
+	}
+	hist("E");
+	free(buf);
+	if (fd >= 0)
+		close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t seed = 1, count = 0, from = 0, to = 0;
 	unsigned long maxlen = 4096, wid = 0;
-	int c, write_mode = 0, dump_mode = 0;
+	int c, write_mode = 0, dump_mode = 0, follow_mode = 0;
 	char *end;
 
-	while ((c = getopt(argc, argv, "w:s:m:n:o:Df:t:h")) != -1) {
+	while ((c = getopt(argc, argv, "w:s:m:n:o:DFf:t:h")) != -1) {
 		switch (c) {
 		case 'w':
 			write_mode = 1;
@@ -383,6 +482,9 @@ int main(int argc, char **argv)
 		case 'D':
 			dump_mode = 1;
 			break;
+		case 'F':
+			follow_mode = 1;
+			break;
 		case 'f':
 			from = strtoull(optarg, &end, 0);
 			if (*end || !*optarg)
@@ -400,11 +502,13 @@ int main(int argc, char **argv)
 			goto bad;
 		}
 	}
-	if (optind != argc || write_mode == dump_mode)
+	if (optind != argc || write_mode + dump_mode + follow_mode != 1)
 		goto bad;
 	srand((unsigned int)(seed ^ wid ^ (uint64_t)getpid()));
 	if (dump_mode)
 		return do_dump(from, to);
+	if (follow_mode)
+		return do_follow();
 	return do_write((uint32_t)wid, seed, (uint32_t)maxlen, count);
 bad:
 	usage(stderr);

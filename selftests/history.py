@@ -4,17 +4,18 @@
 then a check of what every node holds against what the writers were told.
 
     python3 selftests/history.py [--duration SECONDS|30m] [--seed N]
-                                 [--catchup] [--keep] [-v]
+                                 [--nodes 3|5] [--catchup] [--keep] [-v]
 
 (make soak DURATION=... runs it; the suite selftests/suites/history.py runs
-a short one under make check.)  Three VMs, node 1 primary, durability
-quorum.  selftests/hist_writer.c writers run on every node (on a backup
+a short one under make check.)  Three VMs (--nodes 5: five), node 1
+primary, durability quorum (a majority of the nodes, the primary included).  selftests/hist_writer.c writers run on every node (on a backup
 their write()s are forwarded to the primary) and stream their history to
 the host: every attempt ("W"), every acknowledged append with its LSN and
 the hash of its bytes ("A"), every failure with its errno ("F").  Meanwhile
 a fault schedule, random but replayed exactly by the same seed
 (RDMALOG_HISTORY_SEED or --seed; printed first), runs one fault at a time
-on a backup; the primary is left alone:
+on a backup or several; the primary is left alone (commit timeout 3 s, peer
+timeout 5 s):
 
   cut     pull a backup's cable for 1-8 s, plug it back
   flap    3-8 quick cable pulls (0.1-1 s down, 0.1-1 s up)
@@ -23,6 +24,18 @@ on a backup; the primary is left alone:
   reload  SIGKILL the backup's writers, rmmod, modprobe, apply: the same
           on a live VM
   trim    let the writers fill the primary's ring (they block), then trim
+  quorum  the cables of enough backups out that the primary has no
+          quorum, for longer than the commit timeout half of the time
+  blackhole  every frame of a backup dropped in the guest, carrier up
+  pause   QMP stop/cont of a backup's VM, for longer than the peer
+          timeout half of the time
+  netem   packet loss and delay on a backup's interface
+  catchup a backup reloaded behind the trims, then, while it catches up,
+          a trim and a cut of its cable
+
+Each fault is checked to have taken effect by the primary's counters
+(disconnects, commit timeouts, joins, trims); the run goes on past its
+duration until every kind but flap and netem took effect at least once.
 
 After each fault the checker waits (bounded) until the backup is back in
 replication (the primary's peer entry "replicating"), and fails with a
@@ -84,8 +97,23 @@ UNKNOWN = {"ENOTCONN"}
 MASK = (1 << 64) - 1
 HIST_MIN_LEN, HIST_INLINE = 24, 200
 WAIT = 180              # bound of every "wait until" (rejoin, catch-up)
-KINDS = ("cut", "flap", "kill", "reload", "trim")
-RESTARTS = ("kill", "reload")
+KINDS = ("cut", "flap", "kill", "reload", "trim", "quorum", "blip",
+         "blackhole", "pause", "netem", "catchup")
+RESTARTS = ("kill", "reload", "catchup")
+# kinds only drawn when backups must catch up (they restart behind trims)
+CATCHUP_ONLY = ("catchup",)
+# kinds the run needs at least one of that took effect; flap and netem
+# are losses RC should ride through, and a blip (the quorum lost for
+# less than the commit timeout) one that commits wait out: their effects
+# are only counted
+REQUIRED = ("cut", "kill", "reload", "trim", "quorum", "blackhole", "pause",
+            "catchup")
+# the primary's counters that show a fault's effect
+EFFECT_COUNTERS = ("disconnects", "heartbeat_timeouts", "joins", "trims",
+                   "commit_timeouts", "truncated_records")
+OVERTIME = 300          # the most a run goes past its duration for them
+# the cluster file's timers (ms), which the faults are drawn around
+COMMIT_TIMEOUT, PEER_TIMEOUT = 3000, 5000
 
 
 class CheckFailed(AssertionError):
@@ -191,12 +219,81 @@ class Writer:
         return h
 
 
+class Follower:
+    """One hist_writer -F on one node: every record it read and every
+    state it saw, for the checks in History.verify()."""
+
+    def __init__(self, node):
+        self.node = node
+        self.job = node.spawn(f"{WRITER} -F")
+        self.lost_vm = False
+
+    def stop(self):
+        if not self.job.done():
+            self.job.kill(signal.SIGTERM)
+            try:
+                self.job.wait(60)
+            except VMError:
+                self.job.kill(signal.SIGKILL)
+
+    def check(self, prim, final_first, problems):
+        """prim: the primary's records (lsn: (len, hash, ...)), all read
+        before any trim; final_first: its first LSN at the end."""
+        name = getattr(self.node, "name", self.node)
+        text = self.job.output()
+        lines = text.split("\n")
+        if not text.endswith("\n"):
+            lines = lines[:-1]
+        seen = 0
+        nxt = first = commit = None
+        for ln in lines:
+            f = ln.split()
+            if not f:
+                continue
+            try:
+                if f[0] == "R":
+                    lsn, ln_, hsh = int(f[1]), int(f[2]), f[3]
+                    seen += 1
+                    if nxt is not None and lsn != nxt:
+                        problems.append(f"{name} follower: read LSN {lsn} "
+                                        f"after {nxt - 1}, no jump between")
+                    nxt = lsn + 1
+                    rec = prim.get(lsn)
+                    if rec is None or rec[:2] != (ln_, hsh):
+                        problems.append(
+                            f"{name} follower: read {ln_}/{hsh} at LSN {lsn},"
+                            f" the primary's record there is {rec}")
+                elif f[0] == "S":
+                    fi, co = int(f[1]), int(f[2])
+                    if first is not None and (fi < first or co < commit):
+                        problems.append(
+                            f"{name} follower: first/commit went back from "
+                            f"{first}/{commit} to {fi}/{co}")
+                    if fi > final_first:
+                        problems.append(
+                            f"{name} follower: first LSN {fi} above the "
+                            f"primary's ({final_first} at the end)")
+                    first, commit = fi, co
+                elif f[0] == "J":
+                    nxt = int(f[1])
+                elif f[0] == "N":
+                    nxt = first = commit = None     # a new log, from its start
+                elif f[0] in ("E", "ERR"):
+                    if f[0] == "ERR":
+                        problems.append(f"{name} follower: {ln}")
+                else:
+                    problems.append(f"{name} follower: bad line {ln!r}")
+            except (IndexError, ValueError):
+                problems.append(f"{name} follower: bad line {ln!r}")
+        return seen
+
+
 class History:
     """One run of the checker on a 3-node cluster c (already booted)."""
 
     def __init__(self, c, seed=None, duration=120, catchup=None,
                  capacity="4M", maxlen=4096, writers=2, log=print,
-                 settle=WAIT):
+                 settle=WAIT, nodes=3):
         if seed is None:
             env = os.environ.get("RDMALOG_HISTORY_SEED")
             seed = int(env) if env else random.SystemRandom().randrange(
@@ -205,22 +302,40 @@ class History:
             catchup = os.environ.get("RDMALOG_HISTORY_CATCHUP", "1") \
                 not in ("", "0", "no")
         self.c, self.seed, self.duration = c, seed, duration
+        # node 1 the primary, the others its backups; a quorum is a
+        # majority of the nodes, the primary included
+        self.n = len(c.nodes) if c else nodes
+        self.all = tuple(range(1, self.n + 1))
+        self.backups = self.all[1:]
+        self.quorum_backups = self.n // 2
         self.catchup, self.capacity, self.maxlen = catchup, capacity, maxlen
         self.nwriters, self.settle = writers, settle
         # without catch-up: faults before the first trim (kills/reloads)
         self.restarts = 5 + min(duration, 1800) // 90
         self.rng = random.Random(seed)
+        self.rng_faults = random.Random(seed + 1)   # choices inside faults
+        self.kinds = [k for k in KINDS if catchup or k not in CATCHUP_ONLY]
+        self.required = [k for k in REQUIRED if k in self.kinds]
         self.say = log
         self.conf = rlnode.cluster_file(capacity, cluster=46,
-                                        max_record="64K")
+                                        max_record="64K",
+                                        nodes=self.all,
+                                        timeout=COMMIT_TIMEOUT,
+                                        peer_timeout=PEER_TIMEOUT)
         self.writers = []          # every Writer ever started
-        self.next_wid = {1: 100, 2: 200, 3: 300}
+        self.followers = []        # every Follower ever started
+        self.next_wid = {n: 100 * n for n in self.all}
         self.faults = {k: 0 for k in KINDS}
+        # faults seen to take effect, by the primary's counters (effect())
+        self.effective = {k: 0 for k in KINDS}
+        self.effects = {}          # counter: its total over all faults
         self.trimmed = False       # the primary trimmed at least once
-        self.dumps = {n: {} for n in (1, 2, 3)}    # node: {lsn: rec}
-        self.dumped_to = {n: 1 for n in (1, 2, 3)}
+        self.dumps = {n: {} for n in self.all}    # node: {lsn: rec}
+        self.dumped_to = {n: 1 for n in self.all}
         self.problems = []
         self.t0 = time.monotonic()
+        # where the run's history is saved (history.json; --check DIR)
+        self.save_dir = getattr(c, "workdir", None)
         # QEMU exits nobody asked for, so far: a wait gives up on a dead VM
         self.deaths = {nd.name: len(nd.deaths) for nd in (c.nodes if c else ())}
 
@@ -244,6 +359,13 @@ class History:
             self.next_wid[n] += 1
             self.writers.append(Writer(self.c[n], wid, self.seed,
                                        self.maxlen))
+
+    def start_follower(self, n):
+        self.followers.append(Follower(self.c[n]))
+
+    def node_followers(self, n):
+        return [f for f in self.followers
+                if f.node is self.c[n] and not f.job.done()]
 
     def node_writers(self, n):
         return [w for w in self.writers
@@ -307,9 +429,12 @@ class History:
         self.say(f"fault kill node{n} (SIGKILL of its VM, boot, apply)")
         for w in self.node_writers(n):      # before: kill() ends the jobs
             w.lost_vm = True
+        for f in self.node_followers(n):
+            f.lost_vm = True
         self.c[n].kill()
         self.c[n].boot()
         self.node_up(n)
+        self.start_follower(n)
         self.start_writers(n)
 
     def f_reload(self, n, p):
@@ -319,6 +444,8 @@ class History:
         ws = self.node_writers(n)
         for w in ws:
             w.stop(signal.SIGKILL, wait=20, say=self.say)
+        for f in self.node_followers(n):    # it holds the device open
+            f.stop()
         t1 = time.monotonic()
         nd = self.c[n]
         nd.wait_until("rdmalogctl node down 2>/dev/null; rmmod rdmalog",
@@ -327,7 +454,82 @@ class History:
         self.node_up(n)
         self.say(f"  {len(ws)} writers gone in {t1 - t0:.1f}s, module out in "
                  f"{t2 - t1:.1f}s, back up in {time.monotonic() - t2:.1f}s")
+        self.start_follower(n)
         self.start_writers(n)
+
+    def f_catchup(self, n, p):
+        """Faults while a backup catches up: the backup reloaded behind the
+        primary's trims (it restarts its log and pulls), then, while it
+        pulls, a trim on the primary and a cut of its cable."""
+        if not self.trimmed and self.f_trim(n, p) is False:
+            return False
+        self.say(f"fault catchup node{n}: reload, then a trim and a "
+                 f"{p['short']:.1f}s cut while it catches up")
+        self.f_reload(n, p)
+        to = self.safe_trim_point(p["keep"])
+        if to is not None:
+            self.trim_to(to, skip=(n,))
+            self.say(f"  trimmed to LSN {to} while node{n} catches up")
+        self.c[n].link(False)
+        time.sleep(p["short"])
+        self.c[n].link(True)
+
+    def f_quorum(self, n, p, kind="quorum"):
+        """The cables of enough backups out together that the primary has
+        no quorum (both of two, three of four), for less or for more than
+        the commit timeout (then the primary's writers time out, and what
+        was uncommitted is removed)."""
+        t = p["quorum"]
+        self.make_room(p["keep"])
+        k = len(self.backups) - self.quorum_backups + 1
+        away = sorted(self.rng_faults.sample(self.backups, k))
+        self.say(f"fault {kind}: node{'s' if k > 1 else ''} "
+                 + ", ".join(map(str, away)) + f" cut for {t:.1f}s "
+                 f"(commit timeout {COMMIT_TIMEOUT / 1000:.0f}s)")
+        for b in away:
+            self.c[b].link(False)
+        time.sleep(t)
+        for b in away:
+            self.c[b].link(True)
+
+    def f_blip(self, n, p):
+        """The quorum lost for less than the commit timeout."""
+        self.f_quorum(n, dict(p, quorum=p["blip"]), "blip")
+
+    def f_blackhole(self, n, p):
+        t = p["cut"]
+        self.say(f"fault blackhole node{n} for {t:.1f}s (carrier up, "
+                 "every frame dropped)")
+        self.c[n].blackhole(True)
+        try:
+            time.sleep(t)
+        finally:
+            self.c[n].blackhole(False)
+
+    def f_pause(self, n, p):
+        t = p["pause"]
+        self.say(f"fault pause node{n}'s VM for {t:.1f}s (QMP stop/cont; "
+                 f"peer timeout {PEER_TIMEOUT / 1000:.0f}s)")
+        self.c[n].qmp("stop")
+        try:
+            time.sleep(t)
+        finally:
+            self.c[n].qmp("cont")
+
+    def f_netem(self, n, p):
+        t, loss, delay = p["cut"], p["loss"], p["delay"]
+        self.say(f"fault netem on node{n} for {t:.1f}s: {loss:.1f}% loss, "
+                 f"{delay} ms delay")
+        nd = self.c[n]
+        nd.run(f"tc qdisc add dev eth0 root netem loss {loss:.1f}% "
+               f"delay {delay}ms", timeout=30, check=True)
+        try:
+            time.sleep(t)
+            r = nd.run("tc qdisc show dev eth0", timeout=30)
+            if "netem" not in r.out:
+                raise CheckFailed(f"node{n}: netem not in place: {r.out}")
+        finally:
+            nd.run("tc qdisc del dev eth0 root; true", timeout=30)
 
     def safe_trim_point(self, keep):
         """Where the primary may trim to now: in the no-catch-up mode,
@@ -335,7 +537,7 @@ class History:
         st = self.status(1)["log"]
         to = st["commit_lsn"]
         if not self.catchup:
-            for n in (2, 3):
+            for n in self.backups:
                 p = self.peer(n)
                 if not (p.get("state") == "connected" and
                         p.get("replicating")):
@@ -359,14 +561,51 @@ class History:
         to = self.safe_trim_point(p["keep"])
         if to is None:
             self.say("  nothing to trim safely now")
-            return
-        self.dump_all(to)
-        self.c[1].run(f"rdmalogctl log trim {to}", timeout=60, check=True)
-        self.trimmed = True
+            return False
+        self.trim_to(to)
         self.say(f"  trimmed to LSN {to} (ring {cap['used']}/"
                  f"{cap['capacity']} bytes, "
                  f"{'filled to' if full else 'not filled to in 30 s:'} "
                  f"{fill:.0%})")
+        return True
+
+    def trim_to(self, to, skip=()):
+        """Trim the primary to LSN to, every record below it read first on
+        every node but those in skip: a backup that lags is waited for,
+        and fails the run if it never holds the range."""
+        for b in self.backups:
+            if b not in skip:
+                self.wait(lambda b=b: self.holds(b, to),
+                          f"node{b} to hold the records below the trim "
+                          f"point {to}")
+        for m in self.all:
+            if m not in skip:
+                self.dump(m, to)
+        self.c[1].run(f"rdmalogctl log trim {to}", timeout=60, check=True)
+        first = self.status(1)["log"]["first_lsn"]
+        if first != to:
+            raise CheckFailed(f"trimmed to {to}, but node1's first LSN is "
+                              f"{first}")
+        self.trimmed = True
+
+    def make_room(self, keep):
+        """A ring more than half full is trimmed first: a fault aimed at
+        the commit path needs writers that are not waiting for space."""
+        st = self.status(1)["log"]
+        if st["used"] * 2 <= st["capacity"]:
+            return
+        to = self.safe_trim_point(keep)
+        if to is not None:
+            self.trim_to(to)
+            self.say(f"  room made first: trimmed to LSN {to} (ring "
+                     f"{st['used']}/{st['capacity']} bytes)")
+
+    def holds(self, n, to):
+        lg = self.status(n)["log"]
+        if lg["commit_lsn"] >= to:
+            return True
+        return (f"node{n} first/commit/next {lg['first_lsn']}/"
+                f"{lg['commit_lsn']}/{lg['next_lsn']}")
 
     # ---- reading the logs
     def dump(self, n, to=0):
@@ -379,12 +618,21 @@ class History:
             raise CheckFailed(f"node{n}: reading its log failed (rc {r.rc}):"
                               f" {r.out[-500:]}")
         first, commit, nxt = map(int, lines[0].split()[1:])
+        if to and commit < to:
+            raise CheckFailed(f"node{n}: asked to read up to LSN {to}, its "
+                              f"commit point is {commit}")
         for ln in lines[1:]:
             f = ln.split()
             if f[0] == "R":
                 rec = (int(f[2]), f[3], int(f[4]), int(f[5]))
             elif f[0] == "X":
                 rec = (int(f[2]), f[3], "X", f[4])
+            elif f[0] == "T":
+                # nothing trims while the checker reads: the range it
+                # was asked for went away under it
+                self.problems.append(f"node{n}: LSN {f[1]} trimmed (ERANGE)"
+                                     f" while read ({frm}..{to or commit})")
+                continue
             else:
                 continue
             lsn = int(f[1])
@@ -393,11 +641,11 @@ class History:
                 self.problems.append(f"node{n} LSN {lsn} changed between "
                                      f"two reads: {old} then {rec}")
             self.dumps[n][lsn] = rec
-        self.dumped_to[n] = max(frm, to or commit)
+        self.dumped_to[n] = max(frm, min(to or commit, commit))
         return first, commit, nxt
 
     def dump_all(self, to):
-        for n in (1, 2, 3):
+        for n in self.all:
             self.dump(n, to)
 
     def forget(self, n):
@@ -411,28 +659,47 @@ class History:
         catch-up, the kills and reloads (self.restarts of them) all come
         before the first trim, and none after it."""
         rng = self.rng
-        first = list(KINDS if self.catchup else
-                     [k for k in KINDS if k != "trim"])
+        kinds = [k for k in KINDS if self.catchup or k not in CATCHUP_ONLY]
+        first = list(kinds if self.catchup else
+                     [k for k in kinds if k != "trim"])
         rng.shuffle(first)
         i = 0
+        seen = set()
         while True:
             if i < len(first):
                 kind = first[i]
             elif self.catchup:
-                kind = rng.choice(KINDS)
+                kind = rng.choice(kinds)
             elif i < self.restarts:
                 kind = rng.choice(("cut", "flap", "kill", "reload"))
             else:
                 kind = rng.choice(("cut", "flap", "trim"))
             if not self.catchup and i == self.restarts - 1:
                 kind = "trim"
+            # the first of each kind is drawn to take effect for sure
+            # (longer than the timer it is aimed at), later ones either way
+            sure = kind not in seen
+            seen.add(kind)
             i += 1
-            p = {"cut": rng.uniform(1, 8),
+            ct, pt = COMMIT_TIMEOUT / 1000, PEER_TIMEOUT / 1000
+            p = {"cut": rng.uniform(1.2 * pt, 1.6 * pt) if sure and
+                 kind in ("cut", "blackhole") else rng.uniform(1, 8),
+                 # for sure: past the peer timeout too, so that the
+                 # connections go and the uncommitted records are removed
+                 # (until then the commit path waits for the WRITEs in
+                 # flight); later ones also between the two timeouts
+                 "quorum": rng.uniform(1.3 * pt, 1.8 * pt) if sure else
+                 rng.uniform(1.3 * ct, 1.8 * pt),
+                 "blip": rng.uniform(0.3, 0.6 * ct),
+                 "pause": rng.uniform(1.2 * pt, 1.6 * pt) if sure or
+                 rng.random() < 0.5 else rng.uniform(0.5, 0.5 * pt),
+                 "loss": rng.uniform(0.5, 5), "delay": rng.randint(1, 20),
+                 "short": rng.uniform(1, 3),
                  "flap": [(rng.uniform(0.1, 1), rng.uniform(0.1, 1))
                           for _ in range(rng.randint(3, 8))],
                  "fill": rng.uniform(0.5, 1.0),
                  "keep": rng.randint(0, 50)}
-            yield kind, rng.choice((2, 3)), p, rng.uniform(1, 5)
+            yield kind, rng.choice(self.backups), p, rng.uniform(0.5, 2)
 
     def run(self):
         say = self.say
@@ -441,34 +708,48 @@ class History:
             f" catch-up {'demanded' if self.catchup else 'not demanded'}, "
             f"ring {self.capacity}, records 24..{self.maxlen} bytes, "
             f"{self.nwriters} writers per node")
-        for n in (1, 2, 3):
+        for n in self.all:
             self.c[n].run("rdmalogctl node down 2>/dev/null; true",
                           timeout=120)
-        for n in (1, 2, 3):
+        for n in self.all:
             self.node_up(n)
-        for n in (2, 3):
+        for n in self.backups:
             self.wait_rejoined(n)
         self.wait(lambda: self.status(1)["durability"]["effective"] ==
                   "quorum" or "not yet", "quorum in force")
         self.t0 = time.monotonic()
-        for n in (1, 2, 3):
+        for n in self.all:
+            self.start_follower(n)
+        for n in self.all:
             self.start_writers(n)
         faults = self.schedule()
         while time.monotonic() - self.t0 < self.duration or \
-                any(v == 0 for v in self.faults.values()):
+                any(self.effective[k] == 0 for k in self.required) or \
+                any(self.faults[k] == 0 for k in self.kinds):
             kind, n, p, pause = next(faults)
             if kind in RESTARTS and self.trimmed and not self.catchup:
                 raise CheckFailed(f"schedule: {kind} after a trim without "
                                   "catch-up")
-            getattr(self, f"f_{kind}")(n, p)
+            before = self.counters()
+            if getattr(self, f"f_{kind}")(n, p) is False:
+                continue                # not done (a trim with no room)
             self.faults[kind] += 1
             if kind in RESTARTS:
                 self.forget(n)
-            for b in (2, 3):
+            for b in self.backups:
                 self.wait_rejoined(b)
+            self.effect(kind, n, before, self.counters())
+            if time.monotonic() - self.t0 > self.duration + OVERTIME:
+                raise CheckFailed(
+                    f"{OVERTIME}s past the run's {self.duration}s, still "
+                    "no fault that took effect of kind(s) " + ", ".join(
+                        k for k in self.required if not self.effective[k]))
             time.sleep(pause)
         say(f"faults done after {time.monotonic() - self.t0:.0f}s: "
-            + ", ".join(f"{k} {v}" for k, v in self.faults.items()))
+            + ", ".join(f"{k} {v} ({self.effective[k]} took effect)"
+                        for k, v in self.faults.items()))
+        say("their effects (counters' deltas over all faults): " + ", ".join(
+            f"{k} {v}" for k, v in sorted(self.effects.items())))
         t0 = time.monotonic()
         for w in self.writers:          # every writer at once, then wait
             if not w.job.done():
@@ -478,20 +759,88 @@ class History:
             w.stop(wait=max(1, 90 - (time.monotonic() - t0)), say=self.say)
         say(f"writers stopped in {time.monotonic() - t0:.1f}s")
         self.settle_down()
-        self.final = {n: self.dump(n) for n in (1, 2, 3)}
+        self.final = {n: self.dump(n) for n in self.all}
+        # the followers have read up to the commit point by now
+        time.sleep(2)
+        for f in self.followers:
+            f.stop()
+        if self.save_dir:
+            self.save(os.path.join(self.save_dir, SAVED))
         return self.verify()
+
+    def save(self, path):
+        """Everything verify() looks at, for history.py --check."""
+        import json
+
+        def name(nd):
+            return getattr(nd, "name", nd)
+        d = {"seed": self.seed, "duration": self.duration,
+             "catchup": self.catchup, "nodes": self.n,
+             "faults": self.faults, "effective": self.effective,
+             "effects": self.effects,
+             "writers": [{"node": name(w.node), "wid": w.wid,
+                          "seed": w.seed, "maxlen": w.maxlen,
+                          "text": w.job.output(), "lost_vm": w.lost_vm,
+                          "killed": w.killed, "termed": w.termed,
+                          "on_primary": w.on_primary}
+                         for w in self.writers],
+             "followers": [{"node": name(f.node), "text": f.job.output(),
+                            "lost_vm": f.lost_vm} for f in self.followers],
+             "dumps": self.dumps, "final": self.final,
+             "problems": self.problems}
+        with open(path, "w") as f:
+            json.dump(d, f)
+        self.say(f"history saved in {path} (kept when the run fails; "
+                 f"history.py --check {os.path.dirname(path)})")
+
+    def counters(self):
+        """The primary's counters, and the backups' (they restart at 0
+        with a reloaded module: a delta is taken from 0 then)."""
+        return {n: rlnode.stats(self.c[n]) for n in self.all}
+
+    def effect(self, kind, n, before, after):
+        """Whether the fault took effect, by the counters: the primary
+        lost the backup's connection (or, for a lost quorum, timed out
+        commits), a restarted backup joined again (and, for catchup,
+        caught up or restarted its log), a trim trimmed."""
+        def d(node, key):
+            a, b = after[node].get(key, 0), before[node].get(key, 0)
+            if node == n and kind in RESTARTS:
+                return a        # its module (or VM) started again: from 0
+            return a - b if a >= b else a
+        for key in EFFECT_COUNTERS:
+            self.effects[key] = self.effects.get(key, 0) + d(1, key)
+        for key in ("catchups", "log_resets"):
+            for b in self.backups:
+                self.effects[f"backup {key}"] = \
+                    self.effects.get(f"backup {key}", 0) + d(b, key)
+        if kind == "catchup":
+            ok = d(1, "joins") >= 1 and \
+                d(n, "catchups") + d(n, "log_resets") >= 1
+        elif kind in RESTARTS:
+            ok = d(1, "joins") >= 1
+        elif kind == "trim":
+            ok = d(1, "trims") >= 1
+        elif kind == "quorum":
+            ok = d(1, "commit_timeouts") >= 1
+        else:
+            ok = d(1, "disconnects") >= 1
+        self.effective[kind] += ok
+        self.say(f"  {'took effect' if ok else 'no effect seen'}: node1 "
+                 + ", ".join(f"{k} +{d(1, k)}" for k in EFFECT_COUNTERS
+                             if d(1, k)))
 
     def settle_down(self):
         """Every backup replicating, and every node's commit point the
         primary's next LSN (the backups caught up)."""
-        for n in (2, 3):
+        for n in self.backups:
             self.wait(lambda n=n: self.rejoined(n),
                       f"node{n} to catch up (rejoin replication)",
                       self.settle)
 
         def same():
             p = self.status(1)["log"]
-            logs = {n: self.status(n)["log"] for n in (2, 3)}
+            logs = {n: self.status(n)["log"] for n in self.backups}
             if p["commit_lsn"] == p["next_lsn"] and all(
                     lg["commit_lsn"] == p["next_lsn"] for lg in logs.values()):
                 return True
@@ -606,10 +955,24 @@ class History:
                     unknown += 1
                 else:
                     failed += 1
+        # what the followers read was, at every LSN, the primary's record
+        followed = 0
+        for f in self.followers:
+            followed += f.check(prim, self.final[1][0], prob)
+        # every node's writers made progress (forwarding works)
+        progress = {}
+        for h in hist.values():
+            nd = h["writer"].node
+            name = getattr(nd, "name", nd)
+            progress[name] = progress.get(name, 0) + len(h["acks"])
+        for name, k in sorted(progress.items()):
+            if not k:
+                prob.append(f"{name}: no append of its writers was "
+                            "acknowledged in the whole run")
         # the backups: the same record at every LSN they were read at,
         # gapless from their first retained LSN to the commit point
         compared = 0
-        for n in (2, 3):
+        for n in self.backups:
             d = self.dumps[n]
             for lsn, rec in d.items():
                 compared += 1
@@ -628,12 +991,16 @@ class History:
         report = {
             "seed": self.seed,
             "faults": dict(self.faults),
+            "effective": dict(self.effective),
+            "required": list(self.required),
+            "acked_by_node": progress,
             "writers": len(self.writers),
             "acked": acked, "failed": failed, "unknown": unknown,
             "errors": errs,
             "records": len(prim), "verified": verified,
             "in_flight_present": inflight,
             "backup_records_compared": compared,
+            "followed": followed,
             "lost": lost, "altered": altered, "alien": alien,
             "duplicates": dup, "failed_present": failed_present,
             "problems": prob,
@@ -646,7 +1013,8 @@ class History:
                  + ", ".join(f"{e} {k}" for e, k in sorted(errs.items()))
                  + f") by {len(self.writers)} writers; log: {len(prim)} records (LSN 1..{commit - 1})")
         self.say(f"records verified: {verified} acknowledged on node1, "
-                 f"{compared} backup copies compared; {inflight} in the log "
+                 f"{compared} backup copies compared, {followed} reads by "
+                 f"{len(self.followers)} followers; {inflight} in the log "
                  "from writes in flight when their writer was killed")
         self.say(f"records lost: {lost}, altered: {altered}, not sent: "
                  f"{alien}, duplicated: {dup}, failed but present: "
@@ -658,6 +1026,60 @@ class History:
         return report
 
 
+class Recorded:
+    """A finished job's output, as saved (or made up): what Writer and
+    Follower read of a job."""
+
+    def __init__(self, text):
+        self.text = text
+
+    def output(self):
+        return self.text
+
+    def done(self):
+        return True
+
+
+def recorded_writer(node, wid, seed, maxlen, text, lost_vm=False,
+                    killed=False, termed=True, on_primary=None):
+    w = Writer.__new__(Writer)
+    w.node, w.wid, w.seed, w.maxlen = node, wid, seed, maxlen
+    w.job, w.lost_vm, w.killed, w.termed = Recorded(text), lost_vm, killed, \
+        termed
+    w.on_primary = node == "node1" if on_primary is None else on_primary
+    return w
+
+
+def recorded_follower(node, text, lost_vm=False):
+    f = Follower.__new__(Follower)
+    f.node, f.job, f.lost_vm = node, Recorded(text), lost_vm
+    return f
+
+
+SAVED = "history.json"
+
+
+def load(path):
+    """A History rebuilt from a run's saved history.json (path: the file
+    or its directory), ready for verify()."""
+    import json
+    if os.path.isdir(path):
+        path = os.path.join(path, SAVED)
+    with open(path) as f:
+        d = json.load(f)
+    h = History(None, seed=d["seed"], duration=d["duration"],
+                catchup=d["catchup"], log=print, nodes=d["nodes"])
+    h.faults, h.effective = d["faults"], d["effective"]
+    h.effects = d["effects"]
+    h.writers = [recorded_writer(**w) for w in d["writers"]]
+    h.followers = [recorded_follower(**f) for f in d["followers"]]
+    h.dumps = {int(n): {int(lsn): tuple(r) for lsn, r in recs.items()}
+               for n, recs in d["dumps"].items()}
+    h.final = {int(n): tuple(v) for n, v in d["final"].items()}
+    h.problems = list(d["problems"])
+    return h
+
+
 def check(report):
     """Raise CheckFailed when the report shows anything wrong."""
     if report["problems"]:
@@ -666,6 +1088,11 @@ def check(report):
                           f"{report['problems'][0]}")
     if not report["verified"]:
         raise CheckFailed("no acknowledged record to verify")
+    missing = [k for k in report.get("required", REQUIRED)
+               if not report["effective"].get(k)]
+    if missing:
+        raise CheckFailed("no fault of kind(s) " + ", ".join(missing) +
+                          " took effect")
 
 
 def selftest(report=None):
@@ -676,27 +1103,14 @@ def selftest(report=None):
     if report is None:
         def report(name, ok, detail):
             print(f"{'ok' if ok else 'FAIL'} - {name}: {detail}")
-    class Job:
-        def __init__(self, text):
-            self.text = text
-
-        def output(self):
-            return self.text
-
-        def done(self):
-            return True
-
-    class FakeWriter(Writer):
-        def __init__(self, node, wid, text, lost_vm=False):
-            self.node, self.wid, self.seed, self.maxlen = node, wid, 7, 4096
-            self.job, self.lost_vm, self.termed = Job(text), lost_vm, True
-            self.killed = False
-            self.on_primary = node == "n1"
+    def FakeWriter(node, wid, text):
+        return recorded_writer(node, wid, 7, 4096, text,
+                               on_primary=node == "n1")
 
     def rec(wid, seq):
         return (hist_len(7, wid, seq, 4096), f"{wid:08x}{seq:08x}", wid, seq)
 
-    def run(damage):
+    def build(damage):
         h = History(None, seed=7, duration=1, catchup=False,
                     log=lambda m: None)
         log = {}        # the primary's log: lsn -> rec
@@ -717,14 +1131,21 @@ def selftest(report=None):
                 lsn += 1
         for wid in text:
             text[wid] += "E 6\n"
+        # a follower on n2 that read LSNs 1 and 2
+        text["F"] = "S 1 3 3\n" + "".join(
+            f"R {x} {log[x][0]} {log[x][1]}\n" for x in (1, 2)) + "E\n"
         backups = {2: dict(log), 3: dict(log)}
         damage(log, backups, text)
         h.writers = [FakeWriter("n1", 101, text[101]),
                      FakeWriter("n2", 201, text[201])]
+        h.followers = [recorded_follower("n2", text["F"])]
         h.dumps = {1: log, 2: backups[2], 3: backups[3]}
         top = max(max(log), lsn - 1) + 1
         h.final = {n: (1, top, top) for n in (1, 2, 3)}
-        return h.verify()
+        return h
+
+    def run(damage):
+        return build(damage).verify()
 
     def none(log, b, t):
         pass
@@ -770,6 +1191,24 @@ def selftest(report=None):
     def gap(log, b, t):
         del b[2][7]
 
+    def stalled(log, b, t):
+        # writer 201 (node n2) never got an acknowledgment
+        t[201] = "".join(ln + "\n" for ln in t[201].splitlines()
+                         if not ln.startswith("A "))
+
+    def follower_other(log, b, t):
+        # read at LSN 2 what the primary never held there
+        t["F"] = t["F"].replace(f"R 2 {log[2][0]} {log[2][1]}",
+                                f"R 2 {log[2][0]} {'0' * 16}")
+
+    def follower_back(log, b, t):
+        t["F"] = t["F"].replace("S 1 3 3\n", "S 1 3 3\nS 1 2 3\n")
+
+    def follower_skip(log, b, t):
+        t["F"] = t["F"].replace(f"R 1 {log[1][0]} {log[1][1]}\n", "")
+        t["F"] = "S 1 3 3\nR 1 " + f"{log[1][0]} {log[1][1]}\n" + \
+            f"R 3 {log[3][0]} {log[3][1]}\n"
+
     def never(log, b, t):
         log[11] = rec(101, 9)           # beyond its last attempt + 1
         for d in b.values():
@@ -782,7 +1221,12 @@ def selftest(report=None):
              ("EINTR but present", eintr, "failed_present"),
              ("ENOTCONN on the primary", primary_enotconn, None),
              ("backup differs", diverge, None), ("backup gap", gap, None),
-             ("never attempted", never, "alien")]
+             ("never attempted", never, "alien"),
+             ("a node's writers never acknowledged", stalled, None),
+             ("a follower read another record", follower_other, None),
+             ("a follower saw the commit point go back", follower_back,
+              None),
+             ("a follower skipped an LSN", follower_skip, None)]
     bad = 0
     for name, damage, field in cases:
         rep = run(damage)
@@ -792,6 +1236,21 @@ def selftest(report=None):
         report(name, ok, f"{len(rep['problems'])} problems "
                          f"{rep['problems'][:1]}")
         bad += not ok
+    # saved (history.json) and checked again (--check): the same verdicts
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        for name, damage, field in [("clean", none, None),
+                                    ("lost", lose, "lost")]:
+            h = build(damage)
+            h.say = lambda m: None
+            h.save(os.path.join(d, SAVED))
+            h2 = load(d)
+            h2.say = lambda m: None
+            rep = h2.verify()
+            ok = (not rep["problems"]) if field is None else rep[field] > 0
+            report(f"saved and checked again: {name}", ok,
+                   f"{len(rep['problems'])} problems {rep['problems'][:1]}")
+            bad += not ok
     return bad
 
 
@@ -806,15 +1265,28 @@ def main():
     ap.add_argument("--no-catchup", dest="catchup", action="store_false",
                     help="never leave a backup behind the primary's trims "
                     "(RDMALOG_HISTORY_CATCHUP=0)")
+    ap.add_argument("--nodes", type=int, default=3, choices=(3, 5),
+                    help="VMs, node 1 the primary (default 3)")
     ap.add_argument("--capacity", default="4M")
     ap.add_argument("--writers", type=int, default=2)
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("-v", "--verbose", action="store_true")
     ap.add_argument("--selftest", action="store_true",
                     help="check the checks on made-up histories (no VM)")
+    ap.add_argument("--check", metavar="DIR",
+                    help="check a run's saved history again (DIR/"
+                    f"{SAVED}, kept with the consoles; no VM)")
     args = ap.parse_args()
     if args.selftest:
         return 1 if selftest() else 0
+    if args.check:
+        try:
+            check(load(args.check).verify())
+        except CheckFailed as e:
+            print(f"FAILED: {e}")
+            return 1
+        print("history: PASS")
+        return 0
     if args.verbose:
         import logging
         logging.basicConfig(level=logging.DEBUG)
@@ -824,14 +1296,17 @@ def main():
         print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
     ok = False
-    with Cluster(3, keep=args.keep) as c:
+    duration = parse_duration(args.duration)
+    # the VMs' lifetime (a guard against runaway QEMUs) follows the run's
+    os.environ.setdefault("RDMALOG_VM_LIFETIME",
+                          str(max(3600, int(duration * 1.5) + 1800)))
+    with Cluster(args.nodes, keep=args.keep) as c:
         say(f"cluster in {c.workdir}")
         report = None
         try:
             for nd in c:
                 nd.run("modprobe rdmalog", timeout=120, check=True)
-            h = History(c, seed=args.seed,
-                        duration=parse_duration(args.duration),
+            h = History(c, seed=args.seed, duration=duration,
                         catchup=args.catchup, capacity=args.capacity,
                         writers=args.writers, log=say)
             report = h.run()
