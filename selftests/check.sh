@@ -4,17 +4,20 @@
 # make check, after "make deps" (the Makefile's check-run): build, lint,
 # the DKMS build and the test suite, each phase timed; for every extra
 # kernel (Linux 6.12 on Debian 12) also its build and lint before the
-# tests and a smoke subset of the suite on its guests (tests-6.12: beside
-# the main run, niced, its output printed after it). Ends with a table of the phases, the runners' per-suite
-# tables above it, and one summary line "N passed, N failed" (both runs
-# added up) as the very last line.
+# tests and a smoke subset of the suite on its guests (tests-6.12), which
+# with a few of the main kernel's suites runs in a second lane beside the
+# main run, niced (its output printed after the main run's). Ends with a
+# table of the phases, the runners' per-suite tables above it, and one
+# summary line "N passed, N failed" (all runs added up) as the very last
+# line.
 #
 # Environment: MAKE (the make to use), RDMALOG_KVER (the kernel the VMs
 # boot), RDMALOG_CHECK_ARGS (more arguments for selftests/run.py),
 # RDMALOG_EXTRA_KVERS (the extra kernels, space separated),
 # RDMALOG_SMOKE_SUITES (the smoke subset: -k patterns), RDMALOG_SMOKE_HISTORY_DURATION
 # (seconds of load and faults of its history run, default 20),
-# RDMALOG_SMOKE_BESIDE=0 (the smoke runs after the main run, not beside).
+# RDMALOG_BESIDE=0 (one lane: no second, niced lane beside the main run),
+# RDMALOG_BESIDE_SUITES (the main kernel's suites in the second lane).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 MAKE=${MAKE:-make}
@@ -32,7 +35,7 @@ phase() {
 	"$@"
 	r=$?
 	t1=$(date +%s)
-	phases+=("$(printf '%-10s %5ds  %s' "$name" $((t1 - t0)) \
+	phases+=("$(printf '%-12s %5ds  %s' "$name" $((t1 - t0)) \
 		"$([ $r -eq 0 ] && echo ok || echo "FAILED (rc $r)")")")
 	return $r
 }
@@ -64,74 +67,95 @@ run_tests() {
 	return "${PIPESTATUS[0]}"
 }
 
+# lint first: its W=1 build leaves the module that the build phase then
+# finds up to date, and the initramfs is built after it (not stale)
 ok=1
-phase build $MAKE "$jobs" --no-print-directory all selftests vm || ok=
-for k in "${extra[@]}"; do
-	[ -n "$ok" ] || break
-	phase "build-$(series "$k")" $MAKE "$jobs" --no-print-directory KVER="$k" all selftests vm || ok=
-done
-[ -n "$ok" ] && { phase lint $MAKE "$jobs" --no-print-directory lint || ok=; }
+phase lint $MAKE "$jobs" --no-print-directory lint || ok=
 for k in "${extra[@]}"; do
 	[ -n "$ok" ] || break
 	phase "lint-$(series "$k")" $MAKE "$jobs" --no-print-directory KVER="$k" lint || ok=
 done
+[ -n "$ok" ] && { phase build $MAKE "$jobs" --no-print-directory all selftests vm || ok=; }
+for k in "${extra[@]}"; do
+	[ -n "$ok" ] || break
+	phase "build-$(series "$k")" $MAKE "$jobs" --no-print-directory KVER="$k" all selftests vm || ok=
+done
 [ -n "$ok" ] && { phase dkms $MAKE --no-print-directory dkms-build || ok=; }
-# the smoke subset on every extra kernel's guests, in series, each with
-# its own initramfs (build/vm/initramfs-KVER.cpio.gz, built above); its
-# output in $tmp/tests-SERIES, its phase lines in $tmp/smoke-phases
-smoke_runs() {
-	local k s t0 r
+
+# Two lanes. The tests keep about one of the two CPUs busy (TCG guests
+# wait on timers and on each other much of the time), so beside the main
+# run (phase tests) a second lane runs at nice 10, taking only what the
+# main run's guests leave: a few suites of the main kernel (phase
+# tests-beside; RDMALOG_BESIDE_SUITES) and then the smoke subset on every
+# extra kernel (tests-SERIES), each with its own initramfs
+# (build/vm/initramfs-KVER.cpio.gz, built above). Its output is printed
+# after the main run's. RDMALOG_BESIDE=0 runs everything in one lane,
+# the beside suites in the main run and the smoke runs after it.
+# shellcheck disable=SC2206 # a list of suite names
+beside=(${RDMALOG_BESIDE_SUITES-fuzz forward iwarp observe rogue})
+lane2=1
+[ "${RDMALOG_BESIDE:-1}" = 0 ] && lane2=
+# the caller chose what to run: all of it in the main run
+[ -n "${RDMALOG_CHECK_ARGS:-}" ] && beside=()
+nice2=${lane2:+nice -n 10}
+
+# one run in the second lane (or after the main run): NAME OUT ARGS...
+lane_run() {
+	local name=$1 out=$2 t0 r
+	shift 2
+	t0=$(date +%s)
+	$nice2 python3 selftests/run.py --strict-skips "$@" >"$out" 2>&1
+	r=$?
+	printf '%-12s %5ds  %s%s\n' "$name" $(($(date +%s) - t0)) \
+		"$([ $r -eq 0 ] && echo ok || echo "FAILED (rc $r)")" \
+		"${nice2:+ (beside tests, niced)}" >>"$tmp/lane2-phases"
+}
+lane2_runs() {
+	local k
+	[ ${#beside[@]} -gt 0 ] && [ -n "$lane2" ] &&
+		lane_run tests-beside "$tmp/tests-beside" "${beside[@]}"
 	for k in "${extra[@]}"; do
-		s=$(series "$k")
-		t0=$(date +%s)
 		RDMALOG_KVER=$k \
 		RDMALOG_HISTORY_DURATION=${RDMALOG_SMOKE_HISTORY_DURATION:-20} \
-			$smoke_nice python3 selftests/run.py --strict-skips \
-			"${smoke_args[@]}" >"$tmp/tests-$s" 2>&1
-		r=$?
-		printf '%-10s %5ds  %s%s\n' "tests-$s" $(($(date +%s) - t0)) \
-			"$([ $r -eq 0 ] && echo ok || echo "FAILED (rc $r)")" \
-			"${smoke_nice:+ (beside tests, niced)}" >>"$tmp/smoke-phases"
+			lane_run "tests-$(series "$k")" "$tmp/tests-$(series "$k")" \
+			"${smoke_args[@]}"
 	done
 }
+lane2_out=()
+[ -n "$lane2" ] && [ ${#beside[@]} -gt 0 ] && lane2_out+=("$tmp/tests-beside")
 for k in "${extra[@]}"; do
-	summaries+=("$tmp/tests-$(series "$k")")
+	lane2_out+=("$tmp/tests-$(series "$k")")
 done
+summaries+=("${lane2_out[@]}")
 
 if [ -n "$ok" ]; then
-	# The tests keep about one of the two CPUs busy (TCG guests wait on
-	# timers and on each other much of the time): by default the smoke
-	# runs go beside the main run, at nice 10 so that the main run's
-	# guests keep the CPU they want; RDMALOG_SMOKE_BESIDE=0 runs them
-	# after it.
-	smoke_pid=
-	smoke_nice=
-	if [ "${RDMALOG_SMOKE_BESIDE:-1}" != 0 ] && [ ${#extra[@]} -gt 0 ]; then
-		smoke_nice="nice -n 10"
-		echo "==> check: smoke on ${extra[*]}, beside the tests (output below them)"
-		smoke_runs &
-		smoke_pid=$!
-		trap 'kill "$smoke_pid" 2>/dev/null; wait; rm -rf "$tmp"' EXIT
+	main_args=()
+	if [ -n "$lane2" ]; then
+		for b in "${beside[@]}"; do
+			main_args+=(-x "$b")
+		done
+		echo "==> check: beside the tests, niced: ${beside[*]:+${beside[*]} on ${RDMALOG_KVER:-?}}${extra[*]:+, the smoke on ${extra[*]}} (output below them)"
+		lane2_runs &
+		lane2_pid=$!
+		trap 'kill "$lane2_pid" 2>/dev/null; wait; rm -rf "$tmp"' EXIT
 	fi
 	# shellcheck disable=SC2086 # RDMALOG_CHECK_ARGS is a list
-	phase tests run_tests "$tmp/tests" ${RDMALOG_CHECK_ARGS:-} || rc=1
-	if [ -n "$smoke_pid" ]; then
+	phase tests run_tests "$tmp/tests" "${main_args[@]}" ${RDMALOG_CHECK_ARGS:-} || rc=1
+	if [ -n "$lane2" ]; then
 		t0=$(date +%s)
-		wait "$smoke_pid"
-		echo "==> check: the smoke runs, $(($(date +%s) - t0))s after the tests"
+		wait "$lane2_pid"
+		echo "==> check: the second lane ended $(($(date +%s) - t0))s after the tests"
 	else
-		echo "==> check: smoke on ${extra[*]}"
-		smoke_runs
+		lane2_runs
 	fi
-	for k in "${extra[@]}"; do
-		s=$(series "$k")
-		echo "==> check: tests-$s (smoke on $k)"
-		cat "$tmp/tests-$s"
+	for f in "${lane2_out[@]}"; do
+		echo "==> check: ${f##*/}"
+		cat "$f"
 		# the runner's own status is in its summary line, counted below
 	done
-	if [ -s "$tmp/smoke-phases" ]; then
-		mapfile -t -O "${#phases[@]}" phases <"$tmp/smoke-phases"
-		grep -q FAILED "$tmp/smoke-phases" && rc=1
+	if [ -s "$tmp/lane2-phases" ]; then
+		mapfile -t -O "${#phases[@]}" phases <"$tmp/lane2-phases"
+		grep -q FAILED "$tmp/lane2-phases" && rc=1
 	fi
 else
 	rc=1
@@ -141,7 +165,7 @@ echo "# make check phases (KVER ${RDMALOG_KVER:-?}${extra[*]:+; smoke on ${extra
 for p in "${phases[@]}"; do
 	echo "#   $p"
 done
-echo "#   total      $(($(date +%s) - t_all))s"
+echo "#   total        $(($(date +%s) - t_all))s"
 # one line for all runs: their counts added up; a run that printed none
 # (or never ran) counts as one failure
 passed=0 failed=0 skipped=0

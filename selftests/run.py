@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """rdmalog test runner (used by "make check"; python3 stdlib only).
 
-    python3 selftests/run.py [-k PATTERN]... [-v] [--keep] [--list]
+    python3 selftests/run.py [-k PATTERN]... [-x SUITE]... [-v] [--keep] [--list]
                              [--workdir DIR] [--tap FILE] [--deadline S]
                              [--strict-skips] [SUITE...]
 
@@ -560,6 +560,8 @@ def main(argv=None):
     ap.add_argument("suites", nargs="*", help="suite names (default: all)")
     ap.add_argument("-k", dest="patterns", action="append", default=[],
                     help="run tests whose suite.test name contains PATTERN")
+    ap.add_argument("-x", "--exclude", action="append", default=[],
+                    metavar="SUITE", help="leave this suite out")
     ap.add_argument("-v", "--verbose", action="store_true",
                     help="progress and every guest command on stderr")
     ap.add_argument("--keep", action="store_true", help="keep the workdir")
@@ -593,7 +595,7 @@ def main(argv=None):
         if not path.endswith(".py") or path.startswith("_"):
             continue
         name = path[:-3]
-        if args.suites and name not in args.suites:
+        if args.suites and name not in args.suites or name in args.exclude:
             continue
         try:
             name, mod, tests = load_suite(os.path.join(args.suite_dir, path))
