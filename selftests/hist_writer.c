@@ -368,6 +368,17 @@ static int follow_state(int fd)
 	return 0;
 }
 
+/* The log is down (or gone): said once per errno, then reopened. */
+static void follow_down(int *fd, int *down)
+{
+	if (errno != *down)
+		hist("N %s", strerrorname_np(errno));
+	*down = errno;
+	close(*fd);
+	*fd = -1;
+	pause_ms(100);
+}
+
 static int do_follow(void)
 {
 	struct rdmalog_state st;
@@ -390,12 +401,7 @@ static int do_follow(void)
 				break;
 			if (get_state(fd, &st) < 0 ||
 			    lseek(fd, (off_t)st.first_lsn, SEEK_SET) < 0) {
-				if (errno != down)
-					hist("N %s", strerrorname_np(errno));
-				down = errno;
-				close(fd);
-				fd = -1;
-				pause_ms(100);
+				follow_down(&fd, &down);
 				continue;
 			}
 			free(buf);
@@ -426,12 +432,7 @@ static int do_follow(void)
 			continue;
 		}
 		/* down, or anything else: from the first record again */
-		if (errno != down)
-			hist("N %s", strerrorname_np(errno));
-		down = errno;
-		close(fd);
-		fd = -1;
-		pause_ms(100);
+		follow_down(&fd, &down);
 	}
 	hist("E");
 	free(buf);

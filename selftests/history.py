@@ -143,6 +143,16 @@ def parse_duration(s):
     return int(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[m.group(2)]
 
 
+def job_lines(job):
+    """(line, fields) of every whole non-empty line of a job's output (a
+    last line without its newline was cut by the loss of its VM)."""
+    text = job.output()
+    lines = text.split("\n")
+    if not text.endswith("\n"):
+        lines = lines[:-1]
+    return [(ln, ln.split()) for ln in lines if ln.split()]
+
+
 class Writer:
     """One hist_writer process on one node, and its history."""
 
@@ -191,14 +201,7 @@ class Writer:
         "ended": bool}."""
         h = {"attempts": {}, "acks": {}, "fails": {}, "last": -1,
              "ended": False, "bad": []}
-        text = self.job.output()
-        lines = text.split("\n")
-        if not text.endswith("\n"):
-            lines = lines[:-1]          # a line cut by the VM's loss
-        for ln in lines:
-            f = ln.split()
-            if not f:
-                continue
+        for ln, f in job_lines(self.job):
             try:
                 if f[0] == "W":
                     seq = int(f[1])
@@ -240,16 +243,9 @@ class Follower:
         """prim: the primary's records (lsn: (len, hash, ...)), all read
         before any trim; final_first: its first LSN at the end."""
         name = getattr(self.node, "name", self.node)
-        text = self.job.output()
-        lines = text.split("\n")
-        if not text.endswith("\n"):
-            lines = lines[:-1]
         seen = 0
         nxt = first = commit = None
-        for ln in lines:
-            f = ln.split()
-            if not f:
-                continue
+        for ln, f in job_lines(self.job):
             try:
                 if f[0] == "R":
                     lsn, ln_, hsh = int(f[1]), int(f[2]), f[3]
