@@ -8,8 +8,9 @@ at its LSN with its bytes, the nodes must agree, the log must be gapless
 and hold nothing a writer did not send.
 
 The seed is printed in the TAP output ("seed N"); RDMALOG_HISTORY_SEED=N
-replays the same schedule, RDMALOG_HISTORY_DURATION=SECONDS (default 60)
-changes the length of the load and faults, RDMALOG_HISTORY_CATCHUP=1
+replays the same schedule, RDMALOG_HISTORY_DURATION=SECONDS (default 20:
+the run goes on anyway until every kind of fault took effect) changes the
+length of the load and faults, RDMALOG_HISTORY_CATCHUP=1
 demands that backups rejoining behind the primary's trims catch up (see
 selftests/history.py).  "make soak DURATION=..." runs the same checker
 for longer.
@@ -48,7 +49,7 @@ def checks_detect_damage(c):
 @test(timeout=1500)
 def history_short(c):
     duration = history.parse_duration(
-        os.environ.get("RDMALOG_HISTORY_DURATION", "60"))
+        os.environ.get("RDMALOG_HISTORY_DURATION", "20"))
     h = history.History(c, duration=duration, log=say)
     report = h.run()
     history.check(report)
