@@ -3,7 +3,7 @@
  * hist_writer - writer and log reader of the history checker
  * (selftests/history.py, suite selftests/suites/history.py)
  *
- *   hist_writer -w WID [-s SEED] [-m MAXLEN] [-n COUNT] [-o FILE]
+ *   hist_writer -w WID [-s SEED] [-m MAXLEN] [-n COUNT] [-o FILE] [-H PORT]
  *   hist_writer -D [-f FROM] [-t TO]
  *   hist_writer -F
  *
@@ -11,8 +11,12 @@
  * COUNT attempts were made (default: no limit) or SIGTERM/SIGINT arrives,
  * and writes its history, one line per event, to standard output (and to
  * FILE with -o), each line flushed before the next operation starts, so
- * that a SIGKILL of the writer or the loss of its VM loses nothing but the
- * outcome of the write in flight:
+ * that a SIGKILL of the writer loses nothing but the outcome of the write
+ * in flight. With -H PORT every line is also written, as "H SEED:WID
+ * LINE" in one write(2), to PORT: the harness's /dev/rdmalog-hist, a
+ * virtio-serial port whose write(2) returns once the host has the bytes,
+ * so that not even the loss of the VM loses more (the writers of a node
+ * take turns: PORT_LOCK):
  *
  *   B WID PID SEED MAXLEN          the writer started
  *   W SEQ LEN HASH                 about to write record SEQ
@@ -65,6 +69,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -76,11 +81,41 @@
 
 static volatile sig_atomic_t stop;
 static int hist_fd = -1;
+/*
+ * The history port: one opener at a time (virtio-serial: EBUSY), so every
+ * line is written under an flock of PORT_LOCK between open and close.
+ */
+#define PORT_LOCK	"/run/rdmalog-hist.lock"
+static const char *port_path;
+static int port_lock = -1;
+static char port_tag[48];		/* "SEED:WID" */
+
+/* One write(2) of the line to the port; 0, or -1 with errno set. */
+static int port_write(const char *buf, int len)
+{
+	int fd, tries = 0, ret = -1, err;
+
+	if (flock(port_lock, LOCK_EX) < 0)
+		return -1;
+	while ((fd = open(port_path, O_WRONLY)) < 0 && errno == EBUSY &&
+	       ++tries < 5000)
+		usleep(1000);
+	if (fd >= 0) {
+		ret = write(fd, buf, len) == len ? 0 : -1;
+		err = errno;
+		close(fd);
+		errno = err;
+	}
+	err = errno;
+	flock(port_lock, LOCK_UN);
+	errno = err;
+	return ret;
+}
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: hist_writer -w WID [-s SEED] [-m MAXLEN] [-n COUNT] [-o FILE]\n"
+		"usage: hist_writer -w WID [-s SEED] [-m MAXLEN] [-n COUNT] [-o FILE] [-H PORT]\n"
 		"       hist_writer -D [-f FROM] [-t TO]\n"
 		"       hist_writer -F\n");
 }
@@ -159,6 +194,15 @@ static void hist(const char *fmt, ...)
 	if (hist_fd >= 0 && write(hist_fd, line, n) != n)
 		fprintf(stderr, "hist_writer: history file: %s\n",
 			strerror(errno));
+	if (port_path) {
+		char tagged[sizeof(line) + sizeof(port_tag) + 4];
+		int m = snprintf(tagged, sizeof(tagged), "H %s %.*s", port_tag,
+				 n, line);
+
+		if (m > 0 && port_write(tagged, m) < 0)
+			fprintf(stderr, "hist_writer: history port: %s\n",
+				strerror(errno));
+	}
 }
 
 static void on_signal(int sig)
@@ -448,7 +492,7 @@ int main(int argc, char **argv)
 	int c, write_mode = 0, dump_mode = 0, follow_mode = 0;
 	char *end;
 
-	while ((c = getopt(argc, argv, "w:s:m:n:o:DFf:t:h")) != -1) {
+	while ((c = getopt(argc, argv, "w:s:m:n:o:H:DFf:t:h")) != -1) {
 		switch (c) {
 		case 'w':
 			write_mode = 1;
@@ -480,6 +524,16 @@ int main(int argc, char **argv)
 				return 1;
 			}
 			break;
+		case 'H':
+			port_path = optarg;
+			port_lock = open(PORT_LOCK, O_RDWR | O_CREAT, 0644);
+			if (port_lock < 0 || access(port_path, W_OK) < 0) {
+				printf("ERR %s %s: %s\n", strerrorname_np(errno),
+				       port_lock < 0 ? PORT_LOCK : optarg,
+				       strerror(errno));
+				return 1;
+			}
+			break;
 		case 'D':
 			dump_mode = 1;
 			break;
@@ -505,6 +559,7 @@ int main(int argc, char **argv)
 	}
 	if (optind != argc || write_mode + dump_mode + follow_mode != 1)
 		goto bad;
+	snprintf(port_tag, sizeof(port_tag), "%" PRIu64 ":%lu", seed, wid);
 	srand((unsigned int)(seed ^ wid ^ (uint64_t)getpid()));
 	if (dump_mode)
 		return do_dump(from, to);

@@ -417,6 +417,10 @@ class Node:
         self.console_path = os.path.join(d, f"{self.name}.console")
         self.qemu_log_path = os.path.join(d, f"{self.name}.qemu.log")
         self.agent_path = os.path.join(d, f"{self.name}.agent")
+        # the guest's /dev/rdmalog-hist, appended to across boots: what a
+        # guest writes there is in this file before its write() returns,
+        # so a killed VM loses none of it (the history checker's writers)
+        self.hist_path = os.path.join(d, f"{self.name}.hist")
         self.qmp_path = os.path.join(d, f"{self.name}.qmp")
         self.proc = None
         self.agent = None
@@ -466,6 +470,8 @@ class Node:
             "-chardev", f"socket,id=ag,path={self.agent_path},"
                         "server=on,wait=off",
             "-device", "virtserialport,chardev=ag,name=rdmalog.agent",
+            "-chardev", f"file,id=hist,path={self.hist_path},append=on",
+            "-device", "virtserialport,chardev=hist,name=rdmalog.hist",
         ]
 
     def start(self, append=None):

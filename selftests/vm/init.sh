@@ -119,6 +119,13 @@ fi
 [ -n "$MODULES" ] && load $MODULES
 [ "$LOAD" = 1 ] && load rdmalog
 
+# /dev/rdmalog-hist: the virtio-serial port whose bytes go to a file on
+# the host (cluster.py: Node.hist_path)
+for p in /sys/class/virtio-ports/*; do
+	[ "$(cat "$p/name" 2>/dev/null)" = rdmalog.hist ] &&
+		ln -sf "/dev/${p##*/}" /dev/rdmalog-hist
+done
+
 log "node$NODE up, starting agent"
 cd /root || cd /
 # Restart the agent if it ever dies; PID 1 must not exit.
