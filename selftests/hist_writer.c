@@ -90,18 +90,31 @@ static const char *port_path;
 static int port_lock = -1;
 static char port_tag[48];		/* "SEED:WID" */
 
-/* One write(2) of the line to the port; 0, or -1 with errno set. */
+/*
+ * One write(2) of the line to the port; 0, or -1 with errno set.  The
+ * writer's SIGTERM handler has no SA_RESTART (a blocked append must end),
+ * so a signal can interrupt the flock, the open or the write here: each is
+ * tried again, as the line must reach the port (the checker reads the
+ * history from there and an "E" lost to a second SIGTERM fails the run).
+ */
 static int port_write(const char *buf, int len)
 {
 	int fd, tries = 0, ret = -1, err;
+	ssize_t n;
 
-	if (flock(port_lock, LOCK_EX) < 0)
-		return -1;
-	while ((fd = open(port_path, O_WRONLY)) < 0 && errno == EBUSY &&
-	       ++tries < 5000)
-		usleep(1000);
+	while (flock(port_lock, LOCK_EX) < 0)
+		if (errno != EINTR)
+			return -1;
+	while ((fd = open(port_path, O_WRONLY)) < 0 &&
+	       (errno == EINTR || (errno == EBUSY && ++tries < 5000)))
+		if (errno == EBUSY)
+			usleep(1000);
 	if (fd >= 0) {
-		ret = write(fd, buf, len) == len ? 0 : -1;
+		while ((n = write(fd, buf, len)) < 0 && errno == EINTR)
+			;
+		ret = n == len ? 0 : -1;
+		if (n >= 0 && n != len)
+			errno = EIO;	/* one line, one write: never split */
 		err = errno;
 		close(fd);
 		errno = err;

@@ -90,6 +90,7 @@ from cluster import VMError      # noqa: E402
 
 WRITER = "/usr/lib/rdmalog/selftests/hist_writer"
 PORT = "/dev/rdmalog-hist"      # init.sh: the history port
+PORT_LOCK = "/run/rdmalog-hist.lock"    # hist_writer.c: PORT_LOCK
 CONF = "/etc/rdmalog.conf"
 # write() errors after which the record may be in the log
 # (Documentation/device.rst): ENOTCONN, on a backup only; EINTR is only

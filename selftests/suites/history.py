@@ -18,8 +18,9 @@ for longer.
 
 import os
 
-from testlib import add_result, test
+from testlib import add_result, test, wait_for
 import history
+import rlnode
 
 # RDMALOG_HISTORY_NODES=5: the short run on five VMs
 NODES = int(os.environ.get("RDMALOG_HISTORY_NODES", "3"))
@@ -44,6 +45,39 @@ def checks_detect_damage(c):
         add_result(name.replace(" ", "_"), "pass" if ok else "fail",
                    [detail])
     assert history.selftest(report) == 0
+
+
+@test(timeout=300)
+def writer_history_survives_signals(c):
+    """hist_writer -H: a SIGTERM that lands while the writer waits for the
+    history port's lock (another writer holds it), and a second SIGTERM
+    while it ends, lose no line of its history: the port holds exactly
+    what it printed, "E" last.  The writer's handler has no SA_RESTART, so
+    the flock, open and write of the port can each end in EINTR (CI lost
+    an "E" line that way)."""
+    nd = c[1]
+    rlnode.apply(nd, rlnode.cluster_file(durability="async", nodes=(1,),
+                                         cluster=47))
+    rlnode.wait(nd, "up", timeout=60)
+    w = history.Writer(nd, 901, 7, 300)
+    wait_for(lambda: len(w.events()["acks"]) >= 3, timeout=60,
+                    what="writer 901's first appends on the port")
+    # hold the port's lock, then signal the writer twice while it waits
+    holder = nd.spawn(f"flock {history.PORT_LOCK} sleep 4", timeout=60)
+    nd.run(f"sleep 1; pkill -TERM -f 'hist_write[r] -w 901 '; sleep 0.5; "
+           f"pkill -TERM -f 'hist_write[r] -w 901 '", timeout=30)
+    holder.wait(30)
+    w.job.wait(60)
+    # every line also went to its -o file, before the port
+    printed = [ln for ln, _ in history.text_lines(
+        nd.run("cat /tmp/hist.901", timeout=60, check=True).out)]
+    port = [ln for ln, _ in history.text_lines(w.history_text())]
+    assert "history port" not in w.job.output(), w.job.output()[-400:]
+    assert port == printed, (f"port {len(port)} lines, file "
+                             f"{len(printed)}; port ends {port[-3:]}, "
+                             f"file ends {printed[-3:]}")
+    assert port[-1].startswith("E "), port[-3:]
+    nd.run("rdmalogctl node down", timeout=60, check=True)
 
 
 @test(timeout=1500)
