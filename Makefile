@@ -12,6 +12,9 @@
 #                   30m; seconds or e.g. 30m, 2h), SEED=N replays a run,
 #                   NODES=5 on five VMs
 #   make stress     the teardown suite with 20 iterations (ITERS=N)
+#   make check-debug  the whole suite on guests booting a debug kernel
+#                   (KASAN, lockdep, DEBUG_OBJECTS, kmemleak) built once
+#                   from linux-source into build/debug-SERIES (11-30 min)
 #   make lint       checkpatch --strict, sparse (C=1) in a W=1 build, doccheck
 #   make install    install the module, tools, headers, man pages, the udev
 #                   rule and the group on this host (DESTDIR= honoured)
@@ -88,7 +91,8 @@ TEST_BIN := $(patsubst selftests/%.c,$(BUILD)/selftests/%,$(TEST_SRC))
 
 .PHONY: all module tools selftests siw deps lint checkpatch sparse wbuild \
 	check demo install uninstall clean ksft dkms-build lintbuild bench soak \
-	check-run demo-run bench-run soak-run stress stress-run
+	check-run demo-run bench-run soak-run stress stress-run check-debug \
+	check-debug-run
 
 # The module and the tools only: what a real host needs. The test
 # programs and siw need the test packages (make deps): make selftests;
@@ -232,7 +236,7 @@ lint: doccheck checkpatch lintbuild
 -include selftests/vm/Makefile.inc
 
 # The entry points: deps in this make, the rest in a fresh one (above).
-demo bench soak stress check: deps
+demo bench soak stress check check-debug: deps
 	@$(MAKE) --no-print-directory $@-run
 
 demo-run: all selftests vm
@@ -268,6 +272,27 @@ stress-run: all selftests vm
 check-run:
 	@MAKE="$(MAKE)" RDMALOG_KVER=$(VM_KVER) \
 		RDMALOG_EXTRA_KVERS="$(EXTRA_KVERS)" bash selftests/check.sh
+
+# check-debug: the whole suite on guests that boot a debug kernel of
+# KVER's series (tools/debug-kernel.sh: KASAN, lockdep, DEBUG_ATOMIC_SLEEP,
+# DEBUG_LIST, DEBUG_OBJECTS, kmemleak), built once and cached under
+# build/debug-SERIES; the module, siw and the initramfs are built for it
+# (KDIR its build tree, its modules from RDMALOG_MODROOT). Every limit of
+# the runner is RDMALOG_TIMEOUT_SCALE (3) times longer and the guests get
+# DEBUG_MEM (1G): KASAN's shadow and quarantine. CHECK_DEBUG_ARGS: more
+# run.py arguments (-k PATTERN). Not part of make check.
+DEBUG_OUT := $(BUILD)/debug-$(KSERIES)
+DEBUG_MEM ?= 1G
+check-debug-run:
+	bash tools/debug-kernel.sh build $(KSERIES) $(DEBUG_OUT)
+	dk=$$(cat $(DEBUG_OUT)/release) && \
+	RDMALOG_MODROOT=$(DEBUG_OUT)/root $(MAKE) --no-print-directory \
+		KVER=$$dk KDIR=$(DEBUG_OUT)/obj all selftests vm && \
+	RDMALOG_KVER=$$dk RDMALOG_MODROOT=$(DEBUG_OUT)/root \
+	RDMALOG_VM_KERNEL=$(DEBUG_OUT)/bzImage RDMALOG_VM_MEM=$(DEBUG_MEM) \
+	RDMALOG_VM_BOOT_TIMEOUT=600 \
+	RDMALOG_TIMEOUT_SCALE=$${RDMALOG_TIMEOUT_SCALE:-3} \
+		python3 selftests/run.py --strict-skips $(CHECK_DEBUG_ARGS)
 
 # --- Installing on a real host -------------------------------------------
 #

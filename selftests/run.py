@@ -68,6 +68,9 @@ import testlib            # noqa: E402
 
 SUITES_DIR = os.path.join(HERE, "suites")
 DEFAULT_TIMEOUT = 300
+# RDMALOG_TIMEOUT_SCALE: every suite's and test's own limit times this
+# (make check-debug: the debug kernel runs several times slower in TCG)
+TIMEOUT_SCALE = float(os.environ.get("RDMALOG_TIMEOUT_SCALE", "1") or 1)
 DEFAULT_DEADLINE = 4200
 # run on every node after a suite: the module must unload cleanly
 UNLOAD = r"""
@@ -84,6 +87,15 @@ while grep -q '^rdmalog ' /proc/modules; do
     [ $i -ge 50 ] && { echo "UNLOAD-FAILED: $out"; lsmod; exit 1; }
     sleep 0.2
 done
+# a kernel with kmemleak (make check-debug): what the module left
+# unreferenced is reported now, on the console ("suspected memory
+# leaks", a problem), with the first of its backtraces
+if [ -w /sys/kernel/debug/kmemleak ]; then
+    echo scan > /sys/kernel/debug/kmemleak
+    head -n 40 /sys/kernel/debug/kmemleak | while IFS= read -r l; do
+        echo "kmemleak report: $l" > /dev/kmsg
+    done
+fi
 exit 0
 """
 # the harness's own self-test first, then the rest alphabetically
@@ -283,7 +295,8 @@ class SuiteRun:
         self.nodes = int(getattr(mod, "NODES", 1))
         self.append = getattr(mod, "APPEND", "")
         self.ignore = list(getattr(mod, "IGNORE", ()))
-        self.timeout = float(getattr(mod, "TIMEOUT", DEFAULT_TIMEOUT))
+        self.timeout = float(getattr(mod, "TIMEOUT", DEFAULT_TIMEOUT)) * \
+            TIMEOUT_SCALE
         self.cluster = None
         self.instances = 0
         self.keep = False       # hand the cluster on to the next suite
@@ -471,7 +484,8 @@ class SuiteRun:
         """Runs fn once; (status, diag, reason, subtests, seconds, kernel
         problems), or None when the nodes could not be brought up (then
         reported here)."""
-        own = fn._rdmalog_test["timeout"] or self.timeout
+        own = (fn._rdmalog_test["timeout"] or self.timeout / TIMEOUT_SCALE) \
+            * TIMEOUT_SCALE
         timeout = min(own, self.left())
         try:
             self.ensure_healthy()

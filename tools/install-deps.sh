@@ -26,6 +26,7 @@ pkgs=(
 	"${kernel_pkgs[@]}"
 	build-essential
 	bc flex bison libelf-dev kmod cpio gzip xz-utils
+	libssl-dev		# make check-debug: the debug kernel
 	pkg-config
 	libnl-3-dev libnl-genl-3-dev	# rdmalogctl and the netlink tests
 	libc6-dev		# static guest agent

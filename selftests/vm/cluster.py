@@ -765,6 +765,8 @@ PROBLEM_PATTERNS = [
     # SLUB's own reports have no colon ("BUG kmalloc-64 (Not tainted):")
     r"^BUG \S+ \(", r"page allocation failure", r"invoked oom-killer",
     r"Out of memory", r"left at exit",
+    # the debug kernel's (make check-debug): kmemleak, lockdep
+    r"suspected memory leak", r"INFO: trying to register non-static key",
 ]
 _PROBLEM_RE = re.compile("|".join(PROBLEM_PATTERNS))
 
@@ -829,7 +831,9 @@ class Cluster:
             raise ValueError(f"1..{MAX_NODES} nodes, not {n}")
         self.n = n
         self.kver = kver or default_kver()
-        self.kernel = kernel or f"/boot/vmlinuz-{self.kver}"
+        # RDMALOG_VM_KERNEL: another image of kver (make check-debug)
+        self.kernel = kernel or os.environ.get("RDMALOG_VM_KERNEL") or \
+            f"/boot/vmlinuz-{self.kver}"
         self.mem = mem or os.environ.get("RDMALOG_VM_MEM", "512M")
         self.smp = int(smp or os.environ.get("RDMALOG_VM_SMP", 1))
         self.accel = accel or os.environ.get("RDMALOG_VM_ACCEL", "tcg")

@@ -28,6 +28,9 @@
 #                     above; REPO/rdmalog.ko if none is)
 #   RDMALOG_EXTRA_KO  more out-of-tree .ko files for extra/ (space separated)
 #   RDMALOG_EXTRA_MODULES  more in-tree module names to ship
+#   RDMALOG_MODROOT   where KVER's modules are when not in /: they are
+#                     taken from MODROOT/lib/modules/KVER (make
+#                     check-debug: the debug kernel's, tools/debug-kernel.sh)
 #   AGENT             agent binary (default REPO/build/vm/agent; it is
 #                     (re)built from selftests/vm/agent.c when stale)
 #   CC                compiler for the agent (default gcc)
@@ -62,7 +65,12 @@ SIW_KO=$(built_for_kver "$REPO/build/k/$KVER/siw/siw.ko" "$REPO/build/siw/siw.ko
 if [ -n "$SIW_KO" ]; then
 	RDMALOG_EXTRA_KO="${RDMALOG_EXTRA_KO:-} $SIW_KO"
 fi
-MODDIR=/lib/modules/$KVER
+# MODDIR: where KVER's modules are here; GMODDIR: in the guest
+MODROOT=${RDMALOG_MODROOT:-}
+MODDIR=$MODROOT/lib/modules/$KVER
+GMODDIR=/lib/modules/$KVER
+MODINFO=(modinfo -k "$KVER")
+if [ -n "$MODROOT" ]; then MODINFO+=(-b "$MODROOT"); fi
 if [ -z "${RDMALOG_KO+set}" ]; then
 	RDMALOG_KO=$(built_for_kver "$REPO/build/k/$KVER/rdmalog.ko" "$REPO/rdmalog.ko")
 	RDMALOG_KO=${RDMALOG_KO:-$REPO/rdmalog.ko}
@@ -255,7 +263,7 @@ add_module() {	# add_module NAME_OR_PATH
 	local m=$1 file deps d
 	[ -n "${MODSEEN[$m]:-}" ] && return 0
 	MODSEEN[$m]=1
-	file=$(modinfo -k "$KVER" -F filename "$m" 2>/dev/null) || {
+	file=$("${MODINFO[@]}" -F filename "$m" 2>/dev/null) || {
 		echo "mkinitramfs: note: module $m not found for $KVER" >&2
 		return 0
 	}
@@ -263,8 +271,8 @@ add_module() {	# add_module NAME_OR_PATH
 	/*) ;;
 	*) return 0 ;;	# "(builtin)"
 	esac
-	put "$file" "$file"
-	deps=$(modinfo -k "$KVER" -F depends "$m" 2>/dev/null || true)
+	put "$file" "${file#"$MODROOT"}"
+	deps=$("${MODINFO[@]}" -F depends "$m" 2>/dev/null || true)
 	for d in ${deps//,/ }; do
 		add_module "$d"
 	done
@@ -278,14 +286,14 @@ for ko in "$RDMALOG_KO" ${RDMALOG_EXTRA_KO:-}; do
 	vm=$(modinfo -F vermagic "$ko" 2>/dev/null | cut -d' ' -f1)
 	[ "$vm" = "$KVER" ] ||
 		echo "mkinitramfs: warning: $ko vermagic '$vm' != $KVER" >&2
-	put "$ko" "$MODDIR/extra/$(basename "$ko")"
+	put "$ko" "$GMODDIR/extra/$(basename "$ko")"
 	deps=$(modinfo -F depends "$ko" 2>/dev/null || true)
 	for d in ${deps//,/ }; do
 		add_module "$d"
 	done
 done
 for f in modules.builtin modules.builtin.modinfo modules.order; do
-	[ -e "$MODDIR/$f" ] && put "$MODDIR/$f" "$MODDIR/$f"
+	[ -e "$MODDIR/$f" ] && put "$MODDIR/$f" "$GMODDIR/$f"
 done
 depmod -b "$STAGE" "$KVER"
 
