@@ -67,6 +67,9 @@ if [ -n "$SIW_KO" ]; then
 fi
 # MODDIR: where KVER's modules are here; GMODDIR: in the guest
 MODROOT=${RDMALOG_MODROOT:-}
+if [ -n "$MODROOT" ]; then	# absolute: modinfo -b names files under it
+	MODROOT=$(cd "$MODROOT" && pwd) || die "RDMALOG_MODROOT: no such directory"
+fi
 MODDIR=$MODROOT/lib/modules/$KVER
 GMODDIR=/lib/modules/$KVER
 MODINFO=(modinfo -k "$KVER")
@@ -116,7 +119,7 @@ fi
 # database (a proxy for busybox/libs/modules/tools from Debian packages).
 fingerprint() {
 	{
-		echo "$KVER ${MODULES[*]} ${PROGRAMS[*]} $EPOCH"
+		echo "$KVER ${MODULES[*]} ${PROGRAMS[*]} $EPOCH $MODROOT"
 		echo "${RDMALOG_EXTRA_KO:-} $*"
 		sha256sum "$HERE/mkinitramfs.sh" "$HERE/init.sh"
 		local f
