@@ -95,6 +95,7 @@
 #include "auth.h"
 #include "conn.h"
 #include "ep.h"
+#include "inject.h"
 #include "log.h"
 #include "netlink.h"
 #include "proto.h"
@@ -532,14 +533,46 @@ bool rdmalog_ep_wc_ok(struct rdmalog_ep *ep, struct ib_wc *wc,
 {
 	if (likely(wc->status == IB_WC_SUCCESS))
 		return true;
-	/* Flushes are how a connection going away completes its requests. */
-	if (wc->status != IB_WC_WR_FLUSH_ERR &&
-	    !test_bit(RDMALOG_EP_DEAD, &ep->flags)) {
+	/*
+	 * Flushes are how a connection going away completes its requests.
+	 * One before our release started: the QP went to error (a peer's
+	 * disconnect, or the device on its own): see rdmalog_ep_flush_work().
+	 */
+	if (wc->status == IB_WC_WR_FLUSH_ERR) {
+		if (!test_bit(RDMALOG_EP_DEAD, &ep->flags) &&
+		    !test_and_set_bit(RDMALOG_EP_FLUSHED, &ep->flags)) {
+			kref_get(&ep->ref);	/* the work's */
+			if (!queue_delayed_work(rdmalog_conn_wq, &ep->flush_work,
+						msecs_to_jiffies(RDMALOG_EP_FLUSH_GRACE_MS)))
+				rdmalog_ep_put(ep);
+		}
+		return false;
+	}
+	if (!test_bit(RDMALOG_EP_DEAD, &ep->flags)) {
 		rdmalog_stats_inc(RDMALOG_STAT_COMPLETION_ERRORS);
 		rdmalog_ep_error(ep, "%s: %s", what,
 				 ib_wc_status_msg(wc->status));
 	}
 	return false;
+}
+
+/*
+ * Work requests were flushed a while ago and no close of ours started
+ * since: the QP is in error and carries nothing more (rxe puts it there
+ * when a local operation fails), so the connection is over. Without
+ * this, only the peer timeout would end it.
+ */
+static void rdmalog_ep_flush_work(struct work_struct *work)
+{
+	struct rdmalog_ep *ep = container_of(to_delayed_work(work),
+					     struct rdmalog_ep, flush_work);
+
+	/* @closing without the conn lock: a hint; the error work decides */
+	if (!test_bit(RDMALOG_EP_DEAD, &ep->flags) && !READ_ONCE(ep->closing)) {
+		rdmalog_stats_inc(RDMALOG_STAT_COMPLETION_ERRORS);
+		rdmalog_ep_error(ep, "work requests flushed: the queue pair is in the error state");
+	}
+	rdmalog_ep_put(ep);
 }
 
 static void rdmalog_ep_error_work(struct work_struct *work)
@@ -1386,6 +1419,7 @@ static struct rdmalog_ep *rdmalog_ep_alloc(struct rdmalog_conn *conn,
 	spin_lock_init(&ep->lock);
 	INIT_LIST_HEAD(&ep->send_free);
 	INIT_WORK(&ep->error_work, rdmalog_ep_error_work);
+	INIT_DELAYED_WORK(&ep->flush_work, rdmalog_ep_flush_work);
 	INIT_WORK(&ep->close_work, rdmalog_ep_close_work);
 	ep->peer_hb_ms = RDMALOG_DEFAULT_HEARTBEAT_MS;
 	rdmalog_repl_ep_init(ep);
@@ -1544,7 +1578,9 @@ static int rdmalog_ep_setup(struct rdmalog_ep *ep)
 	attr.recv_cq = ep->cq;
 	attr.cap.max_send_wr = RDMALOG_SQ_SIZE;
 	attr.cap.max_recv_wr = RDMALOG_RQ_SIZE;
-	attr.cap.max_send_sge = 1;
+	/* forwarded payloads are READ into pages (forward.c) */
+	attr.cap.max_send_sge = min_t(u32, rdev->max_send_sge,
+				      RDMALOG_FWD_READ_SGES);
 	attr.cap.max_recv_sge = 1;
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
 	attr.qp_type = IB_QPT_RC;
@@ -1610,6 +1646,9 @@ static void rdmalog_ep_release_resources(struct rdmalog_ep *ep)
 		ib_free_cq(ep->cq);
 		ep->cq = NULL;
 	}
+	/* Nothing queues it any more; its reference is not the last. */
+	if (cancel_delayed_work_sync(&ep->flush_work))
+		rdmalog_ep_put(ep);
 	/* Nothing is in flight: replication forgets it, forwards fail. */
 	rdmalog_repl_ep_leave(ep);
 	rdmalog_fwd_ep_release(ep);
@@ -1655,7 +1694,7 @@ static void rdmalog_ep_close_work(struct work_struct *work)
  */
 static void rdmalog_ep_discard(struct rdmalog_ep *ep)
 {
-	ep->closing = true;
+	WRITE_ONCE(ep->closing, true);
 	rdmalog_ep_release_resources(ep);
 	if (atomic_dec_and_test(&rdmalog_conns.nr_eps))
 		wake_up_all(&rdmalog_conns.wq);
@@ -1705,7 +1744,7 @@ static void rdmalog_ep_close(struct rdmalog_ep *ep, int state,
 	lockdep_assert_held(&conn->lock);
 	if (ep->closing)
 		return;
-	ep->closing = true;
+	WRITE_ONCE(ep->closing, true);
 	spin_lock_bh(&ep->lock);
 	ep->live = false;
 	spin_unlock_bh(&ep->lock);
@@ -2557,12 +2596,20 @@ static void rdmalog_conn_hb_work(struct work_struct *work)
 				 conn->peer_id, timeout);
 		goto out_unlock;
 	}
+	if (rdmalog_inject_fail(RDMALOG_INJ_FAIL_QP_ERROR)) {
+		struct ib_qp_attr qa = { .qp_state = IB_QPS_ERR };
+
+		/* not closing: the flushes alone must end the connection */
+		ib_modify_qp(ep->qp, &qa, IB_QP_STATE);
+		goto requeue;
+	}
 	err = rdmalog_ep_send_heartbeat(ep);
 	if (err && err != -EAGAIN) {
 		rdmalog_ep_close(ep, RDMALOG_PEER_DISCONNECTED,
 				 "cannot send a heartbeat: error %d", err);
 		goto out_unlock;
 	}
+requeue:
 	queue_delayed_work(rdmalog_conn_wq, &conn->hb_work,
 			   msecs_to_jiffies(interval));
 out_unlock:

@@ -51,8 +51,10 @@
  * buffers), replication adds its unsignalled WRITEs, a backup posts one
  * signalled REG_MR per ring segment once per connection (no LOCAL_INV: the
  * MRs are deregistered after the QP is drained and destroyed, which
- * invalidates them), forwarding its READs (primary) or REG_MR + LOCAL_INV
- * pairs (backup), catch-up its READs (backup) or the REG_MR and LOCAL_INV
+ * invalidates them), forwarding its READs (primary: per registration of
+ * its pool a READ, REG_MR and LOCAL_INV on iWARP, up to three READs into
+ * a local_dma_lkey sink on IB/RoCE) or REG_MR + LOCAL_INV pairs (backup),
+ * catch-up its READs (backup) or the REG_MR and LOCAL_INV
  * of each segment of its read grant (primary), and ib_drain_qp() needs one
  * more slot on each queue.
  */
@@ -75,7 +77,15 @@ enum {
 	RDMALOG_EP_RING_RX,	/* the peer's RING arrived */
 	RDMALOG_EP_HELLO_TX,	/* our HELLO was posted */
 	RDMALOG_EP_PEER_PRIMARY,	/* the peer's HELLO said primary */
+	RDMALOG_EP_FLUSHED,	/* a flush we did not start; flush work queued */
 };
+
+/*
+ * How long a flushed completion on a live endpoint may wait for the
+ * close that explains it (the peer's disconnect, which the rdma_cm
+ * reports after it moved the QP to error) before it counts as an error.
+ */
+#define RDMALOG_EP_FLUSH_GRACE_MS	500
 
 struct rdmalog_ep;
 struct rdmalog_ring_map;
@@ -231,6 +241,12 @@ struct rdmalog_sbuf {
  * @fwd: forwarded appends on this connection (forward.c; its locking there)
  * @cu: catch-up on this connection (catchup.c; its locking in catchup.h)
  * @error_work: closes the endpoint after a completion or QP error
+ * @flush_work: queued (with a reference) by the first flushed completion
+ *	while the endpoint is not being released: the QP went to error
+ *	without a close of ours; after %RDMALOG_EP_FLUSH_GRACE_MS it reports
+ *	the error unless the release started. Cancelled (its reference
+ *	dropped) by the release once the CQ is freed, so nothing queues it
+ *	afterwards
  * @close_work: releases everything; runs once, after rdmalog_ep_close()
  */
 struct rdmalog_ep {
@@ -299,6 +315,7 @@ struct rdmalog_ep {
 	struct rdmalog_catchup_ep cu;
 
 	struct work_struct error_work;
+	struct delayed_work flush_work;
 	struct work_struct close_work;
 };
 

@@ -160,9 +160,10 @@ struct rdmalog_fwd_req {
  * @flags: &enum rdmalog_fwd_flags (as received)
  * @addr: the payload's remote address (not inline)
  * @rkey: its remote key (not inline)
- * @read_cqe: completion of the RDMA READ
- * @read_ok: the READ succeeded
- * @read_done: completed by the READ's completion
+ * @read_cqe: completion of its RDMA READs (every one signalled)
+ * @reads_left: READs posted whose completion has not come yet
+ * @read_ok: every READ completed so far succeeded
+ * @read_done: completed by the completion that takes @reads_left to 0
  * @data: the inline payload
  */
 struct rdmalog_fwd_work {
@@ -174,6 +175,7 @@ struct rdmalog_fwd_work {
 	u64 addr;
 	u32 rkey;
 	struct ib_cqe read_cqe;
+	atomic_t reads_left;
 	bool read_ok;
 	struct completion read_done;
 	u8 data[];
@@ -794,8 +796,108 @@ static void rdmalog_fwd_read_done(struct ib_cq *cq, struct ib_wc *wc)
 						  read_cqe);
 	struct rdmalog_ep *ep = w->ep;
 
-	w->read_ok = rdmalog_ep_wc_ok(ep, wc, "forwarded payload READ");
-	complete(&w->read_done);
+	if (!rdmalog_ep_wc_ok(ep, wc, "forwarded payload READ"))
+		WRITE_ONCE(w->read_ok, false);
+	if (atomic_dec_and_test(&w->reads_left))
+		complete(&w->read_done);
+}
+
+/*
+ * Post the chain @wr of @n READs of @w and wait for the completion of
+ * every one that was posted. Work item context. Return: 0 (all
+ * succeeded), -ENOTCONN (none posted: the connection is gone) or -EIO.
+ */
+static int rdmalog_fwd_read_wait(struct rdmalog_ep *ep,
+				 struct rdmalog_fwd_work *w,
+				 const struct ib_send_wr *wr, int n)
+{
+	const struct ib_send_wr *bad = NULL, *p;
+	int err = -ENOTCONN, unposted = 0;
+
+	WRITE_ONCE(w->read_ok, true);
+	atomic_set(&w->reads_left, n);
+	reinit_completion(&w->read_done);
+	spin_lock_bh(&ep->lock);
+	if (ep->live)
+		err = ib_post_send(ep->qp, wr, &bad);
+	else
+		bad = wr;
+	spin_unlock_bh(&ep->lock);
+	if (err) {
+		for (p = bad; p; p = p->next)
+			unposted++;
+		if (unposted == n && err == -ENOTCONN)
+			return -ENOTCONN;
+		rdmalog_ep_error(ep, "cannot post a forwarded payload READ: %d",
+				 err);
+		/* Those posted still complete, flushed at the latest. */
+		if (unposted == n ||
+		    atomic_sub_and_test(unposted, &w->reads_left))
+			return -EIO;
+	}
+	/* Completes, flushed at the latest, when the QP is drained. */
+	wait_for_completion(&w->read_done);
+	return err || !READ_ONCE(w->read_ok) ? -EIO : 0;
+}
+
+/*
+ * Pull the payload of @w into @buf (DMA-mapped) with RDMA READs whose
+ * sink the PD's local_dma_lkey addresses, so that nothing but READs goes
+ * on the send queue: a REG_MR behind the replication WRITEs of a busy
+ * queue is run again by rxe 6.1 after a retransmission and puts the QP
+ * in error (Documentation/testing.rst). Each READ has up to
+ * &rdmalog_fwd_ep.read_sges entries, and up to %RDMALOG_FWD_PULL_READS
+ * are in flight (the send queue slots of the registration that this pull
+ * holds as its token, which it does not post). IB and RoCE only: an iWARP
+ * READ sink must be registered. Work item context. Return: 0, -ENOTCONN
+ * or -EIO; either way no READ into @buf is in flight any more.
+ */
+static int rdmalog_fwd_read_direct(struct rdmalog_ep *ep,
+				   struct rdmalog_fwd_work *w,
+				   struct rdmalog_fwd_buf *buf)
+{
+	u32 per = ep->fwd.read_sges, lkey = ep->pd->local_dma_lkey;
+	struct ib_rdma_wr rd[RDMALOG_FWD_PULL_READS] = {};
+	struct scatterlist *sg = buf->sgt.sgl;
+	unsigned int left = buf->nents;
+	u64 raddr = w->addr;
+	struct ib_sge *sges;
+	int i, err = 0;
+	u32 k;
+
+	sges = kcalloc(RDMALOG_FWD_PULL_READS * per, sizeof(*sges),
+		       GFP_KERNEL);
+	if (!sges)
+		return -EIO;
+	w->read_cqe.done = rdmalog_fwd_read_done;
+	while (left && !err) {
+		for (i = 0; i < RDMALOG_FWD_PULL_READS && left; i++) {
+			struct ib_sge *s = &sges[i * per];
+			u32 len = 0;
+
+			for (k = 0; k < per && left; k++, left--) {
+				s[k].addr = sg_dma_address(sg);
+				s[k].length = sg_dma_len(sg);
+				s[k].lkey = lkey;
+				len += s[k].length;
+				sg = sg_next(sg);
+			}
+			rd[i].wr.opcode = IB_WR_RDMA_READ;
+			rd[i].wr.wr_cqe = &w->read_cqe;
+			rd[i].wr.send_flags = IB_SEND_SIGNALED;
+			rd[i].wr.sg_list = s;
+			rd[i].wr.num_sge = k;
+			rd[i].wr.next = NULL;
+			rd[i].remote_addr = raddr;
+			rd[i].rkey = w->rkey;
+			if (i)
+				rd[i - 1].wr.next = &rd[i].wr;
+			raddr += len;
+		}
+		err = rdmalog_fwd_read_wait(ep, w, &rd[0].wr, i);
+	}
+	kfree(sges);
+	return err;
 }
 
 /*
@@ -831,6 +933,11 @@ static int rdmalog_fwd_pull(struct rdmalog_ep *ep, struct rdmalog_fwd_work *w,
 	err = rdmalog_fwd_buf_map(ep, buf);
 	if (err)
 		goto out_reg;
+	if (!ep->rdev->iwarp) {
+		/* @r only bounds the pulls in flight (the send queue) */
+		err = rdmalog_fwd_read_direct(ep, w, buf);
+		goto out_unmap;
+	}
 	err = rdmalog_fwd_reg_map(r, buf);
 	if (err)
 		goto out_unmap;
@@ -840,14 +947,15 @@ static int rdmalog_fwd_pull(struct rdmalog_ep *ep, struct rdmalog_fwd_work *w,
 	rwr.wr.next = &rd.wr;
 	rwr.mr = r->mr;
 	rwr.key = r->mr->rkey;
-	rwr.access = IB_ACCESS_LOCAL_WRITE;
-	if (ep->rdev->iwarp)
-		rwr.access |= IB_ACCESS_REMOTE_WRITE;
+	/* an iWARP READ sink is written by the peer's READ response */
+	rwr.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
 	sge.addr = r->mr->iova;
 	sge.length = w->len;
 	sge.lkey = r->mr->lkey;
 	w->read_cqe.done = rdmalog_fwd_read_done;
-	init_completion(&w->read_done);
+	WRITE_ONCE(w->read_ok, true);
+	atomic_set(&w->reads_left, 1);
+	reinit_completion(&w->read_done);
 	rd.wr.opcode = IB_WR_RDMA_READ;
 	rd.wr.wr_cqe = &w->read_cqe;
 	rd.wr.send_flags = IB_SEND_SIGNALED;
@@ -1067,6 +1175,7 @@ const char *rdmalog_fwd_received(struct rdmalog_ep *ep,
 	spin_unlock(&f->lock);
 
 	INIT_WORK(&w->work, rdmalog_fwd_work_fn);
+	init_completion(&w->read_done);
 	w->req_id = le64_to_cpu(m->req_id);
 	w->len = plen;
 	w->flags = flags;
@@ -1130,6 +1239,8 @@ int rdmalog_fwd_ep_setup(struct rdmalog_ep *ep)
 		list_add_tail(&r->free, &f->reg_free);
 	}
 	f->max_len = min_t(u64, max, (u64)pages * PAGE_SIZE);
+	f->read_sges = clamp_t(u32, ep->qp->max_read_sge, 1,
+			       RDMALOG_FWD_READ_SGES);
 	return 0;
 }
 

@@ -24,6 +24,14 @@ struct rdmalog_msg_fwd_done;
  * more drops the connection.
  */
 #define RDMALOG_FWD_MAX_OUTSTANDING	64
+/*
+ * A forwarded payload pulled into a sink addressed with local_dma_lkey
+ * (IB, RoCE): scatter/gather entries per READ asked of the QP, and READs
+ * one pull has in flight (the send queue slots of a registration: its
+ * READ, REG_MR and LOCAL_INV in %RDMALOG_SQ_SIZE).
+ */
+#define RDMALOG_FWD_READ_SGES		16
+#define RDMALOG_FWD_PULL_READS		3
 
 /**
  * struct rdmalog_fwd_ep - forwarding state of one connection
@@ -42,6 +50,8 @@ struct rdmalog_msg_fwd_done;
  * @nr_regs: entries of @regs
  * @reg_free: registrations not in use, ready for a REG_MR
  * @max_len: largest payload one registration covers (0 without @regs)
+ * @read_sges: scatter/gather entries per READ into a local_dma_lkey sink
+ *	(the QP's max_read_sge, at most %RDMALOG_FWD_READ_SGES)
  * @users: threads that may touch the device (DMA mappings, posts, MRs):
  *	each counted from before its first such step to after its last;
  *	the release waits for none to be left
@@ -59,6 +69,7 @@ struct rdmalog_fwd_ep {
 	unsigned int nr_regs;
 	struct list_head reg_free;
 	u32 max_len;
+	u32 read_sges;
 	u32 users;
 	wait_queue_head_t wq;
 };

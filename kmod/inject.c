@@ -78,6 +78,11 @@ module_param_cb(inject_ack_fail, &rdmalog_inject_fail_ops,
 MODULE_PARM_DESC(inject_ack_fail,
 		 "test only: so many of the next ACKs are not sent (as without credit)");
 
+module_param_cb(inject_qp_error, &rdmalog_inject_fail_ops,
+		&rdmalog_inject_fails[RDMALOG_INJ_FAIL_QP_ERROR], 0600);
+MODULE_PARM_DESC(inject_qp_error,
+		 "test only: so many of the next heartbeats move their QP to the error state instead");
+
 bool rdmalog_inject_fail(enum rdmalog_inject_fail_point point)
 {
 	return atomic_add_unless(&rdmalog_inject_fails[point], -1, 0);

@@ -46,10 +46,14 @@ void rdmalog_inject_delay(enum rdmalog_inject_point point);
  * inject_<point>_fail is how many of the next passes fail
  * @RDMALOG_INJ_FAIL_ACK: a backup's ACK is not sent, as when it has no
  *	send buffer or credit
+ * @RDMALOG_INJ_FAIL_QP_ERROR: the heartbeat work moves the QP of its
+ *	connection to the error state without closing it (as rxe does when
+ *	a local operation fails)
  * @__RDMALOG_INJ_FAIL_MAX: the number of points
  */
 enum rdmalog_inject_fail_point {
 	RDMALOG_INJ_FAIL_ACK,
+	RDMALOG_INJ_FAIL_QP_ERROR,
 	__RDMALOG_INJ_FAIL_MAX,
 };
 

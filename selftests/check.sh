@@ -16,6 +16,9 @@
 # RDMALOG_EXTRA_KVERS (the extra kernels, space separated),
 # RDMALOG_SMOKE_SUITES (the smoke subset: -k patterns), RDMALOG_SMOKE_HISTORY_DURATION
 # (seconds of load and faults of its history run, default 20),
+# RDMALOG_SMOKE_HISTORY_KINDS (the fault kinds of that run, default the
+# five that go through the kernel's interfaces differently: cut, reload,
+# quorum, trim, catchup; the main kernel's run has every kind),
 # RDMALOG_BESIDE=0 (one lane: no second, niced lane beside the main run),
 # RDMALOG_BESIDE_SUITES (the main kernel's suites in the second lane).
 set -uo pipefail
@@ -92,7 +95,7 @@ done
 # after the main run's. RDMALOG_BESIDE=0 runs everything in one lane,
 # the beside suites in the main run and the smoke runs after it.
 # shellcheck disable=SC2206 # a list of suite names
-beside=(${RDMALOG_BESIDE_SUITES-fuzz forward iwarp lifecycle observe replication rogue})
+beside=(${RDMALOG_BESIDE_SUITES-fuzz forward iwarp lifecycle observe replication rogue datapath})
 lane2=1
 [ "${RDMALOG_BESIDE:-1}" = 0 ] && lane2=
 # the caller chose what to run: all of it in the main run
@@ -117,6 +120,7 @@ lane2_runs() {
 	for k in "${extra[@]}"; do
 		RDMALOG_KVER=$k \
 		RDMALOG_HISTORY_DURATION=${RDMALOG_SMOKE_HISTORY_DURATION:-20} \
+		RDMALOG_HISTORY_KINDS=${RDMALOG_SMOKE_HISTORY_KINDS-cut reload quorum trim catchup} \
 			lane_run "tests-$(series "$k")" "$tmp/tests-$(series "$k")" \
 			"${smoke_args[@]}"
 	done

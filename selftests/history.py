@@ -334,7 +334,15 @@ class History:
         self.restarts = 5 + min(duration, 1800) // 90
         self.rng = random.Random(seed)
         self.rng_faults = random.Random(seed + 1)   # choices inside faults
-        self.kinds = [k for k in KINDS if catchup or k not in CATCHUP_ONLY]
+        # RDMALOG_HISTORY_KINDS: only these kinds (a shorter smoke run)
+        only = os.environ.get("RDMALOG_HISTORY_KINDS", "").split()
+        bad = [k for k in only if k not in KINDS]
+        if bad:
+            raise ValueError(f"RDMALOG_HISTORY_KINDS: no kind {bad}")
+        self.kinds = [k for k in KINDS if (catchup or k not in CATCHUP_ONLY)
+                      and (not only or k in only)]
+        if not self.kinds:
+            raise ValueError("RDMALOG_HISTORY_KINDS: no kind left")
         self.required = [k for k in REQUIRED if k in self.kinds]
         self.say = log
         self.conf = rlnode.cluster_file(capacity, cluster=46,
@@ -679,7 +687,7 @@ class History:
         catch-up, the kills and reloads (self.restarts of them) all come
         before the first trim, and none after it."""
         rng = self.rng
-        kinds = [k for k in KINDS if self.catchup or k not in CATCHUP_ONLY]
+        kinds = self.kinds
         first = list(kinds if self.catchup else
                      [k for k in kinds if k != "trim"])
         rng.shuffle(first)
@@ -691,10 +699,14 @@ class History:
             elif self.catchup:
                 kind = rng.choice(kinds)
             elif i < self.restarts:
-                kind = rng.choice(("cut", "flap", "kill", "reload"))
+                kind = rng.choice([k for k in ("cut", "flap", "kill",
+                                               "reload") if k in kinds]
+                                  or kinds)
             else:
-                kind = rng.choice(("cut", "flap", "trim"))
-            if not self.catchup and i == self.restarts - 1:
+                kind = rng.choice([k for k in ("cut", "flap", "trim")
+                                   if k in kinds] or kinds)
+            if not self.catchup and i == self.restarts - 1 and \
+                    "trim" in kinds:
                 kind = "trim"
             # the first of each kind is drawn to take effect for sure
             # (longer than the timer it is aimed at), later ones either way

@@ -147,6 +147,32 @@ def heartbeat_detects_dead_peer(c):
 
 
 @test(timeout=900)
+def qp_error_alone_ends_the_connection(c):
+    """A QP that goes to the error state without a close of ours (rxe puts
+    it there when a local operation fails) flushes its work requests: the
+    flushes alone end the connection on this side, and it comes back. The
+    peer timeout is a minute, so without that only a minute of silence
+    would end it."""
+    text = rlnode.cluster_file("1M", "async", cluster=42,
+                               peer_timeout=60000)
+    for nd in c:
+        apply(nd, text)
+    wait_states(c, all_connected())
+    hb = {n: stats(c[n])["heartbeat_timeouts"] for n in (1, 2, 3)}
+    rec = sum(p["reconnects"] for p in peers(c[1]).values())
+    param = "/sys/module/rdmalog/parameters/inject_qp_error"
+    c[1].run(f"echo 1 > {param}", timeout=30, check=True)
+    wait_for(lambda: "work requests flushed" in c[1].console_text(),
+             timeout=45, interval=1, what="node1 ends the connection "
+             "whose QP went to error")
+    assert c[1].run(f"cat {param}", timeout=30).out.strip() == "0"
+    wait_states(c, all_connected())
+    assert sum(p["reconnects"] for p in peers(c[1]).values()) > rec
+    # ended by node1 itself, not by a peer's timeout
+    assert {n: stats(c[n])["heartbeat_timeouts"] for n in (1, 2, 3)} == hb
+
+
+@test(timeout=900)
 def link_cut_and_back(c):
     baseline(c)
     mon = c[1].spawn("timeout 400 rdmalogctl -j monitor >/tmp/events 2>&1")

@@ -213,3 +213,41 @@ def backup_write_waits_for_ring_space(c):
     # the backups trim when the primary's notice says so
     wait_for(lambda: records(c[2]) == recs and records(c[3]) == recs,
              timeout=WAIT, interval=1, what="identical logs")
+
+
+@test(timeout=1800)
+def forwarded_reads_ride_through_packet_loss(c):
+    """Packet loss on the primary's link makes its RC QPs retransmit while
+    it pulls forwarded payloads. Every write succeeds and no connection
+    drops: on IB/RoCE the READ's sink needs no REG_MR, which rxe 6.1 would
+    run again after a retransmission behind a busy send queue ("mr->lkey
+    ... not free", the QP in error)."""
+    writer = "/usr/lib/rdmalog/selftests/dp_writer"
+    up(c, cluster_file(capacity="32M", max_record="64K"))
+    before = {n: stats(c[n])["disconnects"] for n in (1, 2, 3)}
+    c[1].run("tc qdisc add dev eth0 root netem loss 2%", timeout=30,
+             check=True)
+    jobs = []
+    try:
+        # the primary's own writers keep its send queues busy with WRITEs
+        jobs.append(c[1].spawn(f"{writer} -n 600 -S 3001,700 -p local",
+                               timeout=1200))
+        for n in (2, 3):
+            jobs.append(c[n].spawn(f"{writer} -n 300 -S 5001,12345,40000 "
+                                   f"-p fwd{n}", timeout=1200))
+        res = [j.wait(1200) for j in jobs]
+    finally:
+        for j in jobs:
+            if not j.done():
+                j.kill()
+        c[1].run("tc qdisc del dev eth0 root; true", timeout=30)
+    for r in res:
+        assert r.rc == 0, (r.rc, r.out[-500:])
+    for n in (1, 2, 3):
+        assert stats(c[n])["disconnects"] == before[n], \
+            (n, before[n], stats(c[n])["disconnects"])
+    for nd in c:
+        assert "not free" not in nd.console_text(), nd.console_text()[-2000:]
+    assert status(c[1])["log"]["next_lsn"] == 1201
+    wait_commit_everywhere(c, 1201)
+    same_everywhere(c, 1200)
