@@ -484,8 +484,8 @@ class SuiteRun:
         """Runs fn once; (status, diag, reason, subtests, seconds, kernel
         problems), or None when the nodes could not be brought up (then
         reported here)."""
-        own = (fn._rdmalog_test["timeout"] or self.timeout / TIMEOUT_SCALE) \
-            * TIMEOUT_SCALE
+        t = fn._rdmalog_test["timeout"]
+        own = t * TIMEOUT_SCALE if t else self.timeout
         timeout = min(own, self.left())
         try:
             self.ensure_healthy()
