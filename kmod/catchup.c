@@ -68,6 +68,7 @@
 #include "proto.h"
 #include "repl.h"
 #include "ring_map.h"
+#include "ring_mr.h"
 #include "stats.h"
 
 /*
@@ -544,27 +545,6 @@ static void rdmalog_cu_primary_work(struct rdmalog_ep *ep)
 /* ------------------------------------------------------------------ */
 /* Backup side */
 
-/* Our ring's local address and key for ring offset @off, and room. */
-static bool rdmalog_cu_local(const struct rdmalog_ep *ep, u64 off,
-			     u64 *addr, u32 *lkey, u64 *room)
-{
-	u64 start = 0;
-	unsigned int i;
-
-	for (i = 0; i < ep->ring_nr_regs; i++) {
-		const struct ib_mr *mr = ep->ring_regs[i].mr;
-
-		if (off < start + mr->length) {
-			*addr = mr->iova + (off - start);
-			*lkey = mr->lkey;
-			*room = start + mr->length - off;
-			return true;
-		}
-		start += mr->length;
-	}
-	return false;
-}
-
 static void rdmalog_cu_read_done(struct ib_cq *cq, struct ib_wc *wc);
 
 /*
@@ -594,8 +574,8 @@ static int rdmalog_cu_post_reads(struct rdmalog_ep *ep)
 		off = cu->posted % cap;
 		len = min3(cu->target_pos - cu->posted,
 			   (u64)RDMALOG_CU_MAX_READ, cap - off);
-		if (!rdmalog_repl_remote(ep, off, &raddr, &rkey, &rroom) ||
-		    !rdmalog_cu_local(ep, off, &laddr, &lkey, &lroom)) {
+		if (!rdmalog_ring_mr_remote(ep, off, &raddr, &rkey, &rroom) ||
+		    !rdmalog_ring_mr_local(ep, off, &laddr, &lkey, &lroom)) {
 			spin_unlock_bh(&cu->lock);
 			return -EINVAL;
 		}
@@ -694,8 +674,8 @@ const char *rdmalog_catchup_received(struct rdmalog_ep *ep,
 	}
 	spin_unlock(&cu->lock);
 	/* The primary's ring, as a RING describes ours. */
-	why = rdmalog_ep_take_segs(ep, m->seg, le32_to_cpu(m->nr_segs),
-				   RDMALOG_MSG_CATCHUP);
+	why = rdmalog_ring_mr_take_segs(ep, m->seg, le32_to_cpu(m->nr_segs),
+					RDMALOG_MSG_CATCHUP);
 	if (why)
 		return why;
 	spin_lock(&cu->lock);

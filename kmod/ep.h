@@ -417,21 +417,6 @@ void rdmalog_ep_put(struct rdmalog_ep *ep);
 /* The primary's live endpoint with a reference, or NULL (forward.c). */
 struct rdmalog_ep *rdmalog_conn_primary_ep(void);
 /*
- * Check @nr ring segments a peer sent in a message of @type (RING: whole
- * MRs, multiples of 4 KiB; CATCHUP: any length) against our capacity and
- * keep them in &rdmalog_ep.remote_ring. CQ handler context.
- * Return: NULL, or why the connection must be dropped.
- */
-const char *rdmalog_ep_take_segs(struct rdmalog_ep *ep,
-				 const struct rdmalog_ring_seg *segs, u32 nr,
-				 u8 type);
-/*
- * The peer's remote address and key for ring offset @off, and the bytes
- * left in that segment (repl.c).
- */
-bool rdmalog_repl_remote(const struct rdmalog_ep *ep, u64 off, u64 *addr,
-			 u32 *rkey, u64 *room);
-/*
  * Announce @event (PEER_JOINED; LOG_RESET with @first_lsn) about @ep's
  * peer on netlink. Process context; takes the conn lock.
  */

@@ -81,6 +81,7 @@
 #include "rdma_dev.h"
 #include "repl.h"
 #include "ring_map.h"
+#include "ring_mr.h"
 #include "stats.h"
 #include "trace.h"
 
@@ -232,26 +233,6 @@ static void rdmalog_repl_sbuf_init(struct rdmalog_sbuf *sb, void *arg)
 	sb->gen = b->gen;
 }
 
-bool rdmalog_repl_remote(const struct rdmalog_ep *ep, u64 off, u64 *addr,
-			 u32 *rkey, u64 *room)
-{
-	u64 start = 0;
-	u32 i;
-
-	for (i = 0; i < ep->remote_ring.nr_segs; i++) {
-		u64 len = ep->remote_ring.seg[i].length;
-
-		if (off < start + len) {
-			*addr = ep->remote_ring.seg[i].addr + (off - start);
-			*rkey = ep->remote_ring.seg[i].rkey;
-			*room = start + len - off;
-			return true;
-		}
-		start += len;
-	}
-	return false;
-}
-
 /*
  * Post to one joined backup what it lacks of @pos: batches of WRITEs, each
  * closed by an APPEND, or a commit-only APPEND. Lock held.
@@ -292,7 +273,7 @@ static void rdmalog_repl_push_locked(struct rdmalog_ep *ep,
 
 			div64_u64_rem(cur, cap, &off);
 			if (off >= map->capacity ||
-			    !rdmalog_repl_remote(ep, off, &raddr, &rkey, &room)) {
+			    !rdmalog_ring_mr_remote(ep, off, &raddr, &rkey, &room)) {
 				rdmalog_ep_error(ep, "ring offset %llu outside the rings",
 						 off);
 				return;
