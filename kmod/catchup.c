@@ -604,10 +604,7 @@ static int rdmalog_cu_post_reads(struct rdmalog_ep *ep)
 		wr.wr.num_sge = 1;
 		wr.remote_addr = raddr;
 		wr.rkey = rkey;
-		spin_lock_bh(&ep->lock);
-		err = ep->live ? ib_post_send(ep->qp, &wr.wr, NULL) :
-				 -ENOTCONN;
-		spin_unlock_bh(&ep->lock);
+		err = rdmalog_ep_post(ep, &wr.wr, NULL);
 		if (err)
 			return err;
 	}

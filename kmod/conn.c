@@ -529,6 +529,22 @@ void rdmalog_ep_error(struct rdmalog_ep *ep, const char *fmt, ...)
 		rdmalog_ep_put(ep);
 }
 
+int rdmalog_ep_post(struct rdmalog_ep *ep, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad)
+{
+	const struct ib_send_wr *dummy;
+	int err = -ENOTCONN;
+
+	if (!bad)
+		bad = &dummy;
+	*bad = wr;
+	spin_lock_bh(&ep->lock);
+	if (ep->live)
+		err = ib_post_send(ep->qp, wr, bad);
+	spin_unlock_bh(&ep->lock);
+	return err;
+}
+
 bool rdmalog_ep_wc_ok(struct rdmalog_ep *ep, struct ib_wc *wc,
 		      const char *what)
 {

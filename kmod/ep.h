@@ -406,9 +406,19 @@ int rdmalog_ep_send(struct rdmalog_ep *ep, void *msg, u16 len, u8 type,
 __printf(2, 3)
 void rdmalog_ep_error(struct rdmalog_ep *ep, const char *fmt, ...);
 /*
+ * Post the chain @wr on @ep's QP unless the endpoint is no longer live
+ * (its release started: nothing may be posted on a QP being destroyed).
+ * Process or softirq context. Return: 0; -ENOTCONN (nothing posted); or
+ * ib_post_send()'s error. Unless @bad is NULL, *@bad is then the first
+ * work request not posted (all of them for -ENOTCONN).
+ */
+int rdmalog_ep_post(struct rdmalog_ep *ep, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad);
+/*
  * A completion handler's first step: true when @wc succeeded; otherwise
- * (unless it is a flush or the endpoint is being released) count it and
- * close the connection, naming @what. Any context.
+ * count it and close the connection, naming @what, unless the endpoint
+ * is being released; a flush before that closes it after a grace period
+ * (%RDMALOG_EP_FLUSH_GRACE_MS) unless a close came meanwhile. Any context.
  */
 bool rdmalog_ep_wc_ok(struct rdmalog_ep *ep, struct ib_wc *wc,
 		      const char *what);

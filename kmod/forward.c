@@ -293,18 +293,6 @@ static void rdmalog_fwd_user_put(struct rdmalog_fwd_ep *f)
 	wake_up(&f->wq);
 }
 
-/* Post @wr on @ep's QP unless it is no longer live. Any context. */
-static int rdmalog_fwd_post(struct rdmalog_ep *ep, const struct ib_send_wr *wr)
-{
-	int err = -ENOTCONN;
-
-	spin_lock_bh(&ep->lock);
-	if (ep->live)
-		err = ib_post_send(ep->qp, wr, NULL);
-	spin_unlock_bh(&ep->lock);
-	return err;
-}
-
 /*
  * A free registration, or NULL: none free, or @dead set (the release
  * started, or there is no pool at all).
@@ -407,7 +395,7 @@ static void rdmalog_fwd_reg_invalidate(struct rdmalog_ep *ep,
 	inv.wr_cqe = &r->inv_cqe;
 	inv.send_flags = IB_SEND_SIGNALED;
 	inv.ex.invalidate_rkey = r->mr->rkey;
-	if (rdmalog_fwd_post(ep, &inv))
+	if (rdmalog_ep_post(ep, &inv, NULL))
 		rdmalog_fwd_reg_retire(&ep->fwd, r);
 }
 
@@ -811,18 +799,13 @@ static int rdmalog_fwd_read_wait(struct rdmalog_ep *ep,
 				 struct rdmalog_fwd_work *w,
 				 const struct ib_send_wr *wr, int n)
 {
-	const struct ib_send_wr *bad = NULL, *p;
-	int err = -ENOTCONN, unposted = 0;
+	const struct ib_send_wr *bad, *p;
+	int err, unposted = 0;
 
 	WRITE_ONCE(w->read_ok, true);
 	atomic_set(&w->reads_left, n);
 	reinit_completion(&w->read_done);
-	spin_lock_bh(&ep->lock);
-	if (ep->live)
-		err = ib_post_send(ep->qp, wr, &bad);
-	else
-		bad = wr;
-	spin_unlock_bh(&ep->lock);
+	err = rdmalog_ep_post(ep, wr, &bad);
 	if (err) {
 		for (p = bad; p; p = p->next)
 			unposted++;
@@ -963,7 +946,7 @@ static int rdmalog_fwd_pull(struct rdmalog_ep *ep, struct rdmalog_fwd_work *w,
 	rd.wr.num_sge = 1;
 	rd.remote_addr = w->addr;
 	rd.rkey = w->rkey;
-	err = rdmalog_fwd_post(ep, &rwr.wr);
+	err = rdmalog_ep_post(ep, &rwr.wr, NULL);
 	if (err == -ENOTCONN)
 		goto out_unmap;
 	if (err) {
@@ -981,7 +964,7 @@ static int rdmalog_fwd_pull(struct rdmalog_ep *ep, struct rdmalog_fwd_work *w,
 	inv.wr_cqe = &r->inv_cqe;
 	inv.send_flags = IB_SEND_SIGNALED;
 	inv.ex.invalidate_rkey = r->mr->rkey;
-	if (rdmalog_fwd_post(ep, &inv)) {
+	if (rdmalog_ep_post(ep, &inv, NULL)) {
 		err = -EIO;
 		goto out_retire;
 	}
