@@ -3,14 +3,17 @@
  * rdmalog - module init and exit only.
  *
  * Init order: the counters (static per-CPU memory, nothing to set up),
- * the peer connections (their workqueue), the RDMA devices (the ib_client,
- * whose callbacks call into the connections), the node (which owns the log
- * and starts the connections when it comes up), the character device, and
- * the netlink family last, so that nothing can reach the module before all
- * of it is ready. Exit is the exact reverse: once the netlink family and
- * the character device are gone, the node goes down, which closes every
- * connection and waits until they are released; only then is the ib_client
- * unregistered (no device object can be left) and the workqueue destroyed.
+ * the replication and forwarding workqueues, the peer connections (their
+ * workqueue), the RDMA devices (the ib_client, whose callbacks call into
+ * the connections), the node (which owns the log and starts the
+ * connections when it comes up), the character device, and the netlink
+ * family last, so that nothing can reach the module before all of it is
+ * ready. Exit is the exact reverse: once the netlink family and the
+ * character device are gone, the node goes down, which closes every
+ * connection and waits until they are released; only then is the
+ * ib_client unregistered (no device object can be left) and the
+ * workqueues destroyed. Last, the ring mappings (none may be left) and the
+ * counters of live objects are checked.
  * The module cannot be unloaded while a descriptor of /dev/rdmalog is open
  * (the file operations' owner pins it), and netlink requests are drained
  * by genl_unregister_family().

@@ -8,7 +8,7 @@
  * is untrusted: every length, magic and version is checked before anything
  * else of a structure is read (conn.c).
  *
- * There are two layers:
+ * There are three layers:
  *
  * 1. The rdma_cm handshake. The active side puts a &struct rdmalog_cm_hs
  *    in the private data of its connect request; the passive side checks

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * rdmalog - per-RDMA-device objects: the protection domain and the device
- * capabilities every connection on that device shares.
+ * rdmalog - per-RDMA-device objects: the device capabilities every
+ * connection on that device shares, and the guard of a device being
+ * removed. Protection domains are per connection (conn.c), not here.
  */
 #ifndef _RDMALOG_RDMA_DEV_H
 #define _RDMALOG_RDMA_DEV_H
