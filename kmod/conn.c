@@ -98,6 +98,7 @@
 #include "inject.h"
 #include "log.h"
 #include "netlink.h"
+#include "node.h"
 #include "proto.h"
 #include "rdma_dev.h"
 #include "ring_map.h"

@@ -13,7 +13,9 @@
 #define _RDMALOG_CONN_H
 
 #include <linux/types.h>
-#include "node.h"
+#include "addr.h"
+
+struct rdmalog_peer_info;
 
 struct ib_device;
 struct rdmalog_conn;

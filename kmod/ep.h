@@ -23,7 +23,8 @@
 #include <rdma/rdma_cm.h>
 
 #include "conn.h"
-#include "node.h"
+#include "addr.h"
+#include "../uapi/rdmalog_genl.h"
 #include "proto.h"
 #include "repl.h"
 #include "forward.h"

@@ -10,6 +10,7 @@
 #include <linux/in6.h>
 #include "../uapi/rdmalog.h"
 #include "../uapi/rdmalog_genl.h"
+#include "addr.h"
 #include "log.h"
 #include "repl.h"
 #include "catchup.h"
@@ -21,21 +22,6 @@ struct netlink_ext_ack;
 #define RDMALOG_CAPACITY_ALIGN		4096
 /* Longest commit timeout (uapi: RDMALOG_A_COMMIT_TIMEOUT_MS), one hour. */
 #define RDMALOG_MAX_COMMIT_TIMEOUT_MS	3600000U
-/* Bytes of a peer's status message (uapi: RDMALOG_PEER_A_MSG), NUL included. */
-#define RDMALOG_PEER_MSG_LEN		128
-
-/**
- * struct rdmalog_addr - an IPv4 or IPv6 address and port
- * @len: 4 or 16; 0 when unset
- * @addr: the address, network order, in the first @len bytes
- * @port: host order
- */
-struct rdmalog_addr {
-	u8 len;
-	u8 addr[16];
-	u16 port;
-};
-
 /**
  * struct rdmalog_node_config - everything an operator sets
  * @node_id: 1 .. RDMALOG_MAX_NODE_ID, 0 when unset
