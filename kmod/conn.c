@@ -680,6 +680,7 @@ int rdmalog_ep_send_chain(struct rdmalog_ep *ep, void *msg, u16 len, u8 type,
 	sb->sge.length = len;
 	sb->type = type;
 	sb->nr_writes = nr_pre;
+	sb->done = NULL;
 	if (sbuf_init)
 		sbuf_init(sb, arg);
 
@@ -729,9 +730,9 @@ static void rdmalog_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct rdmalog_ep *ep = sb->ep;
 	bool ok = wc->status == IB_WC_SUCCESS;
 
-	/* Its bookkeeping before the buffer can be reused. */
-	if (sb->type == RDMALOG_MSG_APPEND)
-		rdmalog_repl_notice_done(ep, sb, ok);
+	/* Its owner's bookkeeping before the buffer can be reused. */
+	if (sb->done)
+		sb->done(ep, sb, ok);
 	spin_lock(&ep->lock);
 	list_add(&sb->free, &ep->send_free);
 	spin_unlock(&ep->lock);

@@ -138,9 +138,10 @@ struct rdmalog_rbuf {
  * @buf: its kernel address
  * @type: the message type it carries while posted
  * @nr_writes: unsignalled WRITEs posted right before it (an APPEND's)
- * @end_pos: for an APPEND: its @head
- * @end_lsn: for an APPEND: its @next_lsn
- * @gen: for an APPEND: its @gen
+ * @done: NULL, or its owner's hook, called by the send completion (CQ
+ *	context, @ok: it succeeded) before the buffer can be reused; set,
+ *	with @priv, by the @sbuf_init of rdmalog_ep_send_chain()
+ * @priv: the owner's data for @done (repl.c: an APPEND's positions)
  */
 struct rdmalog_sbuf {
 	struct ib_cqe cqe;
@@ -150,9 +151,8 @@ struct rdmalog_sbuf {
 	void *buf;
 	u8 type;
 	u32 nr_writes;
-	u64 end_pos;
-	u64 end_lsn;
-	u32 gen;
+	void (*done)(struct rdmalog_ep *ep, struct rdmalog_sbuf *sb, bool ok);
+	u64 priv[3];
 };
 
 /**
@@ -393,7 +393,7 @@ struct rdmalog_conn {
  * one. @pre: NULL, or a chain of work requests (@nr_pre of them,
  * unsignalled, the last one's next NULL) posted right before the message
  * in the same ib_post_send(); @sbuf_init: called on the send buffer before
- * posting (for an APPEND's bookkeeping), may be NULL. Process or softirq
+ * posting, to set its completion hook (&rdmalog_sbuf.done), may be NULL. Process or softirq
  * context. Return: 0, -ENOTCONN (not live), -EAGAIN (no credit or buffer;
  * counted), or the error of ib_post_send().
  */

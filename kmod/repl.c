@@ -224,13 +224,24 @@ struct rdmalog_repl_batch {
 	u32 gen;
 };
 
+/* An APPEND's send buffer: what its completion tells the commit rule. */
+enum {
+	RDMALOG_REPL_SB_END_POS,	/* the APPEND's head */
+	RDMALOG_REPL_SB_END_LSN,	/* its next_lsn */
+	RDMALOG_REPL_SB_GEN,		/* its gen */
+};
+
+static void rdmalog_repl_notice_done(struct rdmalog_ep *ep,
+				     struct rdmalog_sbuf *sb, bool ok);
+
 static void rdmalog_repl_sbuf_init(struct rdmalog_sbuf *sb, void *arg)
 {
 	const struct rdmalog_repl_batch *b = arg;
 
-	sb->end_pos = b->end_bpos;
-	sb->end_lsn = b->end_lsn;
-	sb->gen = b->gen;
+	sb->done = rdmalog_repl_notice_done;
+	sb->priv[RDMALOG_REPL_SB_END_POS] = b->end_bpos;
+	sb->priv[RDMALOG_REPL_SB_END_LSN] = b->end_lsn;
+	sb->priv[RDMALOG_REPL_SB_GEN] = b->gen;
 }
 
 /*
@@ -579,22 +590,26 @@ void rdmalog_repl_ep_leave(struct rdmalog_ep *ep)
 	}
 }
 
-void rdmalog_repl_notice_done(struct rdmalog_ep *ep, struct rdmalog_sbuf *sb,
-			      bool ok)
+/* An APPEND's send completion (CQ context). */
+static void rdmalog_repl_notice_done(struct rdmalog_ep *ep,
+				     struct rdmalog_sbuf *sb, bool ok)
 {
+	u64 end_pos = sb->priv[RDMALOG_REPL_SB_END_POS];
+	u64 end_lsn = sb->priv[RDMALOG_REPL_SB_END_LSN];
+	u32 gen = sb->priv[RDMALOG_REPL_SB_GEN];
 	struct rdmalog_repl_ep *r = &ep->repl;
 
 	spin_lock(&rdmalog_repl.lock);
-	trace_rdmalog_completion(ep->conn->peer_id, sb->end_lsn, ok);
+	trace_rdmalog_completion(ep->conn->peer_id, end_lsn, ok);
 	r->writes -= min(r->writes, sb->nr_writes);
 	if (r->notices)
 		r->notices--;
 	if (!ok)
 		r->errors++;
-	if (ok && r->joined && sb->gen == rdmalog_repl.gen) {
-		r->done_pos = max(r->done_pos, sb->end_pos);
+	if (ok && r->joined && gen == rdmalog_repl.gen) {
+		r->done_pos = max(r->done_pos, end_pos);
 		if (!r->ack_mode)
-			r->held_lsn = max(r->held_lsn, sb->end_lsn);
+			r->held_lsn = max(r->held_lsn, end_lsn);
 		rdmalog_repl_commit_locked();
 	}
 	if (rdmalog_repl.paused)

@@ -183,8 +183,6 @@ void rdmalog_repl_ep_leave(struct rdmalog_ep *ep);
  * set, without the conn lock.
  */
 void rdmalog_repl_ep_stop(struct rdmalog_ep *ep);
-void rdmalog_repl_notice_done(struct rdmalog_ep *ep, struct rdmalog_sbuf *sb,
-			      bool ok);
 const char *rdmalog_repl_append_received(struct rdmalog_ep *ep,
 					 const struct rdmalog_msg_append *m);
 const char *rdmalog_repl_ack_received(struct rdmalog_ep *ep,
