@@ -848,6 +848,9 @@ static int rdmalog_fwd_read_direct(struct rdmalog_ep *ep,
 	int i, err = 0;
 	u32 k;
 
+	/* setup made it at least 1; 0 would post empty READs forever */
+	if (WARN_ON_ONCE(!per))
+		return -EIO;
 	sges = kcalloc(RDMALOG_FWD_PULL_READS * per, sizeof(*sges),
 		       GFP_KERNEL);
 	if (!sges)
@@ -1221,6 +1224,12 @@ int rdmalog_fwd_ep_setup(struct rdmalog_ep *ep)
 		rdmalog_live_add(RDMALOG_STAT_LIVE_MRS, 1);
 		list_add_tail(&r->free, &f->reg_free);
 	}
+	/*
+	 * A registration's share of the send queue (ep.h) is three work
+	 * requests: the direct READs of one pull fit in it.
+	 */
+	BUILD_BUG_ON(RDMALOG_FWD_PULL_READS * RDMALOG_FWD_MAX_REGS >
+		     RDMALOG_FWD_MAX_READS + 2 * RDMALOG_FWD_MAX_REGS);
 	f->max_len = min_t(u64, max, (u64)pages * PAGE_SIZE);
 	f->read_sges = clamp_t(u32, ep->qp->max_read_sge, 1,
 			       RDMALOG_FWD_READ_SGES);
