@@ -27,10 +27,14 @@
  * Primary side (rdmalog_fwd_received() in CQ context, then a work item
  * on rdmalog_fwd_wq per FWD, which holds a reference on the endpoint):
  *
- *   the work item checks the request, pulls a non-inline payload with one
- *   RDMA READ into pages registered with one of the connection's MRs
- *   (LOCAL_WRITE; REMOTE_WRITE too on iWARP, where the READ sink must be
- *   registered), invalidates that MR and waits for it, then appends with
+ *   the work item checks the request and pulls a non-inline payload
+ *   into pages of its own, holding one of the connection's registrations
+ *   for it: on IB/RoCE with up to %RDMALOG_FWD_PULL_READS RDMA READs at a
+ *   time into the pages addressed with the PD's local_dma_lkey (no REG_MR
+ *   on the send queue: rdmalog_fwd_read_direct()); on iWARP, where the
+ *   READ sink must be registered, with one READ into the pages registered
+ *   with that MR (LOCAL_WRITE and REMOTE_WRITE), then invalidating it and
+ *   waiting for that. Then it appends with
  *   rdmalog_log_append() (not blocking for ring space: a full ring is
  *   answered EAGAIN) and sends the FWD_DONE. Work items run concurrently
  *   (unbound workqueue), so forwarded appends group-commit like local
