@@ -156,15 +156,20 @@ static int rdmalog_cu_post_invs(struct rdmalog_ep *ep, unsigned long granted)
 	return err;
 }
 
-/* Post the REG_MR (REMOTE_READ only) of every MR in @granted. As above. */
+/*
+ * Post the REG_MR (REMOTE_READ only) of every MR in @granted, the first
+ * behind a fence (rdmalog_ep_reg_fence()). As above.
+ */
 static int rdmalog_cu_post_regs(struct rdmalog_ep *ep, unsigned long granted)
 {
+	bool first = true;
 	unsigned int bit;
 	int err = 0;
 
 	for_each_set_bit(bit, &granted, BITS_PER_LONG) {
 		struct ib_mr *mr = rdmalog_cu_mr(ep, bit);
 		struct ib_reg_wr reg = {};
+		struct ib_send_wr fence;
 
 		reg.wr.opcode = IB_WR_REG_MR;
 		reg.wr.wr_cqe = &ep->cu.reg_cqe;
@@ -172,9 +177,12 @@ static int rdmalog_cu_post_regs(struct rdmalog_ep *ep, unsigned long granted)
 		reg.mr = mr;
 		reg.key = mr->rkey;
 		reg.access = IB_ACCESS_REMOTE_READ;
-		err = ib_post_send(ep->qp, &reg.wr, NULL);
+		err = ib_post_send(ep->qp, first ?
+				   rdmalog_ep_reg_fence(ep, &fence, &reg.wr) :
+				   &reg.wr, NULL);
 		if (err)
 			break;
+		first = false;
 	}
 	return err;
 }

@@ -546,6 +546,29 @@ int rdmalog_ep_post(struct rdmalog_ep *ep, const struct ib_send_wr *wr,
 	return err;
 }
 
+/* A fence failed (they are posted unsignalled): the connection goes. */
+static void rdmalog_ep_fence_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rdmalog_ep *ep = container_of(wc->wr_cqe, struct rdmalog_ep,
+					     fence_cqe);
+
+	rdmalog_ep_wc_ok(ep, wc, "registration fence");
+}
+
+struct ib_send_wr *rdmalog_ep_reg_fence(struct rdmalog_ep *ep,
+					struct ib_send_wr *inv,
+					struct ib_send_wr *regs)
+{
+	if (!ep->fence_mr)
+		return regs;
+	memset(inv, 0, sizeof(*inv));
+	inv->opcode = IB_WR_LOCAL_INV;
+	inv->wr_cqe = &ep->fence_cqe;
+	inv->ex.invalidate_rkey = ep->fence_mr->rkey;
+	inv->next = regs;
+	return inv;
+}
+
 bool rdmalog_ep_wc_ok(struct rdmalog_ep *ep, struct ib_wc *wc,
 		      const char *what)
 {
@@ -904,6 +927,7 @@ static const char *rdmalog_ep_grant_ring(struct rdmalog_ep *ep)
 	for (i = 0; !err && i < ep->ring_nr_regs; i++) {
 		struct ib_mr *mr = ep->ring_regs[i].mr;
 		struct ib_reg_wr reg = {};
+		struct ib_send_wr fence;
 
 		reg.wr.opcode = IB_WR_REG_MR;
 		reg.wr.wr_cqe = &ep->ring_cqe;
@@ -911,7 +935,10 @@ static const char *rdmalog_ep_grant_ring(struct rdmalog_ep *ep)
 		reg.mr = mr;
 		reg.key = mr->rkey;
 		reg.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
-		err = ib_post_send(ep->qp, &reg.wr, NULL);
+		/* the first behind a fence: the HELLO may be retransmitted */
+		err = ib_post_send(ep->qp, i ? &reg.wr :
+				   rdmalog_ep_reg_fence(ep, &fence, &reg.wr),
+				   NULL);
 	}
 	spin_unlock(&ep->lock);
 	if (err == -ENOTCONN)
@@ -1460,6 +1487,18 @@ static int rdmalog_ep_setup(struct rdmalog_ep *ep)
 	}
 	ep->qp = ep->cm_id->qp;
 	rdmalog_live_add(RDMALOG_STAT_LIVE_QPS, 1);
+	if (rdev->reg_fence) {
+		ep->fence_mr = ib_alloc_mr(ep->pd, IB_MR_TYPE_MEM_REG, 1);
+		if (IS_ERR(ep->fence_mr)) {
+			err = PTR_ERR(ep->fence_mr);
+			ep->fence_mr = NULL;
+			rdmalog_conn_set_msg(conn,
+					     "cannot allocate an MR: error %d",
+					     err);
+			return err;
+		}
+		ep->fence_cqe.done = rdmalog_ep_fence_done;
+	}
 	err = rdmalog_ring_mr_setup(ep, rdmalog_conns.p.log,
 				    READ_ONCE(rdmalog_conns.role) ==
 				    RDMALOG_ROLE_PRIMARY);
@@ -1524,6 +1563,10 @@ static void rdmalog_ep_release_resources(struct rdmalog_ep *ep)
 	rdmalog_repl_ep_leave(ep);
 	rdmalog_fwd_ep_release(ep);
 	rdmalog_ring_mr_release(ep);
+	if (ep->fence_mr) {
+		ib_dereg_mr(ep->fence_mr);
+		ep->fence_mr = NULL;
+	}
 	rdmalog_ep_free_bufs(ep);
 	if (ep->pd) {
 		ib_dealloc_pd(ep->pd);

@@ -54,10 +54,12 @@
  * MRs are deregistered after the QP is drained and destroyed, which
  * invalidates them), forwarding its READs (primary: per registration of
  * its pool a READ, REG_MR and LOCAL_INV on iWARP, up to three READs into
- * a local_dma_lkey sink on IB/RoCE) or REG_MR + LOCAL_INV pairs (backup),
- * catch-up its READs (backup) or the REG_MR and LOCAL_INV
- * of each segment of its read grant (primary), and ib_drain_qp() needs one
- * more slot on each queue.
+ * a local_dma_lkey sink on IB/RoCE) or per registration a fence, REG_MR
+ * and LOCAL_INV (backup, which posts no READ of a forwarded payload: in
+ * the same share), catch-up its READs (backup) or the REG_MR and
+ * LOCAL_INV of each segment of its read grant (primary), the ring's and a
+ * catch-up grant's REG_MRs a fence each (rdmalog_ep_reg_fence()), and
+ * ib_drain_qp() needs one more slot on each queue.
  */
 #define RDMALOG_SQ_SIZE			(RDMALOG_SEND_DEPTH + \
 					 RDMALOG_REPL_MAX_WRITES + \
@@ -65,7 +67,7 @@
 					 RDMALOG_FWD_MAX_READS + \
 					 2 * RDMALOG_FWD_MAX_REGS + \
 					 RDMALOG_CU_MAX_READS + \
-					 2 * RDMALOG_RING_MAX_SEGS + 1)
+					 2 * RDMALOG_RING_MAX_SEGS + 2 + 1)
 #define RDMALOG_RQ_SIZE			(RDMALOG_RECV_DEPTH + 1)
 #define RDMALOG_CQ_SIZE			(RDMALOG_SQ_SIZE + RDMALOG_RQ_SIZE)
 
@@ -231,6 +233,12 @@ struct rdmalog_sbuf {
  * @ring_cqe: completion of those REG_MRs (shared: .done only checks the
  *	status)
  * @ring_why: why @ring_regs is NULL (static text), for the log
+ * @fence_mr: where the device needs it (&rdmalog_rdev.reg_fence), an MR
+ *	that is never registered, only invalidated with its first key by
+ *	the fences of rdmalog_ep_reg_fence(); else NULL. Allocated by
+ *	rdmalog_ep_setup(), deregistered by the release after the QP is
+ *	destroyed
+ * @fence_cqe: the completion of a failed fence (they are unsignalled)
  * @remote_ring: the peer's ring segments: a backup's (primary side), valid
  *	once %RDMALOG_EP_RING_RX is set; the primary's (backup side), valid
  *	while a catch-up pulls; CQ handler context (or its work, after)
@@ -301,6 +309,8 @@ struct rdmalog_ep {
 	unsigned int ring_page_size;
 	struct ib_cqe ring_cqe;
 	const char *ring_why;
+	struct ib_mr *fence_mr;
+	struct ib_cqe fence_cqe;
 	struct {
 		u32 nr_segs;
 		struct {
@@ -415,6 +425,19 @@ void rdmalog_ep_error(struct rdmalog_ep *ep, const char *fmt, ...);
  */
 int rdmalog_ep_post(struct rdmalog_ep *ep, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad);
+/*
+ * The head of a chain of REG_MRs (@regs) to post on @ep: where the device
+ * runs a REG_MR again when it retransmits an earlier request of the send
+ * queue (&rdmalog_rdev.reg_fence), @inv -- filled in as an unsignalled
+ * LOCAL_INV of &rdmalog_ep.fence_mr, followed by @regs -- which rxe runs
+ * only once every earlier request of the queue completed: nothing before
+ * the REG_MRs can then be retransmitted. Elsewhere @regs, @inv untouched.
+ * The caller keeps @inv until the chain is posted, and counts it in the
+ * send queue's budget (%RDMALOG_SQ_SIZE). Any context.
+ */
+struct ib_send_wr *rdmalog_ep_reg_fence(struct rdmalog_ep *ep,
+					struct ib_send_wr *inv,
+					struct ib_send_wr *regs);
 /*
  * A completion handler's first step: true when @wc succeeded; otherwise
  * count it and close the connection, naming @what, unless the endpoint

@@ -341,7 +341,7 @@ static void rdmalog_fwd_reg_retire(struct rdmalog_fwd_ep *f,
 	wake_up(&f->wq);
 }
 
-/* An error completion of a REG_MR (they are posted unsignalled). */
+/* An error completion of a REG_MR (posted unsignalled, maybe fenced). */
 static void rdmalog_fwd_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct rdmalog_fwd_reg *r = container_of(wc->wr_cqe,
@@ -533,6 +533,7 @@ static int rdmalog_fwd_once(struct rdmalog_ep *ep, struct iov_iter *from,
 	struct rdmalog_fwd_req *req;
 	struct rdmalog_fwd_msg *msg;
 	struct ib_reg_wr rwr = {};
+	struct ib_send_wr fence;
 	bool dead = false;
 	u16 mlen = sizeof(msg->m);
 	long left;
@@ -648,7 +649,14 @@ static int rdmalog_fwd_once(struct rdmalog_ep *ep, struct iov_iter *from,
 	spin_unlock_bh(&f->lock);
 	msg->m.req_id = cpu_to_le64(req->id);
 
-	err = rdmalog_fwd_post_fwd(ep, msg, mlen, reg ? &rwr.wr : NULL,
+	/*
+	 * Behind a fence: a writer's FWD (or any other request) may be in
+	 * flight on the queue, and rxe would run the REG_MR again if it had
+	 * to retransmit it.
+	 */
+	err = rdmalog_fwd_post_fwd(ep, msg, mlen,
+				   reg ? rdmalog_ep_reg_fence(ep, &fence,
+							      &rwr.wr) : NULL,
 				   nonblock);
 	if (err) {
 		if (rdmalog_fwd_req_take(f, req) && reg) {
@@ -1230,9 +1238,12 @@ int rdmalog_fwd_ep_setup(struct rdmalog_ep *ep)
 	}
 	/*
 	 * A registration's share of the send queue (ep.h) is three work
-	 * requests: the direct READs of one pull fit in it.
+	 * requests: the direct READs of one pull fit in it, and so do a
+	 * backup's fence, REG_MR and LOCAL_INV.
 	 */
 	BUILD_BUG_ON(RDMALOG_FWD_PULL_READS * RDMALOG_FWD_MAX_REGS >
+		     RDMALOG_FWD_MAX_READS + 2 * RDMALOG_FWD_MAX_REGS);
+	BUILD_BUG_ON(3 * RDMALOG_FWD_MAX_REGS >
 		     RDMALOG_FWD_MAX_READS + 2 * RDMALOG_FWD_MAX_REGS);
 	f->max_len = min_t(u64, max, (u64)pages * PAGE_SIZE);
 	f->read_sges = clamp_t(u32, ep->qp->max_read_sge, 1,

@@ -89,6 +89,7 @@ static void rdmalog_rdev_caps(struct rdmalog_rdev *rdev)
 	rdev->atomics = attrs->atomic_cap != IB_ATOMIC_NONE;
 	rdev->iwarp = rdma_protocol_iwarp(rdev->ibdev,
 					  rdma_start_port(rdev->ibdev));
+	rdev->reg_fence = rdev->ibdev->ops.driver_id == RDMA_DRIVER_RXE;
 	rdev->num_comp_vectors = max(rdev->ibdev->num_comp_vectors, 1);
 }
 

@@ -33,6 +33,11 @@ struct ib_device;
  * @atomics: atomic_cap is not IB_ATOMIC_NONE
  * @iwarp: the device speaks iWARP (no atomics, no WRITE_WITH_IMM; the
  *	RDMA READ sink must be registered)
+ * @reg_fence: the device runs a REG_MR again when it retransmits an
+ *	earlier request of the same send queue, and the second run fails on
+ *	the then valid MR and puts the QP in error (rxe, 6.1 and 6.12:
+ *	"mr->lkey ... not free"): a REG_MR must come behind a fence
+ *	(rdmalog_ep_reg_fence())
  * @num_comp_vectors: completion vectors to spread CQs over
  *
  * Everything but @list and @ref is written once at creation and read-only
@@ -52,6 +57,7 @@ struct rdmalog_rdev {
 	u32 max_qp_init_rd_atom;
 	bool atomics;
 	bool iwarp;
+	bool reg_fence;
 	int num_comp_vectors;
 };
 
