@@ -60,6 +60,11 @@
  *   being destroyed. A registration whose invalidation failed (flushed:
  *   the connection is dying) may still be valid: it is "retired" with its
  *   pages, never reused, and released only after ib_dereg_mr().
+ *
+ *   The up period's log, role and commit timeout come from node.c
+ *   (rdmalog_fwd_start(), _set_policy(), _stop()) and are read under the
+ *   leaf lock of rdmalog_fwd_node: the data path never takes the node's
+ *   mutex.
  */
 #include <linux/bvec.h>
 #include <linux/completion.h>
@@ -79,7 +84,6 @@
 #include "ep.h"
 #include "forward.h"
 #include "log.h"
-#include "node.h"
 #include "proto.h"
 #include "rdma_dev.h"
 #include "trace.h"
@@ -190,6 +194,73 @@ struct rdmalog_fwd_work {
  * wait for their commit at once; not WQ_MEM_RECLAIM (no reclaim path).
  */
 static struct workqueue_struct *rdmalog_fwd_wq;
+
+/*
+ * The up period's parameters (rdmalog_fwd_start()), under @lock (BH-safe
+ * spinlock, a leaf): @log referenced while set; @role and
+ * @commit_timeout_ms the node's settings (0 while down).
+ */
+static struct {
+	spinlock_t lock; /* see above */
+	struct rdmalog_log *log;
+	u32 role;
+	u32 commit_timeout_ms;
+} rdmalog_fwd_node = {
+	.lock = __SPIN_LOCK_UNLOCKED(rdmalog_fwd_node.lock),
+};
+
+void rdmalog_fwd_start(const struct rdmalog_fwd_params *p)
+{
+	struct rdmalog_log *old;
+
+	rdmalog_log_get(p->log);
+	spin_lock_bh(&rdmalog_fwd_node.lock);
+	old = rdmalog_fwd_node.log;
+	rdmalog_fwd_node.log = p->log;
+	rdmalog_fwd_node.role = p->role;
+	rdmalog_fwd_node.commit_timeout_ms = p->commit_timeout_ms;
+	spin_unlock_bh(&rdmalog_fwd_node.lock);
+	/* None: the node stops what it starts. */
+	if (WARN_ON_ONCE(old))
+		rdmalog_log_put(old);
+}
+
+void rdmalog_fwd_set_policy(u32 role, u32 commit_timeout_ms)
+{
+	spin_lock_bh(&rdmalog_fwd_node.lock);
+	rdmalog_fwd_node.role = role;
+	rdmalog_fwd_node.commit_timeout_ms = commit_timeout_ms;
+	spin_unlock_bh(&rdmalog_fwd_node.lock);
+}
+
+void rdmalog_fwd_stop(void)
+{
+	struct rdmalog_log *log;
+
+	spin_lock_bh(&rdmalog_fwd_node.lock);
+	log = rdmalog_fwd_node.log;
+	rdmalog_fwd_node.log = NULL;
+	spin_unlock_bh(&rdmalog_fwd_node.lock);
+	if (log)
+		rdmalog_log_put(log);
+}
+
+/*
+ * The up period's log (referenced: the caller puts it) or NULL, and the
+ * node's role.
+ */
+static struct rdmalog_log *rdmalog_fwd_node_log(u32 *role)
+{
+	struct rdmalog_log *log;
+
+	spin_lock_bh(&rdmalog_fwd_node.lock);
+	log = rdmalog_fwd_node.log;
+	if (log)
+		rdmalog_log_get(log);
+	*role = rdmalog_fwd_node.role;
+	spin_unlock_bh(&rdmalog_fwd_node.lock);
+	return log;
+}
 
 int rdmalog_fwd_init(void)
 {
@@ -716,7 +787,6 @@ out_free:
 int rdmalog_fwd_append(struct iov_iter *from, bool nonblock, u64 *lsn)
 {
 	size_t len = iov_iter_count(from);
-	struct rdmalog_node_config cfg;
 	unsigned long timeout;
 	struct rdmalog_ep *ep;
 	int err;
@@ -732,8 +802,7 @@ int rdmalog_fwd_append(struct iov_iter *from, bool nonblock, u64 *lsn)
 		err = -EMSGSIZE;
 		goto out;
 	}
-	rdmalog_node_get_config(&cfg);
-	timeout = msecs_to_jiffies(cfg.commit_timeout_ms +
+	timeout = msecs_to_jiffies(READ_ONCE(rdmalog_fwd_node.commit_timeout_ms) +
 				   RDMALOG_FWD_ANSWER_MARGIN_MS);
 	for (;;) {
 		err = rdmalog_fwd_once(ep, from, len, nonblock, timeout, lsn);
@@ -1108,14 +1177,13 @@ static void rdmalog_fwd_work_fn(struct work_struct *work)
 						  work);
 	struct rdmalog_ep *ep = w->ep;
 	struct rdmalog_fwd_ep *f = &ep->fwd;
-	struct rdmalog_node_config cfg;
 	struct rdmalog_log *log;
 	u64 lsn = 0;
+	u32 role;
 	int err;
 
-	/* The node's mutex only here, before this becomes a user. */
-	rdmalog_node_get_config(&cfg);
-	if (cfg.role == RDMALOG_ROLE_BACKUP ||
+	log = rdmalog_fwd_node_log(&role);
+	if (role == RDMALOG_ROLE_BACKUP ||
 	    test_bit(RDMALOG_EP_PEER_PRIMARY, &ep->flags))
 		err = -EROFS;
 	else if (w->flags & ~RDMALOG_FWD_F_INLINE)
@@ -1126,17 +1194,12 @@ static void rdmalog_fwd_work_fn(struct work_struct *work)
 		err = -EMSGSIZE;
 	else if (!(w->flags & RDMALOG_FWD_F_INLINE) && w->len > f->max_len)
 		err = -EMSGSIZE;	/* more than we can pull: no buffer */
+	else if (!log)
+		err = -ENETDOWN;
 	else
-		err = 0;
-	if (!err) {
-		log = rdmalog_node_get_log();
-		if (log) {
-			err = rdmalog_fwd_serve(ep, w, log, &lsn);
-			rdmalog_log_put(log);
-		} else {
-			err = -ENETDOWN;
-		}
-	}
+		err = rdmalog_fwd_serve(ep, w, log, &lsn);
+	if (log)
+		rdmalog_log_put(log);
 	if (err)
 		rdmalog_stats_inc(RDMALOG_STAT_FWD_ERRORS);
 	rdmalog_stats_inc(RDMALOG_STAT_FWD_SERVED);

@@ -15,6 +15,7 @@
 
 struct rdmalog_ep;
 struct rdmalog_fwd_reg;
+struct rdmalog_log;
 struct rdmalog_msg_fwd;
 struct rdmalog_msg_fwd_done;
 
@@ -76,6 +77,30 @@ struct rdmalog_fwd_ep {
 
 int rdmalog_fwd_init(void);
 void rdmalog_fwd_exit(void);
+
+/**
+ * struct rdmalog_fwd_params - what an up period forwards with
+ * @log: the log a primary appends forwarded records to (referenced by
+ *	forward.c until rdmalog_fwd_stop())
+ * @role: &enum rdmalog_role of this node
+ * @commit_timeout_ms: how long an append waits for its commit (a backup
+ *	waits that long, and a margin, for its FWD_DONE)
+ */
+struct rdmalog_fwd_params {
+	struct rdmalog_log *log;
+	u32 role;
+	u32 commit_timeout_ms;
+};
+
+/*
+ * node.c starts forwarding for an up period before the connections, and
+ * stops it after them (it waits for nothing: a FWD being served holds a
+ * log reference of its own, and one served later finds no log). Process
+ * context, the node's config mutex held, as for the policy in between.
+ */
+void rdmalog_fwd_start(const struct rdmalog_fwd_params *p);
+void rdmalog_fwd_set_policy(u32 role, u32 commit_timeout_ms);
+void rdmalog_fwd_stop(void);
 
 /*
  * Append @from as one record through the primary (this node is a backup).

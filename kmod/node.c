@@ -206,10 +206,12 @@ static void rdmalog_node_repl_policy(void)
 {
 	const struct rdmalog_node_config *cfg = &rdmalog_node.config;
 
-	if (rdmalog_node.up)
+	if (rdmalog_node.up) {
 		rdmalog_repl_set_policy(cfg->durability,
 					rdmalog_node.npeers + 1,
 					cfg->commit_timeout_ms);
+		rdmalog_fwd_set_policy(cfg->role, cfg->commit_timeout_ms);
+	}
 }
 
 static void rdmalog_peer_to_info(const struct rdmalog_peer *peer,
@@ -290,6 +292,7 @@ static void rdmalog_node_stop_log(void)
 	/* Waiting appends fail at once; the connections go next. */
 	rdmalog_log_shutdown(log);
 	rdmalog_conn_stop();
+	rdmalog_fwd_stop();
 	rdmalog_repl_stop();
 	list_for_each_entry(peer, &rdmalog_node.peers, list) {
 		rdmalog_conn_put(peer->conn);
@@ -867,6 +870,7 @@ int rdmalog_node_up(struct netlink_ext_ack *extack)
 {
 	struct rdmalog_log_params params = {};
 	struct rdmalog_repl_params rp = {};
+	struct rdmalog_fwd_params fp = {};
 	struct rdmalog_peer *peer;
 	struct rdmalog_log *log;
 	int err = 0;
@@ -914,8 +918,13 @@ int rdmalog_node_up(struct netlink_ext_ack *extack)
 	rp.commit_timeout_ms = rdmalog_node.config.commit_timeout_ms;
 	rp.in_sync_changed = rdmalog_node_in_sync_changed;
 	rdmalog_repl_start(&rp);
+	fp.log = log;
+	fp.role = rdmalog_node.config.role;
+	fp.commit_timeout_ms = rdmalog_node.config.commit_timeout_ms;
+	rdmalog_fwd_start(&fp);
 	err = rdmalog_node_start_conns(log, extack);
 	if (err) {
+		rdmalog_fwd_stop();
 		rdmalog_repl_stop();
 		rdmalog_log_put(log);
 		goto out_unlock;
