@@ -2827,14 +2827,11 @@ void rdmalog_conn_status_msg(char *buf, size_t len)
 		strlcat(buf, note, len);
 }
 
-/**
- * rdmalog_conn_device_added() - an RDMA device appeared
- * @ibdev: the device
- *
- * Listen again and retry waiting connections now instead of after their
- * backoff.
+/*
+ * ib_client .add: an RDMA device appeared. Listen again and retry waiting
+ * connections now instead of after their backoff.
  */
-void rdmalog_conn_device_added(struct ib_device *ibdev)
+static int rdmalog_conn_device_added(struct ib_device *ibdev)
 {
 	struct rdmalog_conn *conn;
 
@@ -2854,17 +2851,15 @@ void rdmalog_conn_device_added(struct ib_device *ibdev)
 	}
 out_unlock:
 	mutex_unlock(&rdmalog_conns.mutex);
+	return 0;
 }
 
-/**
- * rdmalog_conn_device_removed() - an RDMA device is going away
- * @ibdev: the device
- *
- * Closes every endpoint on @ibdev and the listener if it is bound to it,
- * and returns once they are released. rdma_dev.c refuses new device
+/*
+ * Close every endpoint on @ibdev and the listener if it is bound to it,
+ * and return once they are released. rdma_dev.c refuses new device
  * objects for @ibdev meanwhile, so nothing new can start on it.
  */
-void rdmalog_conn_device_removed(struct ib_device *ibdev)
+static void rdmalog_conn_device_removed(struct ib_device *ibdev)
 {
 	struct rdma_cm_id *listener = NULL;
 	struct rdmalog_conn *conn;
@@ -2900,27 +2895,61 @@ void rdmalog_conn_device_removed(struct ib_device *ibdev)
 	rdmalog_conn_wait_closed();
 }
 
+/*
+ * ib_client .remove: called before @ibdev goes (rdma link delete, driver
+ * unload, ib_unregister_client() at module exit), in process context
+ * without ib_core locks held; must not return while anything of ours
+ * uses it.
+ */
+static void rdmalog_conn_ib_remove(struct ib_device *ibdev,
+				   void *client_data)
+{
+	struct rdmalog_rdev_removal removal;
+
+	rdmalog_rdev_removal_start(&removal, ibdev);
+	rdmalog_conn_device_removed(ibdev);
+	rdmalog_rdev_removal_finish(&removal);
+}
+
+static struct ib_client rdmalog_ib_client = {
+	.name = "rdmalog",
+	.add = rdmalog_conn_device_added,
+	.remove = rdmalog_conn_ib_remove,
+};
+
 /**
- * rdmalog_conn_init() - create the workqueue
+ * rdmalog_conn_init() - create the workqueue and register the ib_client
  *
- * Return: 0 or -ENOMEM.
+ * Return: 0, -ENOMEM, or the error of ib_register_client().
  */
 int rdmalog_conn_init(void)
 {
+	int err;
+
 	INIT_DELAYED_WORK(&rdmalog_conns.listen_work, rdmalog_listen_work);
 	atomic_set(&rdmalog_conns.nr_eps, 0);
 	rdmalog_conn_wq = alloc_workqueue("rdmalog_conn", 0, 0);
 	if (!rdmalog_conn_wq)
 		return -ENOMEM;
-	return 0;
+	/* Device objects only while .remove will be called for them. */
+	rdmalog_rdev_set_ready(true);
+	err = ib_register_client(&rdmalog_ib_client);
+	if (err) {
+		rdmalog_rdev_set_ready(false);
+		destroy_workqueue(rdmalog_conn_wq);
+	}
+	return err;
 }
 
 /**
- * rdmalog_conn_exit() - destroy the workqueue
+ * rdmalog_conn_exit() - unregister the ib_client, destroy the workqueue
  *
- * The node is down by now (rdmalog_conn_stop() ran): nothing is queued.
+ * The node is down by now (rdmalog_conn_stop() ran): nothing is queued,
+ * and .remove runs for every device and finds nothing to do.
  */
 void rdmalog_conn_exit(void)
 {
+	ib_unregister_client(&rdmalog_ib_client);
+	rdmalog_rdev_set_ready(false);
 	destroy_workqueue(rdmalog_conn_wq);
 }

@@ -17,7 +17,6 @@
 
 struct rdmalog_peer_info;
 
-struct ib_device;
 struct rdmalog_conn;
 struct rdmalog_log;
 
@@ -111,9 +110,5 @@ void rdmalog_conn_get_info(struct rdmalog_conn *conn,
 
 /* A note on the listener for the node's status message; "" when fine. */
 void rdmalog_conn_status_msg(char *buf, size_t len);
-
-/* From rdma_dev.c's ib_client. */
-void rdmalog_conn_device_added(struct ib_device *ibdev);
-void rdmalog_conn_device_removed(struct ib_device *ibdev);
 
 #endif /* _RDMALOG_CONN_H */

@@ -4,15 +4,15 @@
  *
  * Init order: the counters (static per-CPU memory, nothing to set up),
  * the replication and forwarding workqueues, the peer connections (their
- * workqueue), the RDMA devices (the ib_client, whose callbacks call into
- * the connections), the node (which owns the log and starts the
+ * workqueue and the ib_client, whose callbacks tear down the connections
+ * on a device that goes), the node (which owns the log and starts the
  * connections when it comes up), the character device, and the netlink
  * family last, so that nothing can reach the module before all of it is
  * ready. Exit is the exact reverse: once the netlink family and the
  * character device are gone, the node goes down, which closes every
  * connection and waits until they are released; only then is the
- * ib_client unregistered (no device object can be left) and the
- * workqueues destroyed. Last, the ring mappings (none may be left) and the
+ * ib_client unregistered and the workqueues destroyed. Last, the RDMA
+ * device objects and the ring mappings (none may be left) and the
  * counters of live objects are checked.
  * The module cannot be unloaded while a descriptor of /dev/rdmalog is open
  * (the file operations' owner pins it), and netlink requests are drained
@@ -50,9 +50,6 @@ static int __init rdmalog_init(void)
 	ret = rdmalog_conn_init();
 	if (ret)
 		goto err_conn;
-	ret = rdmalog_rdma_dev_init();
-	if (ret)
-		goto err_rdma_dev;
 	ret = rdmalog_node_init();
 	if (ret)
 		goto err_node;
@@ -71,8 +68,6 @@ err_netlink:
 err_chardev:
 	rdmalog_node_exit();
 err_node:
-	rdmalog_rdma_dev_exit();
-err_rdma_dev:
 	rdmalog_conn_exit();
 err_conn:
 	rdmalog_fwd_exit();
@@ -87,10 +82,10 @@ static void __exit rdmalog_exit(void)
 	rdmalog_netlink_exit();
 	rdmalog_chardev_exit();
 	rdmalog_node_exit();
-	rdmalog_rdma_dev_exit();
 	rdmalog_conn_exit();
 	rdmalog_fwd_exit();
 	rdmalog_repl_exit();
+	rdmalog_rdma_dev_exit();
 	rdmalog_ring_map_exit();
 	rdmalog_stats_check_exit();
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rdmalog - per-RDMA-device objects and the ib_client.
+ * rdmalog - per-RDMA-device objects and the guard of a device being removed.
  *
  * A &struct rdmalog_rdev is created lazily, the first time a connection
  * endpoint needs a queue pair on a device (rdmalog_rdev_get() with the
@@ -11,19 +11,19 @@
  * being released, never half gone, and a waiter that sees no object of a
  * device under the mutex knows its PD is deallocated.
  *
- * The ib_client exists for its .remove callback: before an RDMA device goes
- * (rdma link delete, driver unload, ib_unregister_client() at module exit)
- * rdmalog_rdev_remove() marks the device as being removed, so no new object
- * is created for it, has conn.c tear down every connection endpoint and the
- * listener on it (and waits for that), then waits until the last object of
- * the device is released. Connection attempts that raced the sweep and have
- * an rdma_cm id on the device but no object yet are told by the rdma_cm
- * (RDMA_CM_EVENT_DEVICE_REMOVAL) after this returns; the rdma_cm waits for
- * their ids to be destroyed before the device goes. The .add callback
- * only tells conn.c that a device appeared (to listen again sooner).
+ * The ib_client is conn.c's (the connections are what a device removal
+ * must tear down); this file calls nobody. Its .remove brackets the
+ * teardown of every endpoint on the device with
+ * rdmalog_rdev_removal_start(), after which no new object is created for
+ * the device, and rdmalog_rdev_removal_finish(), which waits until the
+ * last object of the device is released. Connection attempts that raced
+ * the sweep and have an rdma_cm id on the device but no object yet are
+ * told by the rdma_cm (RDMA_CM_EVENT_DEVICE_REMOVAL) after .remove
+ * returns; the rdma_cm waits for their ids to be destroyed before the
+ * device goes. Objects are created only while the ib_client is registered
+ * (rdmalog_rdev_set_ready()), so .remove runs for every device in use.
  *
- * Lock order: conn.c's locks, then rdmalog_rdev_mutex. Nothing here calls
- * back into conn.c with rdmalog_rdev_mutex held.
+ * Lock order: conn.c's locks, then rdmalog_rdev_mutex, a leaf.
  */
 #include <linux/err.h>
 #include <linux/list.h>
@@ -33,18 +33,6 @@
 #include <rdma/ib_verbs.h>
 
 #include "rdma_dev.h"
-#include "conn.h"
-
-/**
- * struct rdmalog_rdev_removal - a device being removed, on the stack of
- * rdmalog_rdev_remove()
- * @list: entry on rdmalog_rdev_removals
- * @ibdev: the device
- */
-struct rdmalog_rdev_removal {
-	struct list_head list;
-	struct ib_device *ibdev;
-};
 
 /* Protects rdmalog_rdevs, rdmalog_rdev_removals and rdmalog_rdev_ready. */
 static DEFINE_MUTEX(rdmalog_rdev_mutex);
@@ -184,71 +172,38 @@ static bool rdmalog_rdev_gone(struct ib_device *ibdev)
 	return gone;
 }
 
-static int rdmalog_rdev_add(struct ib_device *ibdev)
+void rdmalog_rdev_removal_start(struct rdmalog_rdev_removal *r,
+				struct ib_device *ibdev)
 {
-	rdmalog_conn_device_added(ibdev);
-	return 0;
-}
-
-/*
- * ib_client .remove: called before @ibdev goes, in process context without
- * ib_core locks held; must not return while anything of ours uses it.
- */
-static void rdmalog_rdev_remove(struct ib_device *ibdev, void *client_data)
-{
-	struct rdmalog_rdev_removal removal = { .ibdev = ibdev };
-
+	r->ibdev = ibdev;
 	mutex_lock(&rdmalog_rdev_mutex);
-	list_add(&removal.list, &rdmalog_rdev_removals);
-	mutex_unlock(&rdmalog_rdev_mutex);
-
-	/* Every endpoint with an object of @ibdev is closed and freed. */
-	rdmalog_conn_device_removed(ibdev);
-	wait_event(rdmalog_rdev_wq, rdmalog_rdev_gone(ibdev));
-
-	mutex_lock(&rdmalog_rdev_mutex);
-	list_del(&removal.list);
+	list_add(&r->list, &rdmalog_rdev_removals);
 	mutex_unlock(&rdmalog_rdev_mutex);
 }
 
-static struct ib_client rdmalog_ib_client = {
-	.name = "rdmalog",
-	.add = rdmalog_rdev_add,
-	.remove = rdmalog_rdev_remove,
-};
-
-/**
- * rdmalog_rdma_dev_init() - register the ib_client
- *
- * conn.c must be initialized: .add and .remove call into it.
- *
- * Return: 0 or the error of ib_register_client().
- */
-int rdmalog_rdma_dev_init(void)
+void rdmalog_rdev_removal_finish(struct rdmalog_rdev_removal *r)
 {
-	int err;
-
+	wait_event(rdmalog_rdev_wq, rdmalog_rdev_gone(r->ibdev));
 	mutex_lock(&rdmalog_rdev_mutex);
-	rdmalog_rdev_ready = true;
+	list_del(&r->list);
 	mutex_unlock(&rdmalog_rdev_mutex);
-	err = ib_register_client(&rdmalog_ib_client);
-	if (err) {
-		mutex_lock(&rdmalog_rdev_mutex);
-		rdmalog_rdev_ready = false;
-		mutex_unlock(&rdmalog_rdev_mutex);
-	}
-	return err;
+}
+
+void rdmalog_rdev_set_ready(bool ready)
+{
+	mutex_lock(&rdmalog_rdev_mutex);
+	rdmalog_rdev_ready = ready;
+	mutex_unlock(&rdmalog_rdev_mutex);
 }
 
 /**
- * rdmalog_rdma_dev_exit() - unregister the ib_client
+ * rdmalog_rdma_dev_exit() - check that no device object is left
  *
- * Called once no connection is left (the node is down): .remove runs for
- * every device and finds nothing to do. No object can be left afterwards.
+ * Called after conn.c unregistered its ib_client (whose .remove ran for
+ * every device): no object can be left.
  */
 void rdmalog_rdma_dev_exit(void)
 {
-	ib_unregister_client(&rdmalog_ib_client);
 	mutex_lock(&rdmalog_rdev_mutex);
 	rdmalog_rdev_ready = false;
 	WARN(!list_empty(&rdmalog_rdevs),

@@ -61,14 +61,42 @@ struct rdmalog_rdev {
 	int num_comp_vectors;
 };
 
-int rdmalog_rdma_dev_init(void);
+/**
+ * struct rdmalog_rdev_removal - a device being removed, on the stack of
+ * the ib_client's .remove (conn.c)
+ * @list: entry on the list of devices being removed (rdma_dev.c)
+ * @ibdev: the device
+ */
+struct rdmalog_rdev_removal {
+	struct list_head list;
+	struct ib_device *ibdev;
+};
+
+/*
+ * The ib_client's .remove, first step: no new object for @ibdev from now
+ * on (rdmalog_rdev_get() fails with -ENODEV). Process context.
+ */
+void rdmalog_rdev_removal_start(struct rdmalog_rdev_removal *r,
+				struct ib_device *ibdev);
+/*
+ * Last step, once every user of the device was told to go: wait until
+ * the last object of the device is released. Process context; sleeps.
+ */
+void rdmalog_rdev_removal_finish(struct rdmalog_rdev_removal *r);
+/*
+ * Whether objects may be created: set by the owner of the ib_client
+ * before it registers the client, cleared if that fails (and at exit by
+ * rdmalog_rdma_dev_exit()).
+ */
+void rdmalog_rdev_set_ready(bool ready);
+/* Module exit, after the ib_client is gone: warns if an object is left. */
 void rdmalog_rdma_dev_exit(void);
 
 /*
  * The object of @ibdev with a reference the caller drops with
  * rdmalog_rdev_put(); created on first use. Process context.
  * Return: the object, ERR_PTR(-ENODEV) while @ibdev is being removed (or
- * before the ib_client is registered), or ERR_PTR(-ENOMEM). Never NULL.
+ * while the ib_client is not registered), or ERR_PTR(-ENOMEM). Never NULL.
  * Protection domains are per connection (conn.c), not per device: a
  * remote key is then good on the queue pair it was granted to only.
  */
