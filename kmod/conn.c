@@ -97,7 +97,6 @@
 #include "ep.h"
 #include "inject.h"
 #include "log.h"
-#include "netlink.h"
 #include "node.h"
 #include "proto.h"
 #include "rdma_dev.h"
@@ -361,11 +360,9 @@ void rdmalog_conn_notify_ep(struct rdmalog_ep *ep, enum rdmalog_event event,
 	mutex_lock(&conn->lock);
 	rdmalog_conn_fill_info_locked(conn, info);
 	mutex_unlock(&conn->lock);
-	if (event == RDMALOG_EVENT_LOG_RESET)
-		rdmalog_netlink_notify_log_reset(conn->local.node_id, first_lsn,
-						 info);
-	else
-		rdmalog_netlink_notify_peer(event, conn->local.node_id, info);
+	rdmalog_conns.p.events->peer(conn->local.node_id, event, info,
+				     event == RDMALOG_EVENT_LOG_RESET ?
+				     first_lsn : 0);
 	kfree(info);
 }
 
@@ -382,8 +379,8 @@ static void rdmalog_conn_set_state(struct rdmalog_conn *conn, u32 state)
 	info.node_id = conn->peer_id;
 	info.addr = conn->addr;
 	rdmalog_conn_fill_info_locked(conn, &info);
-	rdmalog_netlink_notify_peer(RDMALOG_EVENT_PEER_STATE,
-				    conn->local.node_id, &info);
+	rdmalog_conns.p.events->peer(conn->local.node_id,
+				     RDMALOG_EVENT_PEER_STATE, &info, 0);
 }
 
 static void rdmalog_conn_set_msg(struct rdmalog_conn *conn,

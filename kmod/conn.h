@@ -7,13 +7,15 @@
  * &struct rdmalog_conn per configured peer (created, activated, removed),
  * rdmalog_conn_stop() when the log goes down. Everything here is called in
  * process context and may sleep; node.c calls it with its config_mutex
- * held (conn.c never calls back into node.c).
+ * held. conn.c never calls node.c by name: what it tells its owner goes
+ * through &struct rdmalog_conn_events.
  */
 #ifndef _RDMALOG_CONN_H
 #define _RDMALOG_CONN_H
 
 #include <linux/types.h>
 #include "addr.h"
+#include "../uapi/rdmalog_genl.h"
 
 struct rdmalog_peer_info;
 
@@ -45,6 +47,21 @@ struct rdmalog_conn_local {
 };
 
 /**
+ * struct rdmalog_conn_events - what the connections tell their owner
+ * @peer: @event about a peer (@info, filled as for status): PEER_STATE
+ *	(a displayed state changed; called under that connection's lock),
+ *	PEER_JOINED, PEER_DIVERGED, or LOG_RESET (our log restarted at
+ *	@first_lsn from @info's log; @first_lsn is 0 for the others).
+ *	@node_id is ours. Process context; may sleep (GFP_KERNEL), must not
+ *	take the node's config_mutex (a connection's lock may be held, and
+ *	node.c takes those under it) nor call into conn.c
+ */
+struct rdmalog_conn_events {
+	void (*peer)(u32 node_id, enum rdmalog_event event,
+		     const struct rdmalog_peer_info *info, u64 first_lsn);
+};
+
+/**
  * struct rdmalog_conn_params - what the connections of one up period use
  * @local: this node, as the connections present it
  * @secret: the shared secret, @secret_len bytes (0: none); read by
@@ -55,9 +72,11 @@ struct rdmalog_conn_local {
  * @peer_timeout_ms: silence after which a peer is declared dead
  * @log: the log whose indices heartbeats carry; conn.c takes its own
  *	reference for the up period
+ * @events: where events go (static; set in every up period)
  */
 struct rdmalog_conn_params {
 	struct rdmalog_conn_local local;
+	const struct rdmalog_conn_events *events;
 	const u8 *secret;
 	u32 secret_len;
 	u32 role;

@@ -451,8 +451,9 @@ void rdmalog_ep_put(struct rdmalog_ep *ep);
 /* The primary's live endpoint with a reference, or NULL (forward.c). */
 struct rdmalog_ep *rdmalog_conn_primary_ep(void);
 /*
- * Announce @event (PEER_JOINED; LOG_RESET with @first_lsn) about @ep's
- * peer on netlink. Process context; takes the conn lock.
+ * Announce @event (PEER_JOINED, PEER_DIVERGED; LOG_RESET with @first_lsn)
+ * about @ep's peer to the connections' owner (&struct
+ * rdmalog_conn_events). Process context; takes the conn lock.
  */
 void rdmalog_conn_notify_ep(struct rdmalog_ep *ep, enum rdmalog_event event,
 			    u64 first_lsn);

@@ -787,6 +787,24 @@ static u32 rdmalog_node_peers_locked(struct rdmalog_peer_info *infos, u32 max)
 	return n;
 }
 
+/*
+ * The connections' events (&struct rdmalog_conn_events): announced on
+ * netlink as they are. A connection's lock may be held: no config_mutex.
+ */
+static void rdmalog_node_peer_event(u32 node_id, enum rdmalog_event event,
+				    const struct rdmalog_peer_info *info,
+				    u64 first_lsn)
+{
+	if (event == RDMALOG_EVENT_LOG_RESET)
+		rdmalog_netlink_notify_log_reset(node_id, first_lsn, info);
+	else
+		rdmalog_netlink_notify_peer(event, node_id, info);
+}
+
+static const struct rdmalog_conn_events rdmalog_node_conn_events = {
+	.peer = rdmalog_node_peer_event,
+};
+
 /**
  * rdmalog_node_peers() - a consistent snapshot of all peers
  * @infos: array of @max entries, filled in the order peers were added
@@ -810,6 +828,7 @@ static int rdmalog_node_start_conns(struct rdmalog_log *log,
 {
 	const struct rdmalog_node_config *cfg = &rdmalog_node.config;
 	struct rdmalog_conn_params cp = {
+		.events = &rdmalog_node_conn_events,
 		.local = {
 			.node_id = cfg->node_id,
 			.cluster_id = cfg->cluster_id,
