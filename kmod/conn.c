@@ -103,6 +103,7 @@
 #include "ring_map.h"
 #include "ring_mr.h"
 #include "stats.h"
+#include "transport.h"
 
 /* rdma_resolve_addr() and rdma_resolve_route() timeouts. */
 #define RDMALOG_RESOLVE_TIMEOUT_MS	2000
@@ -116,8 +117,7 @@
 /* Retry of a listener that could not be set up. */
 #define RDMALOG_LISTEN_RETRY_MS		1000
 #define RDMALOG_LISTEN_BACKLOG		16
-/* Transport ACK timeout, 4.096 us * 2^16 = 268 ms per retry, 7 retries. */
-#define RDMALOG_ACK_TIMEOUT		16
+/* Transport retries (the ACK timeout: ep.c), 7 of them. */
 #define RDMALOG_RETRY_COUNT		7
 /* RNR: infinite retries (credits keep it from happening at all). */
 #define RDMALOG_RNR_RETRY_COUNT		7
@@ -136,53 +136,7 @@
 /* ep_close() state argument: leave the displayed state alone. */
 #define RDMALOG_STATE_KEEP		(-1)
 
-/**
- * struct rdmalog_conns_state - the connections of this node
- * @mutex: protects @running, @p, @list, @listener and @listen_msg
- * @running: between rdmalog_conn_start() and rdmalog_conn_stop()
- * @p: the parameters of the up period; @p.log is referenced while running
- * @list: activated &struct rdmalog_conn
- * @listener: the listening id, or NULL (not yet, retrying, or stopped)
- * @listen_work: (re)creates the listener
- * @listen_msg: why there is no listener; "" when listening
- * @heartbeat_ms: heartbeat interval (READ_ONCE/WRITE_ONCE)
- * @peer_timeout_ms: peer timeout (READ_ONCE/WRITE_ONCE)
- * @role: our role for HELLO (READ_ONCE/WRITE_ONCE)
- * @nr_eps: endpoints not yet released; rdmalog_conn_stop() waits for 0
- * @wq: waiters on @nr_eps
- * @epoch_seen: the highest epoch any peer sent a message in since the
- *	module loaded (atomic; only grows)
- * @auth: the keyed HMAC transform of the up period (auth.c) when a shared
- *	secret is set (@p.local.auth), else NULL; set and freed under @mutex
- *	by start and stop, while no endpoint exists; read-only in between
- * @ring_lock: protects @ring_holder (any context, _bh)
- * @ring_holder: (backup) the endpoint our ring is granted to: the primary
- *	we take records from. At most one at a time: a second peer that says
- *	it is primary is refused while it holds, unless it is the same peer
- *	on a new connection. Cleared by the holder's close work after its QP
- *	is destroyed (the grant is dead then); never dereferenced but to
- *	compare its peer id, under @ring_lock
- */
-struct rdmalog_conns_state {
-	struct mutex mutex; /* see above */
-	bool running;
-	struct rdmalog_conn_params p;
-	struct list_head list;
-	struct rdma_cm_id *listener;
-	struct delayed_work listen_work;
-	char listen_msg[128];
-	u32 heartbeat_ms;
-	u32 peer_timeout_ms;
-	u32 role;
-	atomic_t nr_eps;
-	wait_queue_head_t wq;
-	atomic64_t epoch_seen;
-	struct crypto_shash *auth;
-	spinlock_t ring_lock; /* see above */
-	struct rdmalog_ep *ring_holder;
-};
-
-static struct rdmalog_conns_state rdmalog_conns = {
+struct rdmalog_conns_state rdmalog_conns = {
 	.mutex = __MUTEX_INITIALIZER(rdmalog_conns.mutex),
 	.list = LIST_HEAD_INIT(rdmalog_conns.list),
 	.wq = __WAIT_QUEUE_HEAD_INITIALIZER(rdmalog_conns.wq),
@@ -190,10 +144,11 @@ static struct rdmalog_conns_state rdmalog_conns = {
 };
 
 /*
- * Every work item of this file. Not WQ_MEM_RECLAIM: nothing here is on a
- * memory reclaim path, and the close work flushes rdma_cm work.
+ * Every work item of the transport (conn.c, ep.c). Not WQ_MEM_RECLAIM:
+ * nothing here is on a memory reclaim path, and the close work flushes
+ * rdma_cm work.
  */
-static struct workqueue_struct *rdmalog_conn_wq;
+struct workqueue_struct *rdmalog_conn_wq;
 
 /*
  * Requests we cannot attribute to a configured peer (unknown node, bad
@@ -208,8 +163,6 @@ static DEFINE_RATELIMIT_STATE(rdmalog_stranger_rs, 60 * HZ, 5);
 static void rdmalog_ep_close(struct rdmalog_ep *ep, int state,
 			     const char *fmt, ...) __printf(3, 4);
 static void rdmalog_ep_close_work(struct work_struct *work);
-static void rdmalog_conn_set_msg(struct rdmalog_conn *conn,
-				 const char *fmt, ...) __printf(2, 3);
 
 /* ------------------------------------------------------------------ */
 /* Addresses */
@@ -383,8 +336,7 @@ static void rdmalog_conn_set_state(struct rdmalog_conn *conn, u32 state)
 				     RDMALOG_EVENT_PEER_STATE, &info, 0);
 }
 
-static void rdmalog_conn_set_msg(struct rdmalog_conn *conn,
-				 const char *fmt, ...)
+void rdmalog_conn_set_msg(struct rdmalog_conn *conn, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -465,7 +417,7 @@ static bool rdmalog_rej_is_refusal(u8 reason)
 }
 
 /* ------------------------------------------------------------------ */
-/* Reference counting */
+/* Reference counting (of endpoints: ep.c) */
 
 static void rdmalog_conn_release(struct kref *ref)
 {
@@ -486,132 +438,8 @@ void rdmalog_conn_put(struct rdmalog_conn *conn)
 		kref_put(&conn->ref, rdmalog_conn_release);
 }
 
-static void rdmalog_ep_release(struct kref *ref)
-{
-	struct rdmalog_ep *ep = container_of(ref, struct rdmalog_ep, ref);
-
-	rdmalog_conn_put(ep->conn);
-	kfree(ep);
-	rdmalog_live_add(RDMALOG_STAT_LIVE_EPS, -1);
-}
-
-void rdmalog_ep_get(struct rdmalog_ep *ep)
-{
-	kref_get(&ep->ref);
-}
-
-void rdmalog_ep_put(struct rdmalog_ep *ep)
-{
-	kref_put(&ep->ref, rdmalog_ep_release);
-}
-
 /* ------------------------------------------------------------------ */
-/* Endpoint errors from completion handlers and QP events */
-
-/*
- * Report an error of @ep from any context: the first report queues the
- * error work, which closes the endpoint under the conn lock.
- */
-void rdmalog_ep_error(struct rdmalog_ep *ep, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (test_and_set_bit(RDMALOG_EP_ERROR, &ep->flags))
-		return;
-	va_start(ap, fmt);
-	vsnprintf(ep->err, sizeof(ep->err), fmt, ap);
-	va_end(ap);
-	/* The work's reference; the close work holds the base one. */
-	kref_get(&ep->ref);
-	if (!queue_work(rdmalog_conn_wq, &ep->error_work))
-		rdmalog_ep_put(ep);
-}
-
-int rdmalog_ep_post(struct rdmalog_ep *ep, const struct ib_send_wr *wr,
-		    const struct ib_send_wr **bad)
-{
-	const struct ib_send_wr *dummy;
-	int err = -ENOTCONN;
-
-	if (!bad)
-		bad = &dummy;
-	*bad = wr;
-	spin_lock_bh(&ep->lock);
-	if (ep->live)
-		err = ib_post_send(ep->qp, wr, bad);
-	spin_unlock_bh(&ep->lock);
-	return err;
-}
-
-/* A fence failed (they are posted unsignalled): the connection goes. */
-static void rdmalog_ep_fence_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct rdmalog_ep *ep = container_of(wc->wr_cqe, struct rdmalog_ep,
-					     fence_cqe);
-
-	rdmalog_ep_wc_ok(ep, wc, "registration fence");
-}
-
-struct ib_send_wr *rdmalog_ep_reg_fence(struct rdmalog_ep *ep,
-					struct ib_send_wr *inv,
-					struct ib_send_wr *regs)
-{
-	if (!ep->fence_mr)
-		return regs;
-	memset(inv, 0, sizeof(*inv));
-	inv->opcode = IB_WR_LOCAL_INV;
-	inv->wr_cqe = &ep->fence_cqe;
-	inv->ex.invalidate_rkey = ep->fence_mr->rkey;
-	inv->next = regs;
-	return inv;
-}
-
-bool rdmalog_ep_wc_ok(struct rdmalog_ep *ep, struct ib_wc *wc,
-		      const char *what)
-{
-	if (likely(wc->status == IB_WC_SUCCESS))
-		return true;
-	/*
-	 * Flushes are how a connection going away completes its requests.
-	 * One before our release started: the QP went to error (a peer's
-	 * disconnect, or the device on its own): see rdmalog_ep_flush_work().
-	 */
-	if (wc->status == IB_WC_WR_FLUSH_ERR) {
-		if (!test_bit(RDMALOG_EP_DEAD, &ep->flags) &&
-		    !test_and_set_bit(RDMALOG_EP_FLUSHED, &ep->flags)) {
-			kref_get(&ep->ref);	/* the work's */
-			if (!queue_delayed_work(rdmalog_conn_wq, &ep->flush_work,
-						msecs_to_jiffies(RDMALOG_EP_FLUSH_GRACE_MS)))
-				rdmalog_ep_put(ep);
-		}
-		return false;
-	}
-	if (!test_bit(RDMALOG_EP_DEAD, &ep->flags)) {
-		rdmalog_stats_inc(RDMALOG_STAT_COMPLETION_ERRORS);
-		rdmalog_ep_error(ep, "%s: %s", what,
-				 ib_wc_status_msg(wc->status));
-	}
-	return false;
-}
-
-/*
- * Work requests were flushed a while ago and no close of ours started
- * since: the QP is in error and carries nothing more (rxe puts it there
- * when a local operation fails), so the connection is over. Without
- * this, only the peer timeout would end it.
- */
-static void rdmalog_ep_flush_work(struct work_struct *work)
-{
-	struct rdmalog_ep *ep = container_of(to_delayed_work(work),
-					     struct rdmalog_ep, flush_work);
-
-	/* @closing without the conn lock: a hint; the error work decides */
-	if (!test_bit(RDMALOG_EP_DEAD, &ep->flags) && !READ_ONCE(ep->closing)) {
-		rdmalog_stats_inc(RDMALOG_STAT_COMPLETION_ERRORS);
-		rdmalog_ep_error(ep, "work requests flushed: the queue pair is in the error state");
-	}
-	rdmalog_ep_put(ep);
-}
+/* Endpoint errors (reported in ep.c): the work that closes the endpoint */
 
 static void rdmalog_ep_error_work(struct work_struct *work)
 {
@@ -639,125 +467,8 @@ static void rdmalog_ep_error_work(struct work_struct *work)
 	rdmalog_ep_put(ep);
 }
 
-static void rdmalog_ep_qp_event(struct ib_event *event, void *context)
-{
-	struct rdmalog_ep *ep = context;
-
-	switch (event->event) {
-	case IB_EVENT_COMM_EST:
-		/* A message arrived before the RTU: the CM needs to know. */
-		rdma_notify(ep->cm_id, event->event);
-		break;
-	case IB_EVENT_SQ_DRAINED:
-	case IB_EVENT_QP_LAST_WQE_REACHED:
-	case IB_EVENT_PATH_MIG:
-		break;
-	default:
-		rdmalog_stats_inc(RDMALOG_STAT_COMPLETION_ERRORS);
-		rdmalog_ep_error(ep, "queue pair event: %s",
-				 ib_event_msg(event->event));
-		break;
-	}
-}
-
 /* ------------------------------------------------------------------ */
-/* Sending */
-
-int rdmalog_ep_send_chain(struct rdmalog_ep *ep, void *msg, u16 len, u8 type,
-			  u32 min_credits, struct ib_send_wr *pre, u32 nr_pre,
-			  void (*sbuf_init)(struct rdmalog_sbuf *sb, void *arg),
-			  void *arg)
-{
-	struct rdmalog_msg_hdr *hdr = msg;
-	struct ib_send_wr wr = {}, *last;
-	struct rdmalog_sbuf *sb;
-	int err;
-
-	spin_lock_bh(&ep->lock);
-	if (!ep->live) {
-		err = -ENOTCONN;
-		goto out_unlock;
-	}
-	if (ep->credits < min_credits || list_empty(&ep->send_free)) {
-		rdmalog_stats_inc(RDMALOG_STAT_SEND_STALLS);
-		err = -EAGAIN;
-		goto out_unlock;
-	}
-	sb = list_first_entry(&ep->send_free, struct rdmalog_sbuf, free);
-	list_del(&sb->free);
-
-	hdr->magic = cpu_to_le32(RDMALOG_MSG_MAGIC);
-	hdr->version = RDMALOG_PROTO_VERSION;
-	hdr->type = type;
-	hdr->length = cpu_to_le16(len);
-	hdr->credits = cpu_to_le16(ep->grant);
-	hdr->reserved = 0;
-	hdr->seq = cpu_to_le32(ep->tx_seq + 1);
-	hdr->epoch = cpu_to_le64(ep->conn->local.epoch);
-	memcpy(sb->buf, msg, len);
-	ib_dma_sync_single_for_device(ep->ibdev, sb->sge.addr, len,
-				      DMA_TO_DEVICE);
-	sb->sge.length = len;
-	sb->type = type;
-	sb->nr_writes = nr_pre;
-	sb->done = NULL;
-	if (sbuf_init)
-		sbuf_init(sb, arg);
-
-	wr.wr_cqe = &sb->cqe;
-	wr.sg_list = &sb->sge;
-	wr.num_sge = 1;
-	wr.opcode = IB_WR_SEND;
-	wr.send_flags = IB_SEND_SIGNALED;
-	if (pre) {
-		for (last = pre; last->next; last = last->next)
-			;
-		last->next = &wr;
-		err = ib_post_send(ep->qp, pre, NULL);
-		last->next = NULL;
-	} else {
-		err = ib_post_send(ep->qp, &wr, NULL);
-	}
-	if (err) {
-		/*
-		 * Posting stops at the first bad work request; the ones
-		 * before it went out, but without their APPEND nobody counts
-		 * them, and the connection is closed by the caller.
-		 */
-		list_add(&sb->free, &ep->send_free);
-		goto out_unlock;
-	}
-	ep->tx_seq++;
-	ep->credits--;
-	ep->grant = 0;
-	rdmalog_stats_inc(RDMALOG_STAT_MSGS_SENT);
-out_unlock:
-	spin_unlock_bh(&ep->lock);
-	return err;
-}
-
-int rdmalog_ep_send(struct rdmalog_ep *ep, void *msg, u16 len, u8 type,
-		    u32 min_credits)
-{
-	return rdmalog_ep_send_chain(ep, msg, len, type, min_credits, NULL, 0,
-				     NULL, NULL);
-}
-
-static void rdmalog_send_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct rdmalog_sbuf *sb = container_of(wc->wr_cqe, struct rdmalog_sbuf,
-					       cqe);
-	struct rdmalog_ep *ep = sb->ep;
-	bool ok = wc->status == IB_WC_SUCCESS;
-
-	/* Its owner's bookkeeping before the buffer can be reused. */
-	if (sb->done)
-		sb->done(ep, sb, ok);
-	spin_lock(&ep->lock);
-	list_add(&sb->free, &ep->send_free);
-	spin_unlock(&ep->lock);
-	rdmalog_ep_wc_ok(ep, wc, "send completion");
-}
+/* HELLO and HEARTBEAT */
 
 static void rdmalog_fill_positions(__le64 *first, __le64 *commit,
 				   __le64 *next)
@@ -1240,7 +951,7 @@ static const char *rdmalog_msg_process(struct rdmalog_ep *ep,
 	return NULL;
 }
 
-static void rdmalog_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+void rdmalog_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct rdmalog_rbuf *rb = container_of(wc->wr_cqe, struct rdmalog_rbuf,
 					       cqe);
@@ -1293,7 +1004,7 @@ static void rdmalog_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 }
 
 /* ------------------------------------------------------------------ */
-/* Endpoint set-up and release */
+/* Endpoint lifetime (its resources: ep.c) */
 
 static struct rdmalog_ep *rdmalog_ep_alloc(struct rdmalog_conn *conn,
 					   bool passive, bool knock)
@@ -1320,257 +1031,6 @@ static struct rdmalog_ep *rdmalog_ep_alloc(struct rdmalog_conn *conn,
 	rdmalog_catchup_ep_init(ep);
 	atomic_inc(&rdmalog_conns.nr_eps);
 	return ep;
-}
-
-static void rdmalog_ep_free_bufs(struct rdmalog_ep *ep)
-{
-	if (ep->send_mapped)
-		ib_dma_unmap_single(ep->ibdev, ep->send_dma,
-				    RDMALOG_SEND_DEPTH * RDMALOG_MSG_SIZE,
-				    DMA_TO_DEVICE);
-	if (ep->recv_mapped)
-		ib_dma_unmap_single(ep->ibdev, ep->recv_dma,
-				    RDMALOG_RECV_DEPTH * RDMALOG_MSG_SIZE,
-				    DMA_FROM_DEVICE);
-	ep->send_mapped = false;
-	ep->recv_mapped = false;
-	kfree(ep->send_mem);
-	kfree(ep->recv_mem);
-	kfree(ep->sbufs);
-	kfree(ep->rbufs);
-	ep->send_mem = NULL;
-	ep->recv_mem = NULL;
-	ep->sbufs = NULL;
-	ep->rbufs = NULL;
-}
-
-static int rdmalog_ep_alloc_bufs(struct rdmalog_ep *ep)
-{
-	u32 lkey = ep->pd->local_dma_lkey;
-	int i;
-
-	ep->rbufs = kcalloc(RDMALOG_RECV_DEPTH, sizeof(*ep->rbufs), GFP_KERNEL);
-	ep->sbufs = kcalloc(RDMALOG_SEND_DEPTH, sizeof(*ep->sbufs), GFP_KERNEL);
-	ep->recv_mem = kzalloc(RDMALOG_RECV_DEPTH * RDMALOG_MSG_SIZE,
-			       GFP_KERNEL);
-	ep->send_mem = kzalloc(RDMALOG_SEND_DEPTH * RDMALOG_MSG_SIZE,
-			       GFP_KERNEL);
-	if (!ep->rbufs || !ep->sbufs || !ep->recv_mem || !ep->send_mem)
-		goto err;
-	ep->recv_dma = ib_dma_map_single(ep->ibdev, ep->recv_mem,
-					 RDMALOG_RECV_DEPTH * RDMALOG_MSG_SIZE,
-					 DMA_FROM_DEVICE);
-	if (ib_dma_mapping_error(ep->ibdev, ep->recv_dma))
-		goto err;
-	ep->recv_mapped = true;
-	ep->send_dma = ib_dma_map_single(ep->ibdev, ep->send_mem,
-					 RDMALOG_SEND_DEPTH * RDMALOG_MSG_SIZE,
-					 DMA_TO_DEVICE);
-	if (ib_dma_mapping_error(ep->ibdev, ep->send_dma))
-		goto err;
-	ep->send_mapped = true;
-
-	for (i = 0; i < RDMALOG_RECV_DEPTH; i++) {
-		struct rdmalog_rbuf *rb = &ep->rbufs[i];
-
-		rb->ep = ep;
-		rb->cqe.done = rdmalog_recv_done;
-		rb->sge.addr = ep->recv_dma + i * RDMALOG_MSG_SIZE;
-		rb->sge.length = RDMALOG_MSG_SIZE;
-		rb->sge.lkey = lkey;
-		rb->wr.wr_cqe = &rb->cqe;
-		rb->wr.sg_list = &rb->sge;
-		rb->wr.num_sge = 1;
-	}
-	for (i = 0; i < RDMALOG_SEND_DEPTH; i++) {
-		struct rdmalog_sbuf *sb = &ep->sbufs[i];
-
-		sb->ep = ep;
-		sb->cqe.done = rdmalog_send_done;
-		sb->buf = (u8 *)ep->send_mem + i * RDMALOG_MSG_SIZE;
-		sb->sge.addr = ep->send_dma + i * RDMALOG_MSG_SIZE;
-		sb->sge.lkey = lkey;
-		list_add_tail(&sb->free, &ep->send_free);
-	}
-	return 0;
-
-err:
-	rdmalog_ep_free_bufs(ep);
-	return -ENOMEM;
-}
-
-/*
- * Everything but the cm_id: device object, buffers, CQ, QP, and the whole
- * receive ring posted. Called by the handler (under the conn lock) for a
- * resolved route or an accepted request. On error, what was set up stays
- * for rdmalog_ep_release_resources(). Return: 0 or a negative errno, with
- * the conn's message saying why.
- */
-static int rdmalog_ep_setup(struct rdmalog_ep *ep)
-{
-	struct rdmalog_conn *conn = ep->conn;
-	struct ib_qp_init_attr attr = {};
-	struct rdmalog_rdev *rdev;
-	int i, err;
-
-	lockdep_assert_held(&conn->lock);
-	ep->ibdev = ep->cm_id->device;
-	rdev = rdmalog_rdev_get(ep->ibdev);
-	if (IS_ERR(rdev)) {
-		err = PTR_ERR(rdev);
-		rdmalog_conn_set_msg(conn, "RDMA device %s not usable: error %d",
-				     dev_name(&ep->ibdev->dev), err);
-		return err;
-	}
-	ep->rdev = rdev;
-	if (rdev->max_qp_wr < RDMALOG_SQ_SIZE ||
-	    rdev->max_qp_wr < RDMALOG_RQ_SIZE ||
-	    rdev->max_cqe < RDMALOG_CQ_SIZE || !rdev->max_send_sge ||
-	    !rdev->max_recv_sge) {
-		rdmalog_conn_set_msg(conn,
-				     "RDMA device %s too small (max_qp_wr %u, max_cqe %u)",
-				     dev_name(&ep->ibdev->dev), rdev->max_qp_wr,
-				     rdev->max_cqe);
-		return -EINVAL;
-	}
-
-	/*
-	 * A protection domain of its own: the ring's rkeys and every other
-	 * registration of this connection are good on its queue pair only,
-	 * not on the other connections of the device.
-	 */
-	ep->pd = ib_alloc_pd(ep->ibdev, 0);
-	if (IS_ERR(ep->pd)) {
-		err = PTR_ERR(ep->pd);
-		ep->pd = NULL;
-		rdmalog_conn_set_msg(conn, "cannot allocate a PD: error %d",
-				     err);
-		return err;
-	}
-
-	err = rdmalog_ep_alloc_bufs(ep);
-	if (err) {
-		rdmalog_conn_set_msg(conn, "out of memory for buffers");
-		return err;
-	}
-
-	ep->cq = ib_alloc_cq(ep->ibdev, ep, RDMALOG_CQ_SIZE,
-			     conn->peer_id % rdev->num_comp_vectors,
-			     IB_POLL_SOFTIRQ);
-	if (IS_ERR(ep->cq)) {
-		err = PTR_ERR(ep->cq);
-		ep->cq = NULL;
-		rdmalog_conn_set_msg(conn, "cannot allocate a CQ: error %d",
-				     err);
-		return err;
-	}
-
-	attr.event_handler = rdmalog_ep_qp_event;
-	attr.qp_context = ep;
-	attr.send_cq = ep->cq;
-	attr.recv_cq = ep->cq;
-	attr.cap.max_send_wr = RDMALOG_SQ_SIZE;
-	attr.cap.max_recv_wr = RDMALOG_RQ_SIZE;
-	/* forwarded payloads are READ into pages (forward.c) */
-	attr.cap.max_send_sge = min_t(u32, rdev->max_send_sge,
-				      RDMALOG_FWD_READ_SGES);
-	attr.cap.max_recv_sge = 1;
-	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
-	attr.qp_type = IB_QPT_RC;
-	err = rdma_create_qp(ep->cm_id, ep->pd, &attr);
-	if (err) {
-		rdmalog_conn_set_msg(conn, "cannot create a QP: error %d", err);
-		return err;
-	}
-	ep->qp = ep->cm_id->qp;
-	rdmalog_live_add(RDMALOG_STAT_LIVE_QPS, 1);
-	if (rdev->reg_fence) {
-		ep->fence_mr = ib_alloc_mr(ep->pd, IB_MR_TYPE_MEM_REG, 1);
-		if (IS_ERR(ep->fence_mr)) {
-			err = PTR_ERR(ep->fence_mr);
-			ep->fence_mr = NULL;
-			rdmalog_conn_set_msg(conn,
-					     "cannot allocate an MR: error %d",
-					     err);
-			return err;
-		}
-		ep->fence_cqe.done = rdmalog_ep_fence_done;
-	}
-	err = rdmalog_ring_mr_setup(ep, rdmalog_conns.p.log,
-				    READ_ONCE(rdmalog_conns.role) ==
-				    RDMALOG_ROLE_PRIMARY);
-	if (err) {
-		rdmalog_conn_set_msg(conn, "cannot DMA-map the ring: %s",
-				     ep->ring_why);
-		return err;
-	}
-	err = rdmalog_fwd_ep_setup(ep);
-	if (err) {
-		rdmalog_conn_set_msg(conn,
-				     "cannot set up forwarding: error %d", err);
-		return err;
-	}
-
-	for (i = 0; i < RDMALOG_RECV_DEPTH; i++) {
-		err = ib_post_recv(ep->qp, &ep->rbufs[i].wr, NULL);
-		if (err) {
-			rdmalog_conn_set_msg(conn,
-					     "cannot post receive buffers: error %d",
-					     err);
-			return err;
-		}
-	}
-
-	err = rdma_set_ack_timeout(ep->cm_id, RDMALOG_ACK_TIMEOUT);
-	if (err) {
-		rdmalog_conn_set_msg(conn, "cannot set the ACK timeout: %d",
-				     err);
-		return err;
-	}
-	return 0;
-}
-
-/*
- * Release what rdmalog_ep_setup() set up, in the documented order; the
- * cm_id stays. Process context, without the conn lock or with it held by
- * the handler of this endpoint's own id (a refused accept).
- */
-static void rdmalog_ep_release_resources(struct rdmalog_ep *ep)
-{
-	set_bit(RDMALOG_EP_DEAD, &ep->flags);
-	spin_lock_bh(&ep->lock);
-	ep->live = false;
-	spin_unlock_bh(&ep->lock);
-	if (ep->qp) {
-		/* Every posted work request completes (flushed) first. */
-		ib_drain_qp(ep->qp);
-		rdma_destroy_qp(ep->cm_id);
-		ep->qp = NULL;
-		rdmalog_live_add(RDMALOG_STAT_LIVE_QPS, -1);
-	}
-	if (ep->cq) {
-		/* No completion handler runs after this. */
-		ib_free_cq(ep->cq);
-		ep->cq = NULL;
-	}
-	/* Nothing queues it any more; its reference is not the last. */
-	if (cancel_delayed_work_sync(&ep->flush_work))
-		rdmalog_ep_put(ep);
-	/* Nothing is in flight: replication forgets it, forwards fail. */
-	rdmalog_repl_ep_leave(ep);
-	rdmalog_fwd_ep_release(ep);
-	rdmalog_ring_mr_release(ep);
-	if (ep->fence_mr) {
-		ib_dereg_mr(ep->fence_mr);
-		ep->fence_mr = NULL;
-	}
-	rdmalog_ep_free_bufs(ep);
-	if (ep->pd) {
-		ib_dealloc_pd(ep->pd);
-		ep->pd = NULL;
-	}
-	rdmalog_rdev_put(ep->rdev);
-	ep->rdev = NULL;
 }
 
 static void rdmalog_ep_close_work(struct work_struct *work)

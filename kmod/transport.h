@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rdmalog - private to the transport's files: conn.c (the peers, the
+ * rdma_cm, the state machine) and ep.c (an endpoint's resources, sending,
+ * completion errors). Nothing else includes it; the transport's users see
+ * ep.h and conn.h.
+ */
+#ifndef _RDMALOG_TRANSPORT_H
+#define _RDMALOG_TRANSPORT_H
+
+#include <linux/atomic.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+
+#include "conn.h"
+
+struct crypto_shash;
+struct ib_cq;
+struct ib_wc;
+struct rdma_cm_id;
+struct rdmalog_conn;
+struct rdmalog_ep;
+
+/**
+ * struct rdmalog_conns_state - the connections of this node
+ * @mutex: protects @running, @p, @list, @listener and @listen_msg
+ * @running: between rdmalog_conn_start() and rdmalog_conn_stop()
+ * @p: the parameters of the up period; @p.log is referenced while running
+ * @list: activated &struct rdmalog_conn
+ * @listener: the listening id, or NULL (not yet, retrying, or stopped)
+ * @listen_work: (re)creates the listener
+ * @listen_msg: why there is no listener; "" when listening
+ * @heartbeat_ms: heartbeat interval (READ_ONCE/WRITE_ONCE)
+ * @peer_timeout_ms: peer timeout (READ_ONCE/WRITE_ONCE)
+ * @role: our role for HELLO (READ_ONCE/WRITE_ONCE)
+ * @nr_eps: endpoints not yet released; rdmalog_conn_stop() waits for 0
+ * @wq: waiters on @nr_eps
+ * @epoch_seen: the highest epoch any peer sent a message in since the
+ *	module loaded (atomic; only grows)
+ * @auth: the keyed HMAC transform of the up period (auth.c) when a shared
+ *	secret is set (@p.local.auth), else NULL; set and freed under @mutex
+ *	by start and stop, while no endpoint exists; read-only in between
+ * @ring_lock: protects @ring_holder (any context, _bh)
+ * @ring_holder: (backup) the endpoint our ring is granted to: the primary
+ *	we take records from. At most one at a time: a second peer that says
+ *	it is primary is refused while it holds, unless it is the same peer
+ *	on a new connection. Cleared by the holder's close work after its QP
+ *	is destroyed (the grant is dead then); never dereferenced but to
+ *	compare its peer id, under @ring_lock
+ */
+struct rdmalog_conns_state {
+	struct mutex mutex; /* see above */
+	bool running;
+	struct rdmalog_conn_params p;
+	struct list_head list;
+	struct rdma_cm_id *listener;
+	struct delayed_work listen_work;
+	char listen_msg[128];
+	u32 heartbeat_ms;
+	u32 peer_timeout_ms;
+	u32 role;
+	atomic_t nr_eps;
+	wait_queue_head_t wq;
+	atomic64_t epoch_seen;
+	struct crypto_shash *auth;
+	spinlock_t ring_lock; /* see above */
+	struct rdmalog_ep *ring_holder;
+};
+
+/* The connections of this node (conn.c). */
+extern struct rdmalog_conns_state rdmalog_conns;
+/* Every work item of the transport (conn.c creates it). */
+extern struct workqueue_struct *rdmalog_conn_wq;
+
+/* conn.c */
+/* Set the conn's message (status); conn lock held. */
+__printf(2, 3)
+void rdmalog_conn_set_msg(struct rdmalog_conn *conn, const char *fmt, ...);
+/* A receive buffer's completion: the one entry point of every message. */
+void rdmalog_recv_done(struct ib_cq *cq, struct ib_wc *wc);
+
+/* ep.c */
+/*
+ * Everything but the cm_id: device object, buffers, CQ, QP, and the whole
+ * receive ring posted. Called by the handler (under the conn lock) for a
+ * resolved route or an accepted request. On error, what was set up stays
+ * for rdmalog_ep_release_resources(). Return: 0 or a negative errno, with
+ * the conn's message saying why.
+ */
+int rdmalog_ep_setup(struct rdmalog_ep *ep);
+/*
+ * Release what rdmalog_ep_setup() set up, in the documented order; the
+ * cm_id stays. Process context, without the conn lock or with it held by
+ * the handler of this endpoint's own id (a refused accept).
+ */
+void rdmalog_ep_release_resources(struct rdmalog_ep *ep);
+/* &rdmalog_ep.flush_work's function (rdmalog_ep_wc_ok()). */
+void rdmalog_ep_flush_work(struct work_struct *work);
+
+#endif /* _RDMALOG_TRANSPORT_H */
