@@ -143,6 +143,19 @@ struct rdmalog_conns_state rdmalog_conns = {
 	.ring_lock = __SPIN_LOCK_UNLOCKED(rdmalog_conns.ring_lock),
 };
 
+/* The protocol above the transport (msg.c): constant once set. */
+static const struct rdmalog_ep_ops *rdmalog_ep_ops;
+
+void rdmalog_ep_set_ops(const struct rdmalog_ep_ops *ops)
+{
+	rdmalog_ep_ops = ops;
+}
+
+const struct rdmalog_ep_ops *rdmalog_ep_get_ops(void)
+{
+	return rdmalog_ep_ops;
+}
+
 /*
  * Every work item of the transport (conn.c, ep.c). Not WQ_MEM_RECLAIM:
  * nothing here is on a memory reclaim path, and the close work flushes
@@ -290,10 +303,8 @@ static void rdmalog_conn_fill_info_locked(struct rdmalog_conn *conn,
 		info->remote_next_lsn = conn->remote.next_lsn;
 	}
 	spin_unlock_bh(&conn->info_lock);
-	if (conn->ep && conn->ep->established) {
-		rdmalog_repl_ep_info(conn->ep, &info->repl);
-		rdmalog_catchup_ep_info(conn->ep, &info->cu);
-	}
+	if (conn->ep && conn->ep->established)
+		rdmalog_ep_ops->info(conn->ep, &info->repl, &info->cu);
 	info->sync = rdmalog_conn_sync(info);
 	if (info->state == RDMALOG_PEER_REFUSED)
 		info->refusal = rdmalog_rej_to_refusal(conn->refusal);
@@ -724,21 +735,6 @@ static const char *rdmalog_ep_ring_received(struct rdmalog_ep *ep,
 /* ------------------------------------------------------------------ */
 /* Receiving */
 
-/* Every message type this version knows, for copying out of the ring. */
-union rdmalog_msg_any {
-	struct rdmalog_msg_hdr hdr;
-	struct rdmalog_msg_hello hello;
-	struct rdmalog_msg_heartbeat heartbeat;
-	struct rdmalog_msg_ring ring;
-	struct rdmalog_msg_append append;
-	struct rdmalog_msg_ack ack;
-	struct rdmalog_msg_fwd fwd;
-	struct rdmalog_msg_fwd_done fwd_done;
-	struct rdmalog_msg_catchup catchup;
-	struct rdmalog_msg_join join;
-	u8 raw[RDMALOG_MSG_SIZE];
-};
-
 static void rdmalog_conn_epoch_seen_raise(u64 epoch)
 {
 	s64 old = atomic64_read(&rdmalog_conns.epoch_seen);
@@ -775,15 +771,17 @@ static void rdmalog_note_peer_interval(struct rdmalog_ep *ep, __le32 ms)
 
 /*
  * Validate and act on one received message (already copied out and its
- * buffer re-posted). CQ handler context. Return: NULL, or why the
- * connection must be dropped.
+ * buffer re-posted): its frame, then HELLO, HEARTBEAT and RING here and
+ * every other type through the protocol's ops (msg.c). CQ handler
+ * context. Return: NULL, or why the connection must be dropped.
  */
-static const char *rdmalog_msg_process(struct rdmalog_ep *ep,
-				       const union rdmalog_msg_any *m, u32 len)
+static const char *rdmalog_conn_process(struct rdmalog_ep *ep,
+					const union rdmalog_msg_any *m, u32 len)
 {
 	struct rdmalog_conn *conn = ep->conn;
 	const struct rdmalog_msg_hdr *hdr = &m->hdr;
 	const char *why = NULL;
+	bool data = false;
 	u32 want, credits;
 	u64 epoch;
 
@@ -811,40 +809,13 @@ static const char *rdmalog_msg_process(struct rdmalog_ep *ep,
 			return "RING with a bad segment count";
 		want = RDMALOG_MSG_RING_LEN(want);
 		break;
-	case RDMALOG_MSG_APPEND:
-		want = sizeof(m->append);
-		break;
-	case RDMALOG_MSG_ACK:
-		want = sizeof(m->ack);
-		break;
-	case RDMALOG_MSG_FWD:
-		/* Variable length: the fixed part, then an inline payload. */
-		if (len < sizeof(m->fwd))
-			return "message length wrong for its type";
-		want = sizeof(m->fwd);
-		if (le32_to_cpu(m->fwd.flags) & RDMALOG_FWD_F_INLINE) {
-			if (le32_to_cpu(m->fwd.len) > RDMALOG_FWD_INLINE_MAX)
-				return "FWD with an inline payload too long";
-			want += le32_to_cpu(m->fwd.len);
-		}
-		break;
-	case RDMALOG_MSG_FWD_DONE:
-		want = sizeof(m->fwd_done);
-		break;
-	case RDMALOG_MSG_CATCHUP:
-		/* Variable length, as RING. */
-		if (len < RDMALOG_MSG_CATCHUP_LEN(0))
-			return "message length wrong for its type";
-		want = le32_to_cpu(m->catchup.nr_segs);
-		if (!want || want > RDMALOG_RING_MAX_SEGS)
-			return "CATCHUP with a bad segment count";
-		want = RDMALOG_MSG_CATCHUP_LEN(want);
-		break;
-	case RDMALOG_MSG_JOIN:
-		want = sizeof(m->join);
-		break;
 	default:
-		return "unknown message type";
+		/* The protocol's messages: msg.c knows their lengths. */
+		why = rdmalog_ep_ops->check(m, len, &data);
+		if (why)
+			return why;
+		want = len;
+		break;
 	}
 	if (len != want)
 		return "message length wrong for its type";
@@ -871,8 +842,7 @@ static const char *rdmalog_msg_process(struct rdmalog_ep *ep,
 		return "message of a stale epoch";
 	ep->peer_epoch = epoch;
 	rdmalog_conn_epoch_seen_raise(epoch);
-	if ((hdr->type == RDMALOG_MSG_APPEND ||
-	     hdr->type == RDMALOG_MSG_CATCHUP) && epoch < conn->local.epoch)
+	if (data && epoch < conn->local.epoch)
 		return "data from a primary of an older epoch";
 	/* Nothing counts before the peer's HELLO (and its proof). */
 	if (hdr->type != RDMALOG_MSG_HELLO &&
@@ -914,34 +884,8 @@ static const char *rdmalog_msg_process(struct rdmalog_ep *ep,
 					 m->heartbeat.commit_lsn,
 					 m->heartbeat.next_lsn);
 		break;
-	case RDMALOG_MSG_APPEND:
-		if (!test_bit(RDMALOG_EP_RING_REG, &ep->flags))
-			return "APPEND before our RING";
-		if (rdmalog_catchup_pulling(ep))
-			return "APPEND while we catch up";
-		why = rdmalog_repl_append_received(ep, &m->append);
-		break;
-	case RDMALOG_MSG_CATCHUP:
-		if (!test_bit(RDMALOG_EP_RING_REG, &ep->flags) ||
-		    !test_bit(RDMALOG_EP_PEER_PRIMARY, &ep->flags))
-			return "CATCHUP before our RING, or not from the primary";
-		why = rdmalog_catchup_received(ep, &m->catchup);
-		break;
-	case RDMALOG_MSG_JOIN:
-		if (!test_bit(RDMALOG_EP_RING_RX, &ep->flags))
-			return "JOIN before RING";
-		why = rdmalog_catchup_join_received(ep, &m->join);
-		break;
-	case RDMALOG_MSG_ACK:
-		if (!test_bit(RDMALOG_EP_RING_RX, &ep->flags))
-			return "ACK before RING";
-		why = rdmalog_repl_ack_received(ep, &m->ack);
-		break;
-	case RDMALOG_MSG_FWD:
-		why = rdmalog_fwd_received(ep, &m->fwd, len);
-		break;
-	case RDMALOG_MSG_FWD_DONE:
-		why = rdmalog_fwd_done_received(ep, &m->fwd_done);
+	default:
+		why = rdmalog_ep_ops->rx(ep, m, len);
 		break;
 	}
 	if (why)
@@ -987,9 +931,9 @@ void rdmalog_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_unlock(&ep->lock);
 
 	why = len > sizeof(m) ? "message longer than any known type" :
-				rdmalog_msg_process(ep, &m, len);
+				rdmalog_conn_process(ep, &m, len);
 	if (!why)
-		rdmalog_repl_after_rx(ep);
+		rdmalog_ep_ops->rx_done(ep);
 	if (unlikely(why)) {
 		rdmalog_stats_inc(RDMALOG_STAT_BAD_MSGS);
 		pr_warn_ratelimited("node %u: dropping the connection to node %u: %s (type %u, %u bytes)\n",
@@ -1026,9 +970,7 @@ static struct rdmalog_ep *rdmalog_ep_alloc(struct rdmalog_conn *conn,
 	INIT_DELAYED_WORK(&ep->flush_work, rdmalog_ep_flush_work);
 	INIT_WORK(&ep->close_work, rdmalog_ep_close_work);
 	ep->peer_hb_ms = RDMALOG_DEFAULT_HEARTBEAT_MS;
-	rdmalog_repl_ep_init(ep);
-	rdmalog_fwd_ep_init(ep);
-	rdmalog_catchup_ep_init(ep);
+	rdmalog_ep_ops->init(ep);
 	atomic_inc(&rdmalog_conns.nr_eps);
 	return ep;
 }
@@ -1048,8 +990,7 @@ static void rdmalog_ep_close_work(struct work_struct *work)
 	 * calls it under the conn lock, which the works take.
 	 */
 	set_bit(RDMALOG_EP_DEAD, &ep->flags);
-	rdmalog_catchup_ep_stop(ep);
-	rdmalog_repl_ep_stop(ep);
+	rdmalog_ep_ops->stop(ep);
 	rdmalog_ep_release_resources(ep);
 	rdmalog_ring_unhold(ep);
 	/* Waits for a running handler of this id; none runs afterwards. */

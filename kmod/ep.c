@@ -27,10 +27,8 @@
 
 #include "conn.h"
 #include "ep.h"
-#include "forward.h"
 #include "log.h"
 #include "rdma_dev.h"
-#include "repl.h"
 #include "ring_mr.h"
 #include "stats.h"
 #include "transport.h"
@@ -361,6 +359,7 @@ int rdmalog_ep_setup(struct rdmalog_ep *ep)
 	struct rdmalog_conn *conn = ep->conn;
 	struct ib_qp_init_attr attr = {};
 	struct rdmalog_rdev *rdev;
+	const char *what = "";
 	int i, err;
 
 	lockdep_assert_held(&conn->lock);
@@ -454,10 +453,10 @@ int rdmalog_ep_setup(struct rdmalog_ep *ep)
 				     ep->ring_why);
 		return err;
 	}
-	err = rdmalog_fwd_ep_setup(ep);
+	err = rdmalog_ep_get_ops()->setup(ep, &what);
 	if (err) {
-		rdmalog_conn_set_msg(conn,
-				     "cannot set up forwarding: error %d", err);
+		rdmalog_conn_set_msg(conn, "cannot set up %s: error %d", what,
+				     err);
 		return err;
 	}
 
@@ -501,9 +500,8 @@ void rdmalog_ep_release_resources(struct rdmalog_ep *ep)
 	/* Nothing queues it any more; its reference is not the last. */
 	if (cancel_delayed_work_sync(&ep->flush_work))
 		rdmalog_ep_put(ep);
-	/* Nothing is in flight: replication forgets it, forwards fail. */
-	rdmalog_repl_ep_leave(ep);
-	rdmalog_fwd_ep_release(ep);
+	/* Nothing is in flight: the users let go of the endpoint. */
+	rdmalog_ep_get_ops()->release(ep);
 	rdmalog_ring_mr_release(ep);
 	if (ep->fence_mr) {
 		ib_dereg_mr(ep->fence_mr);

@@ -448,6 +448,53 @@ bool rdmalog_ep_wc_ok(struct rdmalog_ep *ep, struct ib_wc *wc,
 		      const char *what);
 void rdmalog_ep_get(struct rdmalog_ep *ep);
 void rdmalog_ep_put(struct rdmalog_ep *ep);
+/**
+ * struct rdmalog_ep_ops - what the transport asks of the protocol above it
+ * (msg.c), for the messages it does not handle itself (HELLO, HEARTBEAT
+ * and RING are the transport's)
+ * @check: is @m (its header checked: magic, version, @len bytes) of a
+ *	known type and the right length for it? NULL, with *@data true for
+ *	a primary's data message (one of an epoch below ours is dropped),
+ *	or why the connection must go. Called before the sequence number,
+ *	credits and epoch are looked at; any context
+ * @rx: act on @m, which passed every check; CQ handler context. NULL, or
+ *	why the connection must go
+ * @rx_done: after every valid message, whatever its type (credits may be
+ *	handed back); CQ handler context
+ * @init: a new endpoint, before anything else is done with it: the
+ *	users' per-endpoint state, no resources. Process context
+ * @setup: its QP, PD and CQ exist: the users' resources on them. Process
+ *	context, the conn lock held; may sleep. 0, or a negative errno and
+ *	*@what: the user that failed ("forwarding"), for the status message
+ * @stop: the close work, before the release: the users' works finished
+ *	and none queued again. Process context, no conn lock
+ * @release: the QP drained and destroyed, the CQ freed: the users drop
+ *	what they had on the endpoint (nothing of theirs is in flight).
+ *	Process context
+ * @info: the users' part of a peer's status (@repl, @cu), of an
+ *	established endpoint. Process context, the conn lock held
+ *
+ * Set once by rdmalog_ep_set_ops() at module init, before any endpoint
+ * exists; constant afterwards.
+ */
+struct rdmalog_ep_ops {
+	const char *(*check)(const union rdmalog_msg_any *m, u32 len,
+			     bool *data);
+	const char *(*rx)(struct rdmalog_ep *ep,
+			  const union rdmalog_msg_any *m, u32 len);
+	void (*rx_done)(struct rdmalog_ep *ep);
+	void (*init)(struct rdmalog_ep *ep);
+	int (*setup)(struct rdmalog_ep *ep, const char **what);
+	void (*stop)(struct rdmalog_ep *ep);
+	void (*release)(struct rdmalog_ep *ep);
+	void (*info)(struct rdmalog_ep *ep,
+		     struct rdmalog_repl_peer_info *repl,
+		     struct rdmalog_catchup_info *cu);
+};
+
+/* Register the protocol's ops (module init, before rdmalog_conn_init()). */
+void rdmalog_ep_set_ops(const struct rdmalog_ep_ops *ops);
+
 /* The primary's live endpoint with a reference, or NULL (forward.c). */
 struct rdmalog_ep *rdmalog_conn_primary_ep(void);
 /*

@@ -3,7 +3,8 @@
  * rdmalog - module init and exit only.
  *
  * Init order: the counters (static per-CPU memory, nothing to set up),
- * the replication and forwarding workqueues, the peer connections (their
+ * the replication and forwarding workqueues, the protocol's ops (msg.c)
+ * registered with the transport, the peer connections (their
  * workqueue and the ib_client, whose callbacks tear down the connections
  * on a device that goes), the node (which owns the log and starts the
  * connections when it comes up), the character device, and the netlink
@@ -24,7 +25,9 @@
 
 #include "chardev.h"
 #include "conn.h"
+#include "ep.h"
 #include "forward.h"
+#include "msg.h"
 #include "netlink.h"
 #include "node.h"
 #include "rdma_dev.h"
@@ -47,6 +50,8 @@ static int __init rdmalog_init(void)
 	ret = rdmalog_fwd_init();
 	if (ret)
 		goto err_fwd;
+	/* Before the connections: every endpoint's messages go there. */
+	rdmalog_ep_set_ops(&rdmalog_msg_ops);
 	ret = rdmalog_conn_init();
 	if (ret)
 		goto err_conn;

@@ -636,6 +636,24 @@ struct rdmalog_msg_join {
 
 static_assert(sizeof(struct rdmalog_msg_join) == 56);
 
+/*
+ * Every message type this version knows: a received message is copied out
+ * of its receive buffer into one (conn.c) and read through it (msg.c).
+ */
+union rdmalog_msg_any {
+	struct rdmalog_msg_hdr hdr;
+	struct rdmalog_msg_hello hello;
+	struct rdmalog_msg_heartbeat heartbeat;
+	struct rdmalog_msg_ring ring;
+	struct rdmalog_msg_append append;
+	struct rdmalog_msg_ack ack;
+	struct rdmalog_msg_fwd fwd;
+	struct rdmalog_msg_fwd_done fwd_done;
+	struct rdmalog_msg_catchup catchup;
+	struct rdmalog_msg_join join;
+	__u8 raw[RDMALOG_MSG_SIZE];
+};
+
 static_assert(sizeof(struct rdmalog_msg_hello) <= RDMALOG_MSG_SIZE);
 static_assert(sizeof(struct rdmalog_msg_ring) <= RDMALOG_MSG_SIZE);
 static_assert(sizeof(struct rdmalog_msg_heartbeat) <= RDMALOG_MSG_SIZE);

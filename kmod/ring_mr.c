@@ -130,7 +130,7 @@ const char *rdmalog_ring_mr_take_segs(struct rdmalog_ep *ep,
 	u64 len = 0;
 	u32 i;
 
-	/* rdmalog_msg_process() checked 1 <= nr <= RDMALOG_RING_MAX_SEGS. */
+	/* rdmalog_conn_process() checked 1 <= nr <= RDMALOG_RING_MAX_SEGS. */
 	for (i = 0; i < nr; i++) {
 		u64 addr = le64_to_cpu(segs[i].addr);
 		u32 seg_len = le32_to_cpu(segs[i].length);

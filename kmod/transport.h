@@ -24,6 +24,7 @@ struct ib_wc;
 struct rdma_cm_id;
 struct rdmalog_conn;
 struct rdmalog_ep;
+struct rdmalog_ep_ops;
 
 /**
  * struct rdmalog_conns_state - the connections of this node
@@ -82,6 +83,8 @@ __printf(2, 3)
 void rdmalog_conn_set_msg(struct rdmalog_conn *conn, const char *fmt, ...);
 /* A receive buffer's completion: the one entry point of every message. */
 void rdmalog_recv_done(struct ib_cq *cq, struct ib_wc *wc);
+/* The protocol's ops (rdmalog_ep_set_ops()). */
+const struct rdmalog_ep_ops *rdmalog_ep_get_ops(void);
 
 /* ep.c */
 /*
