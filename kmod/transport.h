@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * rdmalog - private to the transport's files: conn.c (the peers, the
- * rdma_cm, the state machine) and ep.c (an endpoint's resources, sending,
- * completion errors). Nothing else includes it; the transport's users see
- * ep.h and conn.h.
+ * rdmalog - private to the transport's files: conn.c (the peers and
+ * their state machine), cm.c (the rdma_cm side: handshake, listener,
+ * requests, an endpoint's CM events) and ep.c (an endpoint's resources,
+ * sending, completion errors). Nothing else includes it; the transport's
+ * users see ep.h and conn.h.
  */
 #ifndef _RDMALOG_TRANSPORT_H
 #define _RDMALOG_TRANSPORT_H
@@ -19,8 +20,11 @@
 #include "conn.h"
 
 struct crypto_shash;
+struct rdmalog_addr;
+struct sockaddr_storage;
 struct ib_cq;
 struct ib_wc;
+struct rdma_cm_event;
 struct rdma_cm_id;
 struct rdmalog_conn;
 struct rdmalog_ep;
@@ -72,6 +76,15 @@ struct rdmalog_conns_state {
 	struct rdmalog_ep *ring_holder;
 };
 
+/* rdma_resolve_addr() and rdma_resolve_route() timeouts. */
+#define RDMALOG_RESOLVE_TIMEOUT_MS	2000
+/* From the start of an attempt (or an accept) to ESTABLISHED. */
+#define RDMALOG_ATTEMPT_TIMEOUT_MS	10000
+/* Retry of a listener that could not be set up. */
+#define RDMALOG_LISTEN_RETRY_MS		1000
+/* rdmalog_ep_close() state argument: leave the displayed state alone. */
+#define RDMALOG_STATE_KEEP		(-1)
+
 /* The connections of this node (conn.c). */
 extern struct rdmalog_conns_state rdmalog_conns;
 /* Every work item of the transport (conn.c creates it). */
@@ -81,6 +94,28 @@ extern struct workqueue_struct *rdmalog_conn_wq;
 /* Set the conn's message (status); conn lock held. */
 __printf(2, 3)
 void rdmalog_conn_set_msg(struct rdmalog_conn *conn, const char *fmt, ...);
+/* The sockaddr of @a at @port (len 0: the IPv4 wildcard). */
+void rdmalog_addr_to_sa(const struct rdmalog_addr *a, u16 port,
+			struct sockaddr_storage *ss);
+/* Change the displayed state; a change is announced (PEER_STATE). */
+void rdmalog_conn_set_state(struct rdmalog_conn *conn, u32 state);
+/* The first backoff of @conn's side (connecting or knocking). */
+unsigned int rdmalog_conn_min_backoff(struct rdmalog_conn *conn);
+/* A new endpoint of @conn (referenced by it), not yet set up. */
+struct rdmalog_ep *rdmalog_ep_alloc(struct rdmalog_conn *conn,
+				    bool passive, bool knock);
+/* Close @ep once and decide what comes next (kernel-doc in conn.c). */
+__printf(3, 4)
+void rdmalog_ep_close(struct rdmalog_ep *ep, int state, const char *fmt,
+		      ...);
+/*
+ * @ep is ESTABLISHED: it goes live, sends our HELLO (and a backup's ring
+ * grant if the peer's HELLO came first), the conn shows CONNECTED and its
+ * heartbeat starts. Conn lock held.
+ */
+void rdmalog_ep_established(struct rdmalog_ep *ep);
+/* Release an endpoint that never got past the request handler. */
+void rdmalog_ep_discard(struct rdmalog_ep *ep);
 /* A receive buffer's completion: the one entry point of every message. */
 void rdmalog_recv_done(struct ib_cq *cq, struct ib_wc *wc);
 /* The protocol's ops (rdmalog_ep_set_ops()). */
@@ -103,5 +138,11 @@ int rdmalog_ep_setup(struct rdmalog_ep *ep);
 void rdmalog_ep_release_resources(struct rdmalog_ep *ep);
 /* &rdmalog_ep.flush_work's function (rdmalog_ep_wc_ok()). */
 void rdmalog_ep_flush_work(struct work_struct *work);
+
+/* cm.c */
+/* The rdma_cm event handler of every id of ours (listener and endpoints). */
+int rdmalog_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
+/* &rdmalog_conns.listen_work: (re)create the listener. */
+void rdmalog_listen_work(struct work_struct *work);
 
 #endif /* _RDMALOG_TRANSPORT_H */
