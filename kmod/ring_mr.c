@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rdmalog - the ring's registrations on one connection (ring_mr.h).
+ * rdmalog - the ring's registrations on one connection (ring_mr.h), and
+ * the ring grant (transport.h): a backup's REG_MRs and RING, at most one
+ * primary at a time holding it, and the primary's check of a RING.
  *
  * A backup lets the primary RDMA WRITE into its ring: FRWR MRs on the
  * connection's PD, REMOTE_WRITE only (plus the LOCAL_WRITE the verbs
@@ -33,6 +35,7 @@
 #include "ring_map.h"
 #include "ring_mr.h"
 #include "stats.h"
+#include "transport.h"
 
 static void rdmalog_ring_mr_free(struct rdmalog_ep *ep)
 {
@@ -195,4 +198,203 @@ bool rdmalog_ring_mr_local(const struct rdmalog_ep *ep, u64 off, u64 *addr,
 		start += mr->length;
 	}
 	return false;
+}
+
+/* ------------------------------------------------------------------ */
+/* The ring grant: a backup's REG_MRs and RING, the primary's check */
+
+static void rdmalog_ring_reg_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rdmalog_ep *ep = container_of(wc->wr_cqe, struct rdmalog_ep,
+					     ring_cqe);
+
+	rdmalog_ep_wc_ok(ep, wc, "ring registration");
+}
+
+/*
+ * Make @ep the holder of our ring: a backup grants it to one primary at a
+ * time (a new connection of the same peer takes over from its old one,
+ * which is going). Return: 0, or the peer id of the primary holding it.
+ */
+static u32 rdmalog_ring_hold(struct rdmalog_ep *ep)
+{
+	struct rdmalog_ep *h;
+	u32 other = 0;
+
+	spin_lock_bh(&rdmalog_conns.ring_lock);
+	h = rdmalog_conns.ring_holder;
+	if (!h || h == ep || h->conn->peer_id == ep->conn->peer_id)
+		rdmalog_conns.ring_holder = ep;
+	else
+		other = h->conn->peer_id;
+	spin_unlock_bh(&rdmalog_conns.ring_lock);
+	return other;
+}
+
+/* @ep's grant is dead (its QP destroyed): the ring is free again. */
+void rdmalog_ring_unhold(struct rdmalog_ep *ep)
+{
+	spin_lock_bh(&rdmalog_conns.ring_lock);
+	if (rdmalog_conns.ring_holder == ep)
+		rdmalog_conns.ring_holder = NULL;
+	spin_unlock_bh(&rdmalog_conns.ring_lock);
+}
+
+bool rdmalog_ring_is_holder(struct rdmalog_ep *ep)
+{
+	bool is;
+
+	spin_lock_bh(&rdmalog_conns.ring_lock);
+	is = rdmalog_conns.ring_holder == ep;
+	spin_unlock_bh(&rdmalog_conns.ring_lock);
+	return is;
+}
+
+/*
+ * The primary's HELLO arrived and we are a backup: register the ring for
+ * this connection and tell the primary where it is. CQ handler context.
+ * Return: NULL, or why the connection must be dropped.
+ */
+static const char *rdmalog_ep_grant_ring(struct rdmalog_ep *ep)
+{
+	struct rdmalog_log *log = READ_ONCE(rdmalog_conns.p.log);
+	const struct rdmalog_ring_map *map = ep->ring_map;
+	struct rdmalog_conn *conn = ep->conn;
+	struct rdmalog_msg_ring m = {};
+	struct rdmalog_log_state st;
+	struct rdmalog_log_pos pos;
+	unsigned int i;
+	u32 holder;
+	u64 first;
+	int n, err = 0;
+
+	/* Before anything of its HELLO is acted on (a trim, a FWD). */
+	holder = rdmalog_ring_hold(ep);
+	if (holder) {
+		ep->refusal = RDMALOG_REJ_LOCAL_SECOND_PRIMARY;
+		rdmalog_ep_error(ep, "it says it is primary, and node %u is our primary",
+				 holder);
+		return NULL;
+	}
+	if (!ep->ring_regs) {
+		pr_warn_ratelimited("node %u: not replicating from node %u: %s\n",
+				    ep->conn->local.node_id, ep->conn->peer_id,
+				    ep->ring_why ?: "no ring registration");
+		return NULL;
+	}
+	if (!log || test_and_set_bit(RDMALOG_EP_RING_REG, &ep->flags))
+		return NULL;
+
+	for (i = 0; i < ep->ring_nr_regs; i++) {
+		struct rdmalog_ring_reg *r = &ep->ring_regs[i];
+		struct ib_mr *mr = r->mr;
+
+		/* A new key for every registration of this MR. */
+		ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+		n = ib_map_mr_sg(mr, map->regs[i].sgt.sgl, map->regs[i].nents,
+				 NULL, ep->ring_page_size);
+		if (n != map->regs[i].nents || mr->length > RDMALOG_RING_SEG_MAX)
+			return "cannot map the ring for registration";
+		/* Ring offsets, not our DMA addresses (before the REG_MR). */
+		mr->iova = RDMALOG_RING_IOVA + map->regs[i].start;
+		m.seg[i].addr = cpu_to_le64(mr->iova);
+		m.seg[i].length = cpu_to_le32(mr->length);
+		m.seg[i].rkey = cpu_to_le32(mr->rkey);
+	}
+
+	/*
+	 * Posted before the RING message on the same send queue: the primary
+	 * learns the rkeys only after the registrations executed.
+	 */
+	ep->ring_cqe.done = rdmalog_ring_reg_done;
+	spin_lock(&ep->lock);
+	if (!ep->live)
+		err = -ENOTCONN;
+	for (i = 0; !err && i < ep->ring_nr_regs; i++) {
+		struct ib_mr *mr = ep->ring_regs[i].mr;
+		struct ib_reg_wr reg = {};
+		struct ib_send_wr fence;
+
+		reg.wr.opcode = IB_WR_REG_MR;
+		reg.wr.wr_cqe = &ep->ring_cqe;
+		reg.wr.send_flags = IB_SEND_SIGNALED;
+		reg.mr = mr;
+		reg.key = mr->rkey;
+		reg.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
+		/* the first behind a fence: the HELLO may be retransmitted */
+		err = ib_post_send(ep->qp, i ? &reg.wr :
+				   rdmalog_ep_reg_fence(ep, &fence, &reg.wr),
+				   NULL);
+	}
+	spin_unlock(&ep->lock);
+	if (err == -ENOTCONN)
+		return NULL;
+	if (err)
+		return "cannot post the ring registration";
+
+	/*
+	 * Trims are the primary's: drop what it no longer retains (its
+	 * HELLO's first LSN), so that it can write all of our ring it needs
+	 * -- if it is the primary of our log. Of another log it may not
+	 * touch ours (it judges us another history); with none yet, we hold
+	 * nothing to trim.
+	 */
+	spin_lock_bh(&conn->info_lock);
+	first = conn->remote.first_lsn;
+	spin_unlock_bh(&conn->info_lock);
+	rdmalog_log_get_state(log, &st);
+	if (st.id && st.id == ep->peer_log_id && first > st.first_lsn)
+		rdmalog_log_trim(log, min(first, st.commit_lsn));
+	rdmalog_log_get_pos(log, &pos);
+	m.head = cpu_to_le64(pos.head);
+	m.next_lsn = cpu_to_le64(pos.next_lsn);
+	m.commit_lsn = cpu_to_le64(pos.commit_lsn);
+	m.tail = cpu_to_le64(pos.tail);
+	ep->repl.last_tail = pos.tail;
+	m.nr_segs = cpu_to_le32(ep->ring_nr_regs);
+	err = rdmalog_ep_send(ep, &m, RDMALOG_MSG_RING_LEN(ep->ring_nr_regs),
+			      RDMALOG_MSG_RING, 2);
+	if (err && err != -ENOTCONN)
+		return "cannot send the ring descriptor";
+	return NULL;
+}
+
+/*
+ * Grant the ring once both our HELLO is posted and the primary's arrived
+ * (in either order: the RING must follow our HELLO). Each side sets its
+ * bit, then looks at the other's; RING_REG makes it happen once.
+ */
+const char *rdmalog_ep_maybe_grant_ring(struct rdmalog_ep *ep)
+{
+	/* Our set_bit before the other side's test_bit, and vice versa. */
+	smp_mb__after_atomic();
+	if (!test_bit(RDMALOG_EP_HELLO_TX, &ep->flags) ||
+	    !test_bit(RDMALOG_EP_HELLO, &ep->flags) ||
+	    !test_bit(RDMALOG_EP_PEER_PRIMARY, &ep->flags) ||
+	    READ_ONCE(rdmalog_conns.role) != RDMALOG_ROLE_BACKUP)
+		return NULL;
+	return rdmalog_ep_grant_ring(ep);
+}
+
+/*
+ * A backup's RING arrived (we are the primary): validate it and judge the
+ * backup (catchup.c). CQ handler context. Return: NULL, or why the
+ * connection must be dropped.
+ */
+const char *rdmalog_ep_ring_received(struct rdmalog_ep *ep,
+				     const struct rdmalog_msg_ring *m)
+{
+	const char *why;
+
+	if (READ_ONCE(rdmalog_conns.role) != RDMALOG_ROLE_PRIMARY)
+		return "RING sent to a node that is not the primary";
+	if (test_and_set_bit(RDMALOG_EP_RING_RX, &ep->flags))
+		return "second RING";
+	why = rdmalog_ring_mr_take_segs(ep, m->seg, le32_to_cpu(m->nr_segs),
+					RDMALOG_MSG_RING);
+	if (why)
+		return why;
+	return rdmalog_catchup_ring(ep, le64_to_cpu(m->head),
+				    le64_to_cpu(m->next_lsn),
+				    le64_to_cpu(m->tail));
 }

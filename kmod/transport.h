@@ -2,9 +2,10 @@
 /*
  * rdmalog - private to the transport's files: conn.c (the peers and
  * their state machine), cm.c (the rdma_cm side: handshake, listener,
- * requests, an endpoint's CM events) and ep.c (an endpoint's resources,
- * sending, completion errors). Nothing else includes it; the transport's
- * users see ep.h and conn.h.
+ * requests, an endpoint's CM events), ep.c (an endpoint's resources,
+ * sending, completion errors) and ring_mr.c (the ring's registrations and
+ * the ring grant). Nothing else includes it; the transport's users see
+ * ep.h, conn.h and ring_mr.h.
  */
 #ifndef _RDMALOG_TRANSPORT_H
 #define _RDMALOG_TRANSPORT_H
@@ -29,6 +30,7 @@ struct rdma_cm_id;
 struct rdmalog_conn;
 struct rdmalog_ep;
 struct rdmalog_ep_ops;
+struct rdmalog_msg_ring;
 
 /**
  * struct rdmalog_conns_state - the connections of this node
@@ -85,6 +87,13 @@ struct rdmalog_conns_state {
 /* rdmalog_ep_close() state argument: leave the displayed state alone. */
 #define RDMALOG_STATE_KEEP		(-1)
 
+/*
+ * &rdmalog_conn.refusal values of refusals made after the handshake, by
+ * this side only: never on the wire (above every RDMALOG_REJ_*).
+ */
+#define RDMALOG_REJ_LOCAL_AUTH_FAILED		0xf0
+#define RDMALOG_REJ_LOCAL_SECOND_PRIMARY	0xf1
+
 /* The connections of this node (conn.c). */
 extern struct rdmalog_conns_state rdmalog_conns;
 /* Every work item of the transport (conn.c creates it). */
@@ -138,6 +147,25 @@ int rdmalog_ep_setup(struct rdmalog_ep *ep);
 void rdmalog_ep_release_resources(struct rdmalog_ep *ep);
 /* &rdmalog_ep.flush_work's function (rdmalog_ep_wc_ok()). */
 void rdmalog_ep_flush_work(struct work_struct *work);
+
+/* ring_mr.c: the ring grant */
+/*
+ * A backup grants the primary its ring once both our HELLO is posted and
+ * the primary's arrived, in either order (REG_MRs, then RING). CQ handler
+ * or BH-disabled context. Return: NULL, or why the connection must go.
+ */
+const char *rdmalog_ep_maybe_grant_ring(struct rdmalog_ep *ep);
+/*
+ * A backup's RING arrived (we are the primary): validate it and judge the
+ * backup (catchup.c). CQ handler context. Return: NULL, or why the
+ * connection must go.
+ */
+const char *rdmalog_ep_ring_received(struct rdmalog_ep *ep,
+				     const struct rdmalog_msg_ring *m);
+/* @ep's grant is dead (its QP destroyed): the ring is free again. */
+void rdmalog_ring_unhold(struct rdmalog_ep *ep);
+/* @ep is the endpoint our ring is granted to. */
+bool rdmalog_ring_is_holder(struct rdmalog_ep *ep);
 
 /* cm.c */
 /* The rdma_cm event handler of every id of ours (listener and endpoints). */
