@@ -454,8 +454,8 @@ static void rdmalog_note_peer_interval(struct rdmalog_ep *ep, __le32 ms)
  * every other type through the protocol's ops (msg.c). CQ handler
  * context. Return: NULL, or why the connection must be dropped.
  */
-static const char *rdmalog_conn_process(struct rdmalog_ep *ep,
-					const union rdmalog_msg_any *m, u32 len)
+const char *rdmalog_conn_process(struct rdmalog_ep *ep,
+				 const union rdmalog_msg_any *m, u32 len)
 {
 	struct rdmalog_conn *conn = ep->conn;
 	const struct rdmalog_msg_hdr *hdr = &m->hdr;
@@ -572,58 +572,6 @@ static const char *rdmalog_conn_process(struct rdmalog_ep *ep,
 	WRITE_ONCE(conn->last_rx, jiffies);
 	rdmalog_stats_inc(RDMALOG_STAT_MSGS_RECEIVED);
 	return NULL;
-}
-
-void rdmalog_recv_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct rdmalog_rbuf *rb = container_of(wc->wr_cqe, struct rdmalog_rbuf,
-					       cqe);
-	struct rdmalog_ep *ep = rb->ep;
-	union rdmalog_msg_any m;
-	const char *why;
-	u32 len;
-	int err;
-
-	if (!rdmalog_ep_wc_ok(ep, wc, "receive completion"))
-		return;
-	if (test_bit(RDMALOG_EP_DEAD, &ep->flags))
-		return;
-
-	/* Copy the message out and give the buffer back before anything. */
-	len = wc->byte_len;
-	memset(&m, 0, sizeof(m));
-	ib_dma_sync_single_for_cpu(ep->ibdev, rb->sge.addr, RDMALOG_MSG_SIZE,
-				   DMA_FROM_DEVICE);
-	memcpy(&m, (u8 *)ep->recv_mem + (rb - ep->rbufs) * RDMALOG_MSG_SIZE,
-	       min_t(u32, len, sizeof(m)));
-	ib_dma_sync_single_for_device(ep->ibdev, rb->sge.addr,
-				      RDMALOG_MSG_SIZE, DMA_FROM_DEVICE);
-	err = ib_post_recv(ep->qp, &rb->wr, NULL);
-	if (unlikely(err)) {
-		rdmalog_stats_inc(RDMALOG_STAT_COMPLETION_ERRORS);
-		rdmalog_ep_error(ep, "cannot re-post a receive buffer: %d",
-				 err);
-		return;
-	}
-	spin_lock(&ep->lock);
-	ep->grant++;
-	spin_unlock(&ep->lock);
-
-	why = len > sizeof(m) ? "message longer than any known type" :
-				rdmalog_conn_process(ep, &m, len);
-	if (!why)
-		rdmalog_ep_ops->rx_done(ep);
-	if (unlikely(why)) {
-		rdmalog_stats_inc(RDMALOG_STAT_BAD_MSGS);
-		pr_warn_ratelimited("node %u: dropping the connection to node %u: %s (type %u, %u bytes)\n",
-				    ep->conn->local.node_id, ep->conn->peer_id,
-				    why, len >= sizeof(m.hdr) ? m.hdr.type : 0,
-				    len);
-		if (ep->refusal)
-			rdmalog_ep_error(ep, "%s", why);
-		else
-			rdmalog_ep_error(ep, "bad message: %s", why);
-	}
 }
 
 /* ------------------------------------------------------------------ */

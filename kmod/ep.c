@@ -11,8 +11,10 @@
  * rdmalog_ep_send_chain()), posts work requests of its users
  * (rdmalog_ep_post(), rdmalog_ep_reg_fence()), and turns their completion
  * errors and QP events into one error report (rdmalog_ep_error(), whose
- * work -- conn.c's -- closes the endpoint). Receiving is conn.c's
- * (rdmalog_recv_done()). The locks are conn.c's (its top comment): here
+ * work -- conn.c's -- closes the endpoint). A received message is copied
+ * out of its buffer, the buffer posted again and the credit counted here
+ * (rdmalog_recv_done()); conn.c checks and acts on it. The locks are
+ * conn.c's (its top comment): here
  * &rdmalog_ep.lock, taken with _bh outside the CQ handler, and the conn
  * lock held by the callers of set-up.
  */
@@ -275,6 +277,63 @@ static void rdmalog_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	list_add(&sb->free, &ep->send_free);
 	spin_unlock(&ep->lock);
 	rdmalog_ep_wc_ok(ep, wc, "send completion");
+}
+
+/*
+ * A receive buffer's completion: the one entry point of every message.
+ * Copy the message out and re-post the buffer first, then have conn.c
+ * check and act on it (rdmalog_conn_process()).
+ */
+static void rdmalog_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rdmalog_rbuf *rb = container_of(wc->wr_cqe, struct rdmalog_rbuf,
+					       cqe);
+	struct rdmalog_ep *ep = rb->ep;
+	union rdmalog_msg_any m;
+	const char *why;
+	u32 len;
+	int err;
+
+	if (!rdmalog_ep_wc_ok(ep, wc, "receive completion"))
+		return;
+	if (test_bit(RDMALOG_EP_DEAD, &ep->flags))
+		return;
+
+	/* Copy the message out and give the buffer back before anything. */
+	len = wc->byte_len;
+	memset(&m, 0, sizeof(m));
+	ib_dma_sync_single_for_cpu(ep->ibdev, rb->sge.addr, RDMALOG_MSG_SIZE,
+				   DMA_FROM_DEVICE);
+	memcpy(&m, (u8 *)ep->recv_mem + (rb - ep->rbufs) * RDMALOG_MSG_SIZE,
+	       min_t(u32, len, sizeof(m)));
+	ib_dma_sync_single_for_device(ep->ibdev, rb->sge.addr,
+				      RDMALOG_MSG_SIZE, DMA_FROM_DEVICE);
+	err = ib_post_recv(ep->qp, &rb->wr, NULL);
+	if (unlikely(err)) {
+		rdmalog_stats_inc(RDMALOG_STAT_COMPLETION_ERRORS);
+		rdmalog_ep_error(ep, "cannot re-post a receive buffer: %d",
+				 err);
+		return;
+	}
+	spin_lock(&ep->lock);
+	ep->grant++;
+	spin_unlock(&ep->lock);
+
+	why = len > sizeof(m) ? "message longer than any known type" :
+				rdmalog_conn_process(ep, &m, len);
+	if (!why)
+		rdmalog_ep_get_ops()->rx_done(ep);
+	if (unlikely(why)) {
+		rdmalog_stats_inc(RDMALOG_STAT_BAD_MSGS);
+		pr_warn_ratelimited("node %u: dropping the connection to node %u: %s (type %u, %u bytes)\n",
+				    ep->conn->local.node_id, ep->conn->peer_id,
+				    why, len >= sizeof(m.hdr) ? m.hdr.type : 0,
+				    len);
+		if (ep->refusal)
+			rdmalog_ep_error(ep, "%s", why);
+		else
+			rdmalog_ep_error(ep, "bad message: %s", why);
+	}
 }
 
 static void rdmalog_ep_free_bufs(struct rdmalog_ep *ep)

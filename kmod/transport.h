@@ -31,6 +31,7 @@ struct rdmalog_conn;
 struct rdmalog_ep;
 struct rdmalog_ep_ops;
 struct rdmalog_msg_ring;
+union rdmalog_msg_any;
 
 /**
  * struct rdmalog_conns_state - the connections of this node
@@ -125,8 +126,14 @@ void rdmalog_ep_close(struct rdmalog_ep *ep, int state, const char *fmt,
 void rdmalog_ep_established(struct rdmalog_ep *ep);
 /* Release an endpoint that never got past the request handler. */
 void rdmalog_ep_discard(struct rdmalog_ep *ep);
-/* A receive buffer's completion: the one entry point of every message. */
-void rdmalog_recv_done(struct ib_cq *cq, struct ib_wc *wc);
+/*
+ * Validate and act on one received message (copied out of its buffer,
+ * which is posted again; ep.c): its frame, then HELLO, HEARTBEAT and RING
+ * in the transport and every other type through the protocol's ops. CQ
+ * handler context. Return: NULL, or why the connection must be dropped.
+ */
+const char *rdmalog_conn_process(struct rdmalog_ep *ep,
+				 const union rdmalog_msg_any *m, u32 len);
 /* The protocol's ops (rdmalog_ep_set_ops()). */
 const struct rdmalog_ep_ops *rdmalog_ep_get_ops(void);
 
