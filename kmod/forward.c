@@ -197,8 +197,10 @@ static struct workqueue_struct *rdmalog_fwd_wq;
 
 /*
  * The up period's parameters (rdmalog_fwd_start()), under @lock (BH-safe
- * spinlock, a leaf): @log referenced while set; @role and
- * @commit_timeout_ms the node's settings (0 while down).
+ * spinlock, a leaf): @log referenced while set (NULL while down); @role
+ * and @commit_timeout_ms the node's settings, kept after a stop (0 before
+ * the first start). A writer reads @commit_timeout_ms with READ_ONCE()
+ * alone: a stale value only sizes its wait.
  */
 static struct {
 	spinlock_t lock; /* see above */
