@@ -92,6 +92,30 @@ void rdmalog_catchup_clear_note(void)
 	spin_unlock_bh(&rdmalog_cu_note_lock);
 }
 
+/*
+ * A restart at @lsn, the log having been at @pos: logged, and kept for
+ * status. Nothing is discarded when the log held no record.
+ */
+static void rdmalog_cu_reset_note(struct rdmalog_ep *ep, u64 lsn,
+				  const struct rdmalog_log_pos *pos)
+{
+	char what[48];
+
+	if (pos->next_lsn > pos->first_lsn)
+		snprintf(what, sizeof(what), "LSNs %llu to %llu discarded",
+			 pos->first_lsn, pos->next_lsn - 1);
+	else
+		strscpy(what, "no record discarded", sizeof(what));
+	pr_warn_ratelimited("node %u: restarted the log at LSN %llu: primary %u no longer retains what follows our LSN %llu (%s)\n",
+			    ep->conn->local.node_id, lsn, ep->conn->peer_id,
+			    pos->next_lsn, what);
+	spin_lock_bh(&rdmalog_cu_note_lock);
+	snprintf(rdmalog_cu_note, sizeof(rdmalog_cu_note),
+		 "log restarted at LSN %llu by primary %u (%s)", lsn,
+		 ep->conn->peer_id, what);
+	spin_unlock_bh(&rdmalog_cu_note_lock);
+}
+
 /* ------------------------------------------------------------------ */
 /* Primary side */
 
@@ -738,16 +762,7 @@ static const char *rdmalog_cu_start(struct rdmalog_ep *ep,
 			return NULL;
 		if (err)
 			return "CATCHUP would move our log back";
-		pr_warn_ratelimited("node %u: restarted the log at LSN %llu: primary %u no longer retains what follows our LSN %llu (records %llu to %llu discarded)\n",
-				    ep->conn->local.node_id, slsn,
-				    ep->conn->peer_id, pos.next_lsn,
-				    pos.first_lsn, pos.next_lsn - 1);
-		spin_lock_bh(&rdmalog_cu_note_lock);
-		snprintf(rdmalog_cu_note, sizeof(rdmalog_cu_note),
-			 "log restarted at LSN %llu by primary %u (LSNs %llu to %llu discarded)",
-			 slsn, ep->conn->peer_id, pos.first_lsn,
-			 pos.next_lsn - 1);
-		spin_unlock_bh(&rdmalog_cu_note_lock);
+		rdmalog_cu_reset_note(ep, slsn, &pos);
 		rdmalog_conn_notify_ep(ep, RDMALOG_EVENT_LOG_RESET, slsn);
 		rdmalog_log_get_pos(log, &pos);
 	}

@@ -195,6 +195,10 @@ def trimmed_past_backup_restarts_its_log(c):
         out3 = dmesg(c[3])
         assert f"node 3: restarted the log at LSN {first}" in out3, \
             out3[-3000:]
+        # (what it held was trimmed first: the primary's trim point,
+        # sent once the backup was judged to follow its log)
+        assert f"what follows our LSN {old['next_lsn']} " in out3, \
+            out3[-3000:]
         # and in status, until the log goes down
         msg = status(c[3]).get("message", "")
         assert f"log restarted at LSN {first} by primary 1" in msg, msg
@@ -204,6 +208,30 @@ def trimmed_past_backup_restarts_its_log(c):
         assert evs[0].get("first_lsn") == first, evs
     finally:
         mon.kill()
+
+
+@test
+def empty_backup_restarts_discarding_nothing(c):
+    """A backup that holds no record is restarted too when the primary
+    no longer retains its next LSN, and says that it discarded nothing
+    (it said "records 11 to 10 discarded" on the debug kernel)."""
+    up(c, cluster_file(capacity="4M"))
+    cut(c, 3)
+    old = log_of(c[3])
+    assert old["first_lsn"] == old["next_lsn"], old
+    write(c[1], 20, "4000", "b")
+    first = log_of(c[1])["commit_lsn"] - 5
+    c[1].run(f"rdmalogctl log trim {first}", timeout=60, check=True)
+    before = stats(c[3])
+    restore(c, 3)
+    wait_connected(c, (2, 3))
+    assert_same_logs(c)
+    assert delta(before, stats(c[3]), "log_resets") == 1, stats(c[3])
+    line = [x for x in dmesg(c[3]).splitlines()
+            if f"node 3: restarted the log at LSN {first}" in x]
+    assert line and line[0].endswith("(no record discarded)"), line
+    msg = status(c[3]).get("message", "")
+    assert "(no record discarded)" in msg, msg
 
 
 @test
