@@ -282,7 +282,9 @@ check-run:
 # DEBUG_MEM (1G): KASAN's shadow and quarantine. The guests boot with
 # no5lvl: with TCG's "-cpu max" the kernel otherwise takes 5-level paging,
 # and an interrupt early in boot then made KASAN report a wild access in
-# handle_edge_irq() (a guest of the device suite, 2026-12-02).
+# handle_edge_irq() (a guest of the device suite, 2026-12-02). A boot
+# whose console is silent for 240 s is started again (twice at most):
+# the debug kernel hung so, in its RCU-tasks self tests, on a loaded host.
 # CHECK_DEBUG_ARGS: more run.py arguments (-k PATTERN). Not part of make
 # check.
 DEBUG_OUT := $(BUILD)/debug-$(KSERIES)
@@ -294,7 +296,8 @@ check-debug-run:
 		KVER=$$dk KDIR=$(DEBUG_OUT)/obj all selftests vm && \
 	RDMALOG_KVER=$$dk RDMALOG_MODROOT=$(DEBUG_OUT)/root \
 	RDMALOG_VM_KERNEL=$(DEBUG_OUT)/bzImage RDMALOG_VM_MEM=$(DEBUG_MEM) \
-	RDMALOG_VM_BOOT_TIMEOUT=600 RDMALOG_VM_APPEND="no5lvl $$RDMALOG_VM_APPEND" \
+	RDMALOG_VM_BOOT_TIMEOUT=600 RDMALOG_VM_BOOT_STALL=$${RDMALOG_VM_BOOT_STALL:-240} \
+	RDMALOG_VM_APPEND="no5lvl $$RDMALOG_VM_APPEND" \
 	RDMALOG_TIMEOUT_SCALE=$${RDMALOG_TIMEOUT_SCALE:-3} \
 		python3 selftests/run.py --strict-skips $(CHECK_DEBUG_ARGS)
 

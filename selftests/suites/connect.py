@@ -12,6 +12,7 @@ import json
 import re
 import time
 
+import testlib
 from testlib import test, wait_for
 import rlnode
 from rlnode import peers, stats, status
@@ -101,7 +102,8 @@ def all_peers_connect(c):
     for nd in c:
         st = status(nd)
         assert st["node"]["heartbeat_ms"] == 250, st["node"]
-        assert st["node"]["peer_timeout_ms"] == 5000, st["node"]
+        assert st["node"]["peer_timeout_ms"] == \
+            int(5000 * testlib.TIMEOUT_SCALE), st["node"]
         for p in st["peers"]:
             assert set(p) >= {"id", "address", "port", "state", "msg",
                               "reconnects", "refusals", "last_rx_ms",

@@ -35,7 +35,9 @@ Environment: RDMALOG_KVER (kernel release, default: the release's default
 kernel, tools/kernels.sh, else the newest with both /boot/vmlinuz-KVER and
 /lib/modules/KVER), RDMALOG_VM_ACCEL (tcg|kvm,
 default tcg: nested KVM hangs on the CI machine), RDMALOG_VM_BOOT_TIMEOUT
-(s, default 120), RDMALOG_VM_LIFETIME (s, default 3600: watchdog that kills
+(s, default 120), RDMALOG_VM_BOOT_STALL (s, default 120: a boot whose
+console is silent that long is killed and started again, at most
+RDMALOG_VM_BOOT_RETRIES times, default 2; 0 never), RDMALOG_VM_LIFETIME (s, default 3600: watchdog that kills
 a QEMU running longer than that), RDMALOG_VM_MEM (default 512M),
 RDMALOG_VM_SMP (vCPUs per guest, default 1: the CI host has 2 cores).
 
@@ -502,10 +504,23 @@ class Node:
             self.started_at = time.monotonic()
             self.expect_running = True
 
+    def _console_size(self):
+        try:
+            return os.path.getsize(self.console_path)
+        except OSError:
+            return 0
+
     def wait_ready(self, timeout=None):
-        """Wait until the guest agent answers; BootError on failure."""
+        """Wait until the guest agent answers; BootError on failure.
+        A boot whose console stays silent for the cluster's boot_stall
+        seconds before the agent answers is killed and started again, at
+        most boot_retries times, each said on stderr and in the console
+        (the debug kernel hung so in TCG, in its self tests early in
+        boot, on a loaded host)."""
         timeout = timeout or self.cluster.boot_timeout
         deadline = time.monotonic() + timeout
+        retries = self.cluster.boot_retries
+        size, moved = self._console_size(), time.monotonic()
         while True:
             if not self.alive:
                 raise BootError(f"{self.name}: QEMU exited during boot "
@@ -514,6 +529,24 @@ class Node:
             if time.monotonic() > deadline:
                 raise BootError(f"{self.name}: agent did not answer within "
                                 f"{timeout}s{self._diag()}")
+            now, cur = time.monotonic(), self._console_size()
+            if cur != size:
+                size, moved = cur, now
+            elif (self.cluster.boot_stall and retries > 0 and
+                  now - moved > self.cluster.boot_stall):
+                retries -= 1
+                log.warning("%s: boot %d: console silent for %.0fs before "
+                            "the agent answered: starting it again",
+                            self.name, self.boots, now - moved)
+                self.kill()
+                with open(self.console_path, "a") as f:
+                    f.write(f"\n=== rdmalog-harness: {self.name} boot "
+                            f"{self.boots} stalled (console silent for "
+                            f"{now - moved:.0f}s): killed ===\n")
+                self.start()
+                deadline = time.monotonic() + timeout
+                size, moved = self._console_size(), time.monotonic()
+                continue
             if self.agent is None:
                 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
                 try:
@@ -840,6 +873,10 @@ class Cluster:
         self.boot_timeout = float(boot_timeout or os.environ.get(
             "RDMALOG_VM_BOOT_TIMEOUT", 120))
         self.lifetime = float(os.environ.get("RDMALOG_VM_LIFETIME", 3600))
+        # a boot whose console is silent this long is started again (0:
+        # never), at most boot_retries times
+        self.boot_stall = float(os.environ.get("RDMALOG_VM_BOOT_STALL", 120))
+        self.boot_retries = int(os.environ.get("RDMALOG_VM_BOOT_RETRIES", 2))
         self.host_grace = 30 if self.accel == "tcg" else 10
         self.append = append
         self.ignore = [re.compile(r) for r in ignore]

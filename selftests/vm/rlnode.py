@@ -5,7 +5,7 @@ so that they read the same JSON the same way."""
 
 import json
 
-from testlib import wait_for
+from testlib import TIMEOUT_SCALE, wait_for
 
 CONF = "/etc/rdmalog.conf"
 
@@ -19,7 +19,11 @@ DEBUG_APPEND = "slub_debug=FZP init_on_free=1 swiotlb=force"
 def cluster_file(capacity="1M", durability="quorum", max_record="64K",
                  timeout=3000, nodes=(1, 2, 3), *, cluster=44, primary=1,
                  heartbeat=250, peer_timeout=5000, addr="198.18.0.{}"):
-    """A cluster file: node N at addr.format(N), `primary` the primary."""
+    """A cluster file: node N at addr.format(N), `primary` the primary.
+    The commit and peer timeouts are times TIMEOUT_SCALE (make
+    check-debug): a slow kernel must not look like a dead peer."""
+    timeout = int(timeout * TIMEOUT_SCALE)
+    peer_timeout = int(peer_timeout * TIMEOUT_SCALE)
     return (f"cluster {cluster}\n"
             f"log capacity {capacity} max-record {max_record} "
             f"durability {durability} commit-timeout {timeout}\n"
@@ -37,6 +41,7 @@ def wait(nd, what, timeout=180):
     """`rdmalogctl wait WHAT` on nd (up, connected [ID], in-sync [ID],
     durable): follows the events rather than polling; raises
     AssertionError with its output unless the state came in time."""
+    timeout = int(timeout * TIMEOUT_SCALE)
     r = nd.run(f"rdmalogctl wait {what} --timeout {timeout}",
                timeout=timeout + 60)
     if r.rc != 0:

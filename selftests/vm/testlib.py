@@ -173,8 +173,17 @@ def ksft(node, binary, timeout=300, args=""):
     return results + extra
 
 
+# RDMALOG_TIMEOUT_SCALE (make check-debug: the debug kernel runs several
+# times slower in TCG): a wait's limit and a cluster file's timers times
+# this; 1 in make check
+TIMEOUT_SCALE = max(float(os.environ.get("RDMALOG_TIMEOUT_SCALE", "1")
+                          or 1), 1)
+
+
 def wait_for(fn, timeout=60, interval=0.5, what="condition"):
-    """Poll fn() until it returns a true value; return that value."""
+    """Poll fn() until it returns a true value; return that value.
+    The limit is timeout times TIMEOUT_SCALE."""
+    timeout = timeout * TIMEOUT_SCALE
     deadline = time.monotonic() + timeout
     while True:
         v = fn()
