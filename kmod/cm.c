@@ -7,7 +7,9 @@
  * (address and route resolved, connected, rejected, disconnected, device
  * removal), the listener (created and retried by its work) and the
  * connect requests it takes: a configured peer's request accepted into a
- * new endpoint, a knock answered, anything else rejected with a reason.
+ * new endpoint, a knock answered, anything else rejected with a reason;
+ * and the ib_client, whose RDMA devices the listener and the endpoints
+ * are on.
  * The objects, their states and the locks are conn.c's (its top comment
  * states the rules, and why nothing here destroys an id under our
  * mutexes); the two files share kmod/transport.h.
@@ -134,6 +136,38 @@ static void rdmalog_rej_text(struct rdmalog_conn *conn, u8 reason,
 	default:
 		snprintf(buf, len, "reason %u", reason);
 		break;
+	}
+}
+
+/* The uapi name of a refusal (wire) reason. */
+u32 rdmalog_rej_to_refusal(u8 reason)
+{
+	switch (reason) {
+	case RDMALOG_REJ_BAD_HANDSHAKE:
+		return RDMALOG_REFUSAL_BAD_HANDSHAKE;
+	case RDMALOG_REJ_VERSION:
+		return RDMALOG_REFUSAL_VERSION;
+	case RDMALOG_REJ_CLUSTER_ID:
+		return RDMALOG_REFUSAL_CLUSTER_ID;
+	case RDMALOG_REJ_UNKNOWN_PEER:
+		return RDMALOG_REFUSAL_UNKNOWN_PEER;
+	case RDMALOG_REJ_ADDR_MISMATCH:
+		return RDMALOG_REFUSAL_ADDR_MISMATCH;
+	case RDMALOG_REJ_NODE_ID:
+		return RDMALOG_REFUSAL_NODE_ID;
+	case RDMALOG_REJ_CAPACITY:
+		return RDMALOG_REFUSAL_CAPACITY;
+	case RDMALOG_REJ_DIRECTION:
+		return RDMALOG_REFUSAL_DIRECTION;
+	case RDMALOG_REJ_BAD_PARAMS:
+		return RDMALOG_REFUSAL_BAD_PARAMS;
+	case RDMALOG_REJ_AUTH:
+	case RDMALOG_REJ_LOCAL_AUTH_FAILED:
+		return RDMALOG_REFUSAL_AUTH;
+	case RDMALOG_REJ_LOCAL_SECOND_PRIMARY:
+		return RDMALOG_REFUSAL_SECOND_PRIMARY;
+	default:
+		return RDMALOG_REFUSAL_OTHER;
 	}
 }
 
@@ -812,3 +846,92 @@ out_unlock:
 	if (failed)
 		rdma_destroy_id(failed);
 }
+
+/*
+ * ib_client .add: an RDMA device appeared. Listen again and retry waiting
+ * connections now instead of after their backoff.
+ */
+static int rdmalog_cm_device_added(struct ib_device *ibdev)
+{
+	struct rdmalog_conn *conn;
+
+	mutex_lock(&rdmalog_conns.mutex);
+	if (!rdmalog_conns.running)
+		goto out_unlock;
+	if (!rdmalog_conns.listener)
+		mod_delayed_work(rdmalog_conn_wq, &rdmalog_conns.listen_work, 0);
+	list_for_each_entry(conn, &rdmalog_conns.list, list) {
+		mutex_lock(&conn->lock);
+		if (!conn->stopping && conn->activated && !conn->ep) {
+			conn->backoff_ms = rdmalog_conn_min_backoff(conn);
+			mod_delayed_work(rdmalog_conn_wq, &conn->connect_work,
+					 msecs_to_jiffies(RDMALOG_BACKOFF_MIN_MS));
+		}
+		mutex_unlock(&conn->lock);
+	}
+out_unlock:
+	mutex_unlock(&rdmalog_conns.mutex);
+	return 0;
+}
+
+/*
+ * Close every endpoint on @ibdev and the listener if it is bound to it,
+ * and return once they are released. rdma_dev.c refuses new device
+ * objects for @ibdev meanwhile, so nothing new can start on it.
+ */
+static void rdmalog_cm_device_removed(struct ib_device *ibdev)
+{
+	struct rdma_cm_id *listener = NULL;
+	struct rdmalog_conn *conn;
+
+	mutex_lock(&rdmalog_conns.mutex);
+	list_for_each_entry(conn, &rdmalog_conns.list, list) {
+		mutex_lock(&conn->lock);
+		if (conn->ep && conn->ep->ibdev == ibdev)
+			rdmalog_ep_close(conn->ep, RDMALOG_PEER_DISCONNECTED,
+					 "RDMA device %s removed",
+					 dev_name(&ibdev->dev));
+		mutex_unlock(&conn->lock);
+	}
+	if (rdmalog_conns.listener &&
+	    rdmalog_conns.listener->device == ibdev) {
+		listener = rdmalog_conns.listener;
+		rdmalog_conns.listener = NULL;
+		snprintf(rdmalog_conns.listen_msg,
+			 sizeof(rdmalog_conns.listen_msg),
+			 "RDMA device %s of the listen address removed; retrying",
+			 dev_name(&ibdev->dev));
+		pr_info_ratelimited("node %u: %s\n", rdmalog_conns.p.local.node_id,
+				    rdmalog_conns.listen_msg);
+		if (rdmalog_conns.running)
+			mod_delayed_work(rdmalog_conn_wq,
+					 &rdmalog_conns.listen_work,
+					 msecs_to_jiffies(RDMALOG_LISTEN_RETRY_MS));
+	}
+	mutex_unlock(&rdmalog_conns.mutex);
+
+	if (listener)
+		rdma_destroy_id(listener);
+	rdmalog_conn_wait_closed();
+}
+
+/*
+ * ib_client .remove: called before @ibdev goes (rdma link delete, driver
+ * unload, ib_unregister_client() at module exit), in process context
+ * without ib_core locks held; must not return while anything of ours
+ * uses it.
+ */
+static void rdmalog_cm_ib_remove(struct ib_device *ibdev, void *client_data)
+{
+	struct rdmalog_rdev_removal removal;
+
+	rdmalog_rdev_removal_start(&removal, ibdev);
+	rdmalog_cm_device_removed(ibdev);
+	rdmalog_rdev_removal_finish(&removal);
+}
+
+struct ib_client rdmalog_ib_client = {
+	.name = "rdmalog",
+	.add = rdmalog_cm_device_added,
+	.remove = rdmalog_cm_ib_remove,
+};

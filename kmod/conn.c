@@ -105,8 +105,6 @@
 #include "stats.h"
 #include "transport.h"
 
-/* Reconnect backoff of the connecting side; doubles up to the cap. */
-#define RDMALOG_BACKOFF_MIN_MS		100
 /* Knock backoff of the accepting side (give the other side time first). */
 #define RDMALOG_KNOCK_MIN_MS		1000
 #define RDMALOG_BACKOFF_MAX_MS		5000
@@ -169,38 +167,6 @@ void rdmalog_addr_to_sa(const struct rdmalog_addr *a, u16 port,
 
 /* ------------------------------------------------------------------ */
 /* State, messages, events */
-
-/* The uapi name of a refusal (wire) reason. */
-static u32 rdmalog_rej_to_refusal(u8 reason)
-{
-	switch (reason) {
-	case RDMALOG_REJ_BAD_HANDSHAKE:
-		return RDMALOG_REFUSAL_BAD_HANDSHAKE;
-	case RDMALOG_REJ_VERSION:
-		return RDMALOG_REFUSAL_VERSION;
-	case RDMALOG_REJ_CLUSTER_ID:
-		return RDMALOG_REFUSAL_CLUSTER_ID;
-	case RDMALOG_REJ_UNKNOWN_PEER:
-		return RDMALOG_REFUSAL_UNKNOWN_PEER;
-	case RDMALOG_REJ_ADDR_MISMATCH:
-		return RDMALOG_REFUSAL_ADDR_MISMATCH;
-	case RDMALOG_REJ_NODE_ID:
-		return RDMALOG_REFUSAL_NODE_ID;
-	case RDMALOG_REJ_CAPACITY:
-		return RDMALOG_REFUSAL_CAPACITY;
-	case RDMALOG_REJ_DIRECTION:
-		return RDMALOG_REFUSAL_DIRECTION;
-	case RDMALOG_REJ_BAD_PARAMS:
-		return RDMALOG_REFUSAL_BAD_PARAMS;
-	case RDMALOG_REJ_AUTH:
-	case RDMALOG_REJ_LOCAL_AUTH_FAILED:
-		return RDMALOG_REFUSAL_AUTH;
-	case RDMALOG_REJ_LOCAL_SECOND_PRIMARY:
-		return RDMALOG_REFUSAL_SECOND_PRIMARY;
-	default:
-		return RDMALOG_REFUSAL_OTHER;
-	}
-}
 
 /*
  * The judgement of the peer's copy (enum rdmalog_peer_sync) from what
@@ -971,7 +937,7 @@ static void rdmalog_conn_shutdown(struct rdmalog_conn *conn,
 }
 
 /* Every close work queued so far has run. */
-static void rdmalog_conn_wait_closed(void)
+void rdmalog_conn_wait_closed(void)
 {
 	flush_workqueue(rdmalog_conn_wq);
 }
@@ -1180,96 +1146,6 @@ void rdmalog_conn_status_msg(char *buf, size_t len)
 	if (note[0])
 		strlcat(buf, note, len);
 }
-
-/*
- * ib_client .add: an RDMA device appeared. Listen again and retry waiting
- * connections now instead of after their backoff.
- */
-static int rdmalog_conn_device_added(struct ib_device *ibdev)
-{
-	struct rdmalog_conn *conn;
-
-	mutex_lock(&rdmalog_conns.mutex);
-	if (!rdmalog_conns.running)
-		goto out_unlock;
-	if (!rdmalog_conns.listener)
-		mod_delayed_work(rdmalog_conn_wq, &rdmalog_conns.listen_work, 0);
-	list_for_each_entry(conn, &rdmalog_conns.list, list) {
-		mutex_lock(&conn->lock);
-		if (!conn->stopping && conn->activated && !conn->ep) {
-			conn->backoff_ms = rdmalog_conn_min_backoff(conn);
-			mod_delayed_work(rdmalog_conn_wq, &conn->connect_work,
-					 msecs_to_jiffies(RDMALOG_BACKOFF_MIN_MS));
-		}
-		mutex_unlock(&conn->lock);
-	}
-out_unlock:
-	mutex_unlock(&rdmalog_conns.mutex);
-	return 0;
-}
-
-/*
- * Close every endpoint on @ibdev and the listener if it is bound to it,
- * and return once they are released. rdma_dev.c refuses new device
- * objects for @ibdev meanwhile, so nothing new can start on it.
- */
-static void rdmalog_conn_device_removed(struct ib_device *ibdev)
-{
-	struct rdma_cm_id *listener = NULL;
-	struct rdmalog_conn *conn;
-
-	mutex_lock(&rdmalog_conns.mutex);
-	list_for_each_entry(conn, &rdmalog_conns.list, list) {
-		mutex_lock(&conn->lock);
-		if (conn->ep && conn->ep->ibdev == ibdev)
-			rdmalog_ep_close(conn->ep, RDMALOG_PEER_DISCONNECTED,
-					 "RDMA device %s removed",
-					 dev_name(&ibdev->dev));
-		mutex_unlock(&conn->lock);
-	}
-	if (rdmalog_conns.listener &&
-	    rdmalog_conns.listener->device == ibdev) {
-		listener = rdmalog_conns.listener;
-		rdmalog_conns.listener = NULL;
-		snprintf(rdmalog_conns.listen_msg,
-			 sizeof(rdmalog_conns.listen_msg),
-			 "RDMA device %s of the listen address removed; retrying",
-			 dev_name(&ibdev->dev));
-		pr_info_ratelimited("node %u: %s\n", rdmalog_conns.p.local.node_id,
-				    rdmalog_conns.listen_msg);
-		if (rdmalog_conns.running)
-			mod_delayed_work(rdmalog_conn_wq,
-					 &rdmalog_conns.listen_work,
-					 msecs_to_jiffies(RDMALOG_LISTEN_RETRY_MS));
-	}
-	mutex_unlock(&rdmalog_conns.mutex);
-
-	if (listener)
-		rdma_destroy_id(listener);
-	rdmalog_conn_wait_closed();
-}
-
-/*
- * ib_client .remove: called before @ibdev goes (rdma link delete, driver
- * unload, ib_unregister_client() at module exit), in process context
- * without ib_core locks held; must not return while anything of ours
- * uses it.
- */
-static void rdmalog_conn_ib_remove(struct ib_device *ibdev,
-				   void *client_data)
-{
-	struct rdmalog_rdev_removal removal;
-
-	rdmalog_rdev_removal_start(&removal, ibdev);
-	rdmalog_conn_device_removed(ibdev);
-	rdmalog_rdev_removal_finish(&removal);
-}
-
-static struct ib_client rdmalog_ib_client = {
-	.name = "rdmalog",
-	.add = rdmalog_conn_device_added,
-	.remove = rdmalog_conn_ib_remove,
-};
 
 /**
  * rdmalog_conn_init() - create the workqueue and register the ib_client

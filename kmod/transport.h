@@ -85,6 +85,8 @@ struct rdmalog_conns_state {
 #define RDMALOG_ATTEMPT_TIMEOUT_MS	10000
 /* Retry of a listener that could not be set up. */
 #define RDMALOG_LISTEN_RETRY_MS		1000
+/* Reconnect backoff of the connecting side; doubles up to the cap. */
+#define RDMALOG_BACKOFF_MIN_MS		100
 /* rdmalog_ep_close() state argument: leave the displayed state alone. */
 #define RDMALOG_STATE_KEEP		(-1)
 
@@ -111,6 +113,8 @@ void rdmalog_addr_to_sa(const struct rdmalog_addr *a, u16 port,
 void rdmalog_conn_set_state(struct rdmalog_conn *conn, u32 state);
 /* The first backoff of @conn's side (connecting or knocking). */
 unsigned int rdmalog_conn_min_backoff(struct rdmalog_conn *conn);
+/* Every close work queued so far has run. Process context, no locks. */
+void rdmalog_conn_wait_closed(void);
 /* A new endpoint of @conn (referenced by it), not yet set up. */
 struct rdmalog_ep *rdmalog_ep_alloc(struct rdmalog_conn *conn,
 				    bool passive, bool knock);
@@ -175,9 +179,17 @@ void rdmalog_ring_unhold(struct rdmalog_ep *ep);
 bool rdmalog_ring_is_holder(struct rdmalog_ep *ep);
 
 /* cm.c */
+/* The uapi refusal (enum rdmalog_refusal) of a wire reason. */
+u32 rdmalog_rej_to_refusal(u8 reason);
 /* The rdma_cm event handler of every id of ours (listener and endpoints). */
 int rdmalog_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
 /* &rdmalog_conns.listen_work: (re)create the listener. */
 void rdmalog_listen_work(struct work_struct *work);
+/*
+ * The transport's ib_client (registered by rdmalog_conn_init()): a device
+ * that appears brings the listener and waiting connections back at once;
+ * one that goes closes everything on it first.
+ */
+extern struct ib_client rdmalog_ib_client;
 
 #endif /* _RDMALOG_TRANSPORT_H */
