@@ -247,7 +247,8 @@ struct rdmalog_sbuf {
  *	source of the replication WRITEs (primary side). Dropped by the
  *	release after the QP is destroyed and @ring_regs deregistered
  * @repl: replication state of this connection (repl.c; its locking there)
- * @fwd: forwarded appends on this connection (forward.c; its locking there)
+ * @fwd: forwarded appends on this connection (forward.c, fwd_serve.c; its
+ *	locking in forward.c)
  * @cu: catch-up on this connection (catchup.c; its locking in catchup.h)
  * @error_work: closes the endpoint after a completion or QP error
  * @flush_work: queued (with a reference) by the first flushed completion
