@@ -37,8 +37,9 @@
  * point, the only time they move back) and their appends fail.
  *
  * A backup's log is written by the primary's RDMA WRITEs into the free
- * part of its ring; rdmalog_log_apply() verifies and publishes what the
- * primary says is committed. Replication keeps the primary from reusing
+ * part of its ring; rdmalog_log_apply() (log_follow.c, with the other
+ * functions between a primary and its backups) verifies and publishes
+ * what the primary says is committed. Replication keeps the primary from reusing
  * ring space that a backup still retains (the floor).
  *
  * Reading is optimistic, like a seqlock read side: a reader holds no lock
@@ -88,95 +89,9 @@
 #include "compat.h"
 #include "inject.h"
 #include "log.h"
+#include "log_priv.h"
 #include "stats.h"
 #include "trace.h"
-
-#define RDMALOG_LOG_HDR_SIZE	sizeof(struct rdmalog_ring_record)
-/* Footprint of the smallest record (1 byte of payload). */
-#define RDMALOG_LOG_MIN_FOOTPRINT \
-	ALIGN(RDMALOG_LOG_HDR_SIZE + 1, RDMALOG_RECORD_ALIGN)
-
-/**
- * struct rdmalog_log - one log (see the comment at the top of this file)
- * @ref: references: the node holds one while the log is up, every open
- *	descriptor one; the last rdmalog_log_put() frees everything
- * @ring: @capacity bytes of ring, allocated at creation, freed on release;
- *	written only by the appender holding @append_mutex, in the free part
- * @mem: the chunks behind @ring (rdmalog_log_ring_alloc()); constant
- * @capacity: ring size in bytes, a multiple of PAGE_SIZE (not necessarily
- *	a power of two); constant
- * @max_record: largest payload; constant
- * @epoch: stamped into every record; a backup's, the epoch of the log it
- *	follows; under @lock (set by rdmalog_log_follow(), with @id)
- * @id: the log's identity (&struct rdmalog_log_params); a backup's, set
- *	by rdmalog_log_follow(), and changed by it only while the log has
- *	never held a record (@next_lsn 1, @head 0); under @lock. While it is
- *	0 the log has never held a record
- * @nr_slots: entries of @pos_of; constant
- * @lock: protects @head, @tail, @first_lsn, @commit_lsn, @next_lsn,
- *	@pos_of and @dead, and orders ring accesses (see the top of this
- *	file). Innermost lock; never held while sleeping or touching user
- *	memory. Taken with _bh everywhere: replication reads positions and
- *	commits from its completion handlers (softirq)
- * @head: stream position where the next record starts
- * @tail: stream position of record @first_lsn
- * @first_lsn: oldest retained record
- * @commit_lsn: every record below it is committed
- * @next_lsn: LSN of the next append
- * @pos_of: stream position of LSN l in pos_of[l % @nr_slots], valid for
- *	@first_lsn <= l <= @next_lsn
- * @dead: set once by rdmalog_log_shutdown(), never cleared
- * @append_mutex: serializes appenders from reserving space to publishing;
- *	taken before @lock. Readers and rdmalog_log_trim() never take it:
- *	neither waits for the other nor for an appender
- * @commit_wq: readers waiting for a record to be committed, appenders
- *	waiting for their own commit, pollers; woken on commit, trim and
- *	shutdown
- * @space_wq: appenders waiting for ring space, pollers; woken on trim,
- *	floor rise, truncation and shutdown
- * @floor: replication's floor (rdmalog_log_set_floor()), U64_MAX for
- *	none; under @lock
- * @reserved_end: where the space an appender reserved and has not
- *	published yet ends (0: none); under @lock. rdmalog_log_plan() must
- *	not lower @floor under it
- * @self_commit: appends commit themselves (rdmalog_log_set_policy());
- *	under @lock
- * @commit_timeout: jiffies an append waits for its commit otherwise;
- *	under @lock
- * @waiters: &struct rdmalog_log_waiter of appends waiting for their commit;
- *	under @lock
- * @hooks: replication's callbacks, or NULL; set before use, then constant
- */
-struct rdmalog_log {
-	struct kref ref;
-	void *ring;
-	struct rdmalog_ring_mem mem;
-	size_t capacity;
-	u32 max_record;
-	u64 epoch;
-	u64 id;
-	u64 nr_slots;
-
-	spinlock_t lock;		/* innermost, see above */
-	u64 head;
-	u64 tail;
-	u64 first_lsn;
-	u64 commit_lsn;
-	u64 next_lsn;
-	u64 *pos_of;
-	bool dead;
-
-	struct mutex append_mutex;	/* before @lock */
-	wait_queue_head_t commit_wq;
-	wait_queue_head_t space_wq;
-
-	u64 floor;
-	u64 reserved_end;
-	bool self_commit;
-	unsigned long commit_timeout;
-	struct list_head waiters;
-	const struct rdmalog_log_hooks *hooks;
-};
 
 /**
  * struct rdmalog_log_waiter - an append waiting for its commit
@@ -200,11 +115,6 @@ struct rdmalog_seg {
 	size_t len;
 };
 
-static u64 rdmalog_log_footprint(u64 len)
-{
-	return ALIGN(RDMALOG_LOG_HDR_SIZE + len, RDMALOG_RECORD_ALIGN);
-}
-
 /* CRC32C as the uapi defines it: seed ~0, final xor ~0. */
 static u32 rdmalog_crc_finish(u32 crc)
 {
@@ -212,14 +122,6 @@ static u32 rdmalog_crc_finish(u32 crc)
 }
 
 #define RDMALOG_CRC_SEED	(~0U)
-
-static u64 *rdmalog_log_slot(struct rdmalog_log *log, u64 lsn)
-{
-	u64 rem;
-
-	div64_u64_rem(lsn, log->nr_slots, &rem);
-	return &log->pos_of[rem];
-}
 
 /*
  * The (at most two) pieces of ring that hold stream bytes [pos, pos + len);
@@ -261,8 +163,7 @@ static void rdmalog_ring_zero(struct rdmalog_log *log, u64 pos, size_t len)
 		memset(seg[i].p, 0, seg[i].len);
 }
 
-static void rdmalog_ring_read(struct rdmalog_log *log, u64 pos, void *buf,
-			      size_t len)
+void rdmalog_ring_read(struct rdmalog_log *log, u64 pos, void *buf, size_t len)
 {
 	struct rdmalog_seg seg[2];
 	int i, n = rdmalog_ring_segs(log, pos, len, seg);
@@ -299,7 +200,7 @@ static bool rdmalog_ring_copy_to_iter(struct rdmalog_log *log, u64 pos,
 	return true;
 }
 
-static u32 rdmalog_ring_crc(struct rdmalog_log *log, u64 pos, size_t len)
+u32 rdmalog_ring_crc(struct rdmalog_log *log, u64 pos, size_t len)
 {
 	struct rdmalog_seg seg[2];
 	int i, n = rdmalog_ring_segs(log, pos, len, seg);
@@ -310,7 +211,7 @@ static u32 rdmalog_ring_crc(struct rdmalog_log *log, u64 pos, size_t len)
 	return rdmalog_crc_finish(crc);
 }
 
-static u32 rdmalog_hdr_crc(const struct rdmalog_ring_record *rec)
+u32 rdmalog_hdr_crc(const struct rdmalog_ring_record *rec)
 {
 	return rdmalog_crc_finish(crc32c(RDMALOG_CRC_SEED, rec,
 					 offsetof(struct rdmalog_ring_record,
@@ -510,7 +411,7 @@ void rdmalog_log_put(struct rdmalog_log *log)
 		kref_put(&log->ref, rdmalog_log_release);
 }
 
-static void rdmalog_log_wake(wait_queue_head_t *wq)
+void rdmalog_log_wake(wait_queue_head_t *wq)
 {
 	/* Pairs with the barrier in prepare_to_wait(), see wq_has_sleeper(). */
 	if (wq_has_sleeper(wq))
@@ -1082,308 +983,6 @@ void rdmalog_log_set_floor(struct rdmalog_log *log, u64 floor)
 	spin_unlock_bh(&log->lock);
 	if (rose)
 		rdmalog_log_wake(&log->space_wq);
-}
-
-int rdmalog_log_plan(struct rdmalog_log *log, u64 id, u64 lsn, u64 pos,
-		     u64 tail, u64 floor, bool pull, struct rdmalog_log_plan *p)
-{
-	bool boundary;
-	u64 fl;
-	int kind;
-
-	memset(p, 0, sizeof(*p));
-	if (tail > pos)
-		return RDMALOG_PLAN_DIVERGED;
-	spin_lock_bh(&log->lock);
-	if (log->dead) {
-		kind = RDMALOG_PLAN_DIVERGED;
-		goto out;
-	}
-	/*
-	 * Positions mean something only within one log: a backup of
-	 * another is another history, whatever its positions -- unless its
-	 * log never held a record (LSN 1 at position 0: nothing to mix).
-	 */
-	if (id != log->id && (lsn != 1 || pos || tail)) {
-		kind = RDMALOG_PLAN_OTHER;
-		goto out;
-	}
-	boundary = lsn >= log->first_lsn && lsn <= log->next_lsn &&
-		   *rdmalog_log_slot(log, lsn) == pos;
-	if (boundary) {
-		kind = pull && lsn < log->commit_lsn ? RDMALOG_PLAN_PULL :
-						       RDMALOG_PLAN_JOIN;
-		p->start_pos = pos;
-		p->start_lsn = lsn;
-		fl = min(floor, tail);
-	} else if (lsn < log->first_lsn && pos <= log->tail) {
-		/* Our history, but we no longer retain what follows it. */
-		kind = RDMALOG_PLAN_RESET;
-		p->start_pos = log->tail;
-		p->start_lsn = log->first_lsn;
-		fl = min(floor, log->tail);
-	} else {
-		kind = RDMALOG_PLAN_DIVERGED;
-		goto out;
-	}
-	/*
-	 * What we will write or let it read from there (up to head, and
-	 * later appends up to the floor + capacity) must not reach the
-	 * bytes it still retains.
-	 */
-	if (fl > p->start_pos || log->head - fl > log->capacity) {
-		kind = RDMALOG_PLAN_DIVERGED;
-		goto out;
-	}
-	/*
-	 * An appender reserved space under the floor in force and writes it
-	 * without the lock: not below that reservation's end - capacity,
-	 * not now (the backup is judged again when it reconnects).
-	 */
-	if (log->reserved_end && log->reserved_end - fl > log->capacity) {
-		kind = RDMALOG_PLAN_BUSY;
-		goto out;
-	}
-	p->target_pos = *rdmalog_log_slot(log, log->commit_lsn);
-	p->target_lsn = log->commit_lsn;
-	if (kind == RDMALOG_PLAN_JOIN || p->target_lsn < p->start_lsn) {
-		p->target_pos = p->start_pos;
-		p->target_lsn = p->start_lsn;
-	}
-	p->floor = fl;
-	log->floor = fl;
-out:
-	spin_unlock_bh(&log->lock);
-	return kind;
-}
-
-/*
- * Verify the record that should start at stream position @pos with LSN
- * @lsn, within [@pos, @limit). Return: its footprint, or 0 with *@why set
- * (and *@incomplete set when the only fault is that it does not end below
- * @limit).
- */
-static u64 rdmalog_log_verify_at(struct rdmalog_log *log, u64 pos, u64 lsn,
-				 u64 limit, u64 epoch, const char **why,
-				 bool *incomplete)
-{
-	struct rdmalog_ring_record rec;
-	u64 footprint;
-	u32 len;
-
-	*incomplete = false;
-	if (limit - pos < RDMALOG_LOG_HDR_SIZE) {
-		*why = "a record header runs past the commit point";
-		*incomplete = true;
-		return 0;
-	}
-	rdmalog_ring_read(log, pos, &rec, sizeof(rec));
-	len = le32_to_cpu(rec.len);
-	if (le32_to_cpu(rec.magic) != RDMALOG_RECORD_MAGIC ||
-	    le16_to_cpu(rec.version) != RDMALOG_RECORD_VERSION || rec.flags) {
-		*why = "bad record magic, version or flags";
-		return 0;
-	}
-	if (le32_to_cpu(rec.hdr_crc) != rdmalog_hdr_crc(&rec)) {
-		*why = "record header CRC32C mismatch";
-		return 0;
-	}
-	if (le64_to_cpu(rec.lsn) != lsn) {
-		*why = "record LSNs are not contiguous";
-		return 0;
-	}
-	if (le64_to_cpu(rec.epoch) != epoch) {
-		*why = "record of another epoch";
-		return 0;
-	}
-	if (!len || len > log->max_record) {
-		*why = "record length out of range";
-		return 0;
-	}
-	footprint = rdmalog_log_footprint(len);
-	if (limit - pos < footprint) {
-		*why = "a record runs past the commit point";
-		*incomplete = true;
-		return 0;
-	}
-	if (rdmalog_ring_crc(log, pos + RDMALOG_LOG_HDR_SIZE, len) !=
-	    le32_to_cpu(rec.data_crc)) {
-		*why = "record payload CRC32C mismatch";
-		return 0;
-	}
-	return footprint;
-}
-
-/*
- * rdmalog_log_apply() and rdmalog_log_apply_pulled(): verify and expose
- * the records from head on that end at or below @limit (@limit ==
- * @upto_pos: all of them up to @upto_lsn, ending exactly there).
- */
-static int rdmalog_log_apply_below(struct rdmalog_log *log, u64 limit,
-				   u64 upto_pos, u64 upto_lsn, u64 epoch,
-				   const char **why)
-{
-	u64 pos, lsn, tail, fp, n;
-	bool dead, incomplete;
-	int ret = 0;
-
-	*why = NULL;
-	mutex_lock(&log->append_mutex);
-	spin_lock_bh(&log->lock);
-	dead = log->dead;
-	pos = log->head;
-	lsn = log->next_lsn;
-	tail = log->tail;
-	spin_unlock_bh(&log->lock);
-	if (dead) {
-		ret = -ENETDOWN;
-		goto out;
-	}
-	if (upto_lsn <= lsn)
-		goto out;
-	if (upto_pos < pos || upto_pos - tail > log->capacity ||
-	    limit > upto_pos) {
-		/* The notice is wrong, not a record: a bad message. */
-		rdmalog_stats_inc(RDMALOG_STAT_BAD_MSGS);
-		*why = "commit point outside the ring";
-		ret = -EBADMSG;
-		goto out;
-	}
-	if (limit < pos)
-		goto out;
-	n = lsn;
-	/*
-	 * Nobody writes [pos, limit) any more: the primary wrote it before
-	 * the notice (or we pulled it), and rewrites only uncommitted bytes.
-	 * The index slots of LSNs above next_lsn are read by nobody (and
-	 * alias no retained LSN: upto_pos - tail <= capacity), so they are
-	 * filled in without the lock and become visible with next_lsn below.
-	 */
-	while (lsn < upto_lsn) {
-		fp = rdmalog_log_verify_at(log, pos, lsn, limit, epoch, why,
-					   &incomplete);
-		if (!fp && incomplete && limit < upto_pos) {
-			*why = NULL;	/* the rest is not here yet */
-			break;
-		}
-		if (!fp) {
-			rdmalog_stats_inc(RDMALOG_STAT_CRC_ERRORS);
-			ret = -EBADMSG;
-			goto out;
-		}
-		pos += fp;
-		lsn++;
-		*rdmalog_log_slot(log, lsn) = pos;
-		cond_resched();
-	}
-	if (lsn == upto_lsn && pos != upto_pos) {
-		rdmalog_stats_inc(RDMALOG_STAT_BAD_MSGS);
-		*why = "the commit point is not where the records end";
-		ret = -EBADMSG;
-		goto out;
-	}
-	n = lsn - n;
-	if (!n)
-		goto out;
-	spin_lock_bh(&log->lock);
-	if (log->dead) {
-		ret = -ENETDOWN;
-	} else {
-		trace_rdmalog_apply(lsn - n, lsn);
-		log->head = pos;
-		log->next_lsn = lsn;
-		log->commit_lsn = lsn;
-	}
-	spin_unlock_bh(&log->lock);
-	if (!ret) {
-		rdmalog_stats_add(RDMALOG_STAT_APPLIED_RECORDS, n);
-		rdmalog_log_wake(&log->commit_wq);
-	}
-out:
-	mutex_unlock(&log->append_mutex);
-	return ret;
-}
-
-int rdmalog_log_apply(struct rdmalog_log *log, u64 upto_pos, u64 upto_lsn,
-		      u64 epoch, const char **why)
-{
-	return rdmalog_log_apply_below(log, upto_pos, upto_pos, upto_lsn, epoch,
-				       why);
-}
-
-int rdmalog_log_apply_pulled(struct rdmalog_log *log, u64 limit,
-			     u64 upto_pos, u64 upto_lsn, u64 epoch,
-			     const char **why)
-{
-	return rdmalog_log_apply_below(log, limit, upto_pos, upto_lsn, epoch,
-				       why);
-}
-
-int rdmalog_log_reset(struct rdmalog_log *log, u64 lsn, u64 pos)
-{
-	u64 dropped = 0;
-	int ret = 0;
-
-	mutex_lock(&log->append_mutex);
-	spin_lock_bh(&log->lock);
-	if (log->dead) {
-		ret = -ENETDOWN;
-	} else if (lsn <= log->next_lsn || pos < log->head ||
-		   !list_empty(&log->waiters)) {
-		ret = -EINVAL;
-	} else {
-		/*
-		 * As a trim of everything, then a jump: readers of the
-		 * discarded records see first_lsn above them (-ERANGE).
-		 */
-		dropped = log->next_lsn - log->first_lsn;
-		log->first_lsn = lsn;
-		log->commit_lsn = lsn;
-		log->next_lsn = lsn;
-		log->tail = pos;
-		log->head = pos;
-		*rdmalog_log_slot(log, lsn) = pos;
-	}
-	spin_unlock_bh(&log->lock);
-	mutex_unlock(&log->append_mutex);
-	if (ret)
-		return ret;
-	if (dropped)
-		rdmalog_stats_add(RDMALOG_STAT_TRIMMED_RECORDS, dropped);
-	rdmalog_stats_inc(RDMALOG_STAT_LOG_RESETS);
-	rdmalog_log_wake(&log->commit_wq);
-	rdmalog_log_wake(&log->space_wq);
-	return 0;
-}
-
-int rdmalog_log_follow(struct rdmalog_log *log, u64 id, u64 epoch)
-{
-	int ret = 0;
-
-	spin_lock_bh(&log->lock);
-	if (log->dead) {
-		ret = -ENETDOWN;
-	} else if (log->id != id) {
-		/* Another log only while this one never held a record. */
-		if (log->head || log->next_lsn != 1 || !id) {
-			ret = -ESTALE;
-		} else {
-			log->id = id;
-			log->epoch = epoch;
-		}
-	}
-	spin_unlock_bh(&log->lock);
-	return ret;
-}
-
-u64 rdmalog_log_id(struct rdmalog_log *log)
-{
-	u64 id;
-
-	spin_lock_bh(&log->lock);
-	id = log->id;
-	spin_unlock_bh(&log->lock);
-	return id;
 }
 
 u64 rdmalog_log_truncate(struct rdmalog_log *log)

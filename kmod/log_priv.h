@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rdmalog - private to the log's two files: log.c (the ring: appends,
+ * commits, reads, trims, and the rules of the top comment) and
+ * log_follow.c (between a primary and its backups: a backup's copy
+ * judged, verified and applied as the primary's WRITEs land, restarted).
+ * Nothing else includes it; the rest of the module sees log.h.
+ */
+#ifndef _RDMALOG_LOG_PRIV_H
+#define _RDMALOG_LOG_PRIV_H
+
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/math64.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/wait.h>
+
+#include "log.h"
+
+#define RDMALOG_LOG_HDR_SIZE	sizeof(struct rdmalog_ring_record)
+/* Footprint of the smallest record (1 byte of payload). */
+#define RDMALOG_LOG_MIN_FOOTPRINT \
+	ALIGN(RDMALOG_LOG_HDR_SIZE + 1, RDMALOG_RECORD_ALIGN)
+
+/**
+ * struct rdmalog_log - one log (see the comment at the top of log.c)
+ * @ref: references: the node holds one while the log is up, every open
+ *	descriptor one; the last rdmalog_log_put() frees everything
+ * @ring: @capacity bytes of ring, allocated at creation, freed on release;
+ *	written only by the appender holding @append_mutex, in the free part
+ * @mem: the chunks behind @ring (rdmalog_log_ring_alloc()); constant
+ * @capacity: ring size in bytes, a multiple of PAGE_SIZE (not necessarily
+ *	a power of two); constant
+ * @max_record: largest payload; constant
+ * @epoch: stamped into every record; a backup's, the epoch of the log it
+ *	follows; under @lock (set by rdmalog_log_follow(), with @id)
+ * @id: the log's identity (&struct rdmalog_log_params); a backup's, set
+ *	by rdmalog_log_follow(), and changed by it only while the log has
+ *	never held a record (@next_lsn 1, @head 0); under @lock. While it is
+ *	0 the log has never held a record
+ * @nr_slots: entries of @pos_of; constant
+ * @lock: protects @head, @tail, @first_lsn, @commit_lsn, @next_lsn,
+ *	@pos_of and @dead, and orders ring accesses (see the top of this
+ *	file). Innermost lock; never held while sleeping or touching user
+ *	memory. Taken with _bh everywhere: replication reads positions and
+ *	commits from its completion handlers (softirq)
+ * @head: stream position where the next record starts
+ * @tail: stream position of record @first_lsn
+ * @first_lsn: oldest retained record
+ * @commit_lsn: every record below it is committed
+ * @next_lsn: LSN of the next append
+ * @pos_of: stream position of LSN l in pos_of[l % @nr_slots], valid for
+ *	@first_lsn <= l <= @next_lsn
+ * @dead: set once by rdmalog_log_shutdown(), never cleared
+ * @append_mutex: serializes appenders from reserving space to publishing;
+ *	taken before @lock. Readers and rdmalog_log_trim() never take it:
+ *	neither waits for the other nor for an appender
+ * @commit_wq: readers waiting for a record to be committed, appenders
+ *	waiting for their own commit, pollers; woken on commit, trim and
+ *	shutdown
+ * @space_wq: appenders waiting for ring space, pollers; woken on trim,
+ *	floor rise, truncation and shutdown
+ * @floor: replication's floor (rdmalog_log_set_floor()), U64_MAX for
+ *	none; under @lock
+ * @reserved_end: where the space an appender reserved and has not
+ *	published yet ends (0: none); under @lock. rdmalog_log_plan() must
+ *	not lower @floor under it
+ * @self_commit: appends commit themselves (rdmalog_log_set_policy());
+ *	under @lock
+ * @commit_timeout: jiffies an append waits for its commit otherwise;
+ *	under @lock
+ * @waiters: &struct rdmalog_log_waiter of appends waiting for their commit;
+ *	under @lock
+ * @hooks: replication's callbacks, or NULL; set before use, then constant
+ */
+struct rdmalog_log {
+	struct kref ref;
+	void *ring;
+	struct rdmalog_ring_mem mem;
+	size_t capacity;
+	u32 max_record;
+	u64 epoch;
+	u64 id;
+	u64 nr_slots;
+
+	spinlock_t lock;		/* innermost, see above */
+	u64 head;
+	u64 tail;
+	u64 first_lsn;
+	u64 commit_lsn;
+	u64 next_lsn;
+	u64 *pos_of;
+	bool dead;
+
+	struct mutex append_mutex;	/* before @lock */
+	wait_queue_head_t commit_wq;
+	wait_queue_head_t space_wq;
+
+	u64 floor;
+	u64 reserved_end;
+	bool self_commit;
+	unsigned long commit_timeout;
+	struct list_head waiters;
+	const struct rdmalog_log_hooks *hooks;
+};
+
+static inline u64 rdmalog_log_footprint(u64 len)
+{
+	return ALIGN(RDMALOG_LOG_HDR_SIZE + len, RDMALOG_RECORD_ALIGN);
+}
+
+static inline u64 *rdmalog_log_slot(struct rdmalog_log *log, u64 lsn)
+{
+	u64 rem;
+
+	div64_u64_rem(lsn, log->nr_slots, &rem);
+	return &log->pos_of[rem];
+}
+
+/* log.c: the ring's bytes and their CRCs, with no lock */
+/* Copy stream bytes [@pos, @pos + @len) of the ring into @buf. */
+void rdmalog_ring_read(struct rdmalog_log *log, u64 pos, void *buf, size_t len);
+/* CRC32C (as the uapi defines it) of stream bytes [@pos, @pos + @len). */
+u32 rdmalog_ring_crc(struct rdmalog_log *log, u64 pos, size_t len);
+/* CRC32C of @rec's header up to its @hdr_crc. */
+u32 rdmalog_hdr_crc(const struct rdmalog_ring_record *rec);
+/* Wake @wq's sleepers, if any (after the state they wait for changed). */
+void rdmalog_log_wake(wait_queue_head_t *wq);
+
+#endif /* _RDMALOG_LOG_PRIV_H */
