@@ -585,7 +585,8 @@ static void rdmalog_conn_refused_here(struct rdmalog_conn *conn, u8 reason,
 		if (conn->state != RDMALOG_PEER_CONNECTED) {
 			rdmalog_conn_set_msg(conn, "refused node %u: %s",
 					     conn->peer_id, why);
-			rdmalog_conn_set_state(conn, RDMALOG_PEER_REFUSED);
+			rdmalog_conn_change_state(conn, RDMALOG_PEER_REFUSED,
+						  false);
 		}
 	}
 	mutex_unlock(&conn->lock);

@@ -244,15 +244,43 @@ void rdmalog_conn_notify_ep(struct rdmalog_ep *ep, enum rdmalog_event event,
 	kfree(info);
 }
 
-/* Change the displayed state; a change is announced (PEER_STATE). */
-void rdmalog_conn_set_state(struct rdmalog_conn *conn, u32 state)
+/*
+ * The legal moves of the displayed state (enum rdmalog_peer_state): to
+ * CONFIGURED when stopped; to CONNECTING only before the first connection
+ * of this up period (activation, or an attempt that failed); to CONNECTED
+ * or REFUSED once activated; to DISCONNECTED only after a connection.
+ * Local invariants: nothing a peer sends can make a move illegal.
+ */
+static bool rdmalog_conn_move_ok(const struct rdmalog_conn *conn, u32 to)
+{
+	switch (to) {
+	case RDMALOG_PEER_CONFIGURED:
+		return true;
+	case RDMALOG_PEER_CONNECTING:
+		return !conn->ever_connected;
+	case RDMALOG_PEER_CONNECTED:
+	case RDMALOG_PEER_REFUSED:
+		return conn->state != RDMALOG_PEER_CONFIGURED;
+	case RDMALOG_PEER_DISCONNECTED:
+		return conn->ever_connected;
+	default:
+		return false;
+	}
+}
+
+void rdmalog_conn_change_state(struct rdmalog_conn *conn, u32 state,
+			       bool quiet)
 {
 	struct rdmalog_peer_info info;
 
 	lockdep_assert_held(&conn->lock);
 	if (conn->state == state)
 		return;
+	if (WARN_ON_ONCE(!rdmalog_conn_move_ok(conn, state)))
+		return;
 	conn->state = state;
+	if (quiet)
+		return;
 	memset(&info, 0, sizeof(info));
 	info.node_id = conn->peer_id;
 	info.addr = conn->addr;
@@ -675,7 +703,7 @@ void rdmalog_ep_close(struct rdmalog_ep *ep, int state,
 		if (state == RDMALOG_PEER_DISCONNECTED && !conn->ever_connected)
 			state = RDMALOG_PEER_CONNECTING;
 		if (state != RDMALOG_STATE_KEEP && !conn->stopping)
-			rdmalog_conn_set_state(conn, state);
+			rdmalog_conn_change_state(conn, state, false);
 		rdmalog_conn_schedule_retry(conn);
 	}
 	queue_work(rdmalog_conn_wq, &ep->close_work);
@@ -718,7 +746,7 @@ void rdmalog_ep_established(struct rdmalog_ep *ep)
 	local_bh_enable();
 	if (why)
 		rdmalog_ep_error(ep, "%s", why);
-	rdmalog_conn_set_state(conn, RDMALOG_PEER_CONNECTED);
+	rdmalog_conn_change_state(conn, RDMALOG_PEER_CONNECTED, false);
 	mod_delayed_work(rdmalog_conn_wq, &conn->hb_work,
 			 msecs_to_jiffies(READ_ONCE(rdmalog_conns.heartbeat_ms)));
 }
@@ -907,7 +935,7 @@ void rdmalog_conn_activate(struct rdmalog_conn *conn)
 
 	mutex_lock(&conn->lock);
 	conn->activated = true;
-	conn->state = RDMALOG_PEER_CONNECTING;
+	rdmalog_conn_change_state(conn, RDMALOG_PEER_CONNECTING, true);
 	/* The accepting side knocks only if it is not connected soon. */
 	queue_delayed_work(rdmalog_conn_wq, &conn->connect_work,
 			   conn->active ? 0 :
@@ -928,7 +956,7 @@ static void rdmalog_conn_shutdown(struct rdmalog_conn *conn,
 	conn->stopping = true;
 	if (conn->ep)
 		rdmalog_ep_close(conn->ep, RDMALOG_STATE_KEEP, "%s", why);
-	conn->state = RDMALOG_PEER_CONFIGURED;
+	rdmalog_conn_change_state(conn, RDMALOG_PEER_CONFIGURED, true);
 	conn->msg[0] = '\0';
 	mutex_unlock(&conn->lock);
 	/* Neither re-arms itself once stopping is set. */

@@ -109,8 +109,14 @@ void rdmalog_conn_set_msg(struct rdmalog_conn *conn, const char *fmt, ...);
 /* The sockaddr of @a at @port (len 0: the IPv4 wildcard). */
 void rdmalog_addr_to_sa(const struct rdmalog_addr *a, u16 port,
 			struct sockaddr_storage *ss);
-/* Change the displayed state; a change is announced (PEER_STATE). */
-void rdmalog_conn_set_state(struct rdmalog_conn *conn, u32 state);
+/*
+ * Move the displayed state to @state: the only place that changes it after
+ * creation, and that announces it (PEER_STATE) unless @quiet (the node's
+ * own UP, PEER_ADDED or DOWN event says it). An illegal move (see
+ * rdmalog_conn_move_ok()) warns and is not made. Under the conn's lock.
+ */
+void rdmalog_conn_change_state(struct rdmalog_conn *conn, u32 state,
+			       bool quiet);
 /* The first backoff of @conn's side (connecting or knocking). */
 unsigned int rdmalog_conn_min_backoff(struct rdmalog_conn *conn);
 /* Every close work queued so far has run. Process context, no locks. */
