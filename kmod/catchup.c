@@ -792,7 +792,7 @@ static int rdmalog_cu_send_join(struct rdmalog_ep *ep,
 	m.next_lsn = cpu_to_le64(pos.next_lsn);
 	m.commit_lsn = cpu_to_le64(pos.commit_lsn);
 	m.tail = cpu_to_le64(pos.tail);
-	WRITE_ONCE(ep->repl.last_tail, pos.tail);
+	rdmalog_repl_tail_sent(ep, pos.tail);
 	return rdmalog_ep_send(ep, &m, sizeof(m), RDMALOG_MSG_JOIN, 2);
 }
 

@@ -474,6 +474,11 @@ void rdmalog_ep_put(struct rdmalog_ep *ep);
  *	Process context
  * @info: the users' part of a peer's status (@repl, @cu), of an
  *	established endpoint. Process context, the conn lock held
+ * @ring: (primary) a backup's RING was validated and its segments taken:
+ *	judge the backup by its @head, @next_lsn and @tail. CQ handler
+ *	context. NULL, or why the connection must go
+ * @ring_sent: (backup) our RING, with our @tail, is posted. CQ handler or
+ *	BH-disabled context
  *
  * Set once by rdmalog_ep_set_ops() at module init, before any endpoint
  * exists; constant afterwards.
@@ -491,6 +496,9 @@ struct rdmalog_ep_ops {
 	void (*info)(struct rdmalog_ep *ep,
 		     struct rdmalog_repl_peer_info *repl,
 		     struct rdmalog_catchup_info *cu);
+	const char *(*ring)(struct rdmalog_ep *ep, u64 head, u64 next_lsn,
+			    u64 tail);
+	void (*ring_sent)(struct rdmalog_ep *ep, u64 tail);
 };
 
 /* Register the protocol's ops (module init, before rdmalog_conn_init()). */

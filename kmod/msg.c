@@ -246,4 +246,6 @@ const struct rdmalog_ep_ops rdmalog_msg_ops = {
 	.stop = rdmalog_msg_ep_stop,
 	.release = rdmalog_msg_ep_release,
 	.info = rdmalog_msg_ep_info,
+	.ring = rdmalog_catchup_ring,
+	.ring_sent = rdmalog_repl_tail_sent,
 };

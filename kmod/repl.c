@@ -726,6 +726,11 @@ static bool rdmalog_repl_send_ack(struct rdmalog_ep *ep)
 	return true;
 }
 
+void rdmalog_repl_tail_sent(struct rdmalog_ep *ep, u64 tail)
+{
+	WRITE_ONCE(ep->repl.last_tail, tail);
+}
+
 static void rdmalog_repl_apply_work(struct work_struct *work)
 {
 	struct rdmalog_ep *ep = container_of(work, struct rdmalog_ep,

@@ -69,7 +69,9 @@ struct rdmalog_msg_ack;
  * @apply_work: verifies and exposes what @nt says is committed; queued
  *	with an endpoint reference, which it drops; cancelled (and waited
  *	for) by rdmalog_repl_ep_stop() before the endpoint's resources go
- * @last_tail: the tail sent in the last ACK or RING; apply work only
+ * @last_tail: the tail sent in the last ACK, RING or JOIN (the latter two
+ *	through rdmalog_repl_tail_sent()); READ_ONCE/WRITE_ONCE: the apply
+ *	work compares it to send an ACK when the tail moved
  */
 struct rdmalog_repl_ep {
 	struct list_head node;
@@ -187,6 +189,11 @@ const char *rdmalog_repl_append_received(struct rdmalog_ep *ep,
 					 const struct rdmalog_msg_append *m);
 const char *rdmalog_repl_ack_received(struct rdmalog_ep *ep,
 				      const struct rdmalog_msg_ack *m);
+/*
+ * A backup sent its tail in a RING or a JOIN on @ep: an ACK need not send
+ * it again. Any context.
+ */
+void rdmalog_repl_tail_sent(struct rdmalog_ep *ep, u64 tail);
 /*
  * After every valid message received on @ep (CQ handler context): a backup
  * hands credits back with an ACK when they pile up; a primary resumes

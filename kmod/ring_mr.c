@@ -350,7 +350,7 @@ static const char *rdmalog_ep_grant_ring(struct rdmalog_ep *ep)
 	m.next_lsn = cpu_to_le64(pos.next_lsn);
 	m.commit_lsn = cpu_to_le64(pos.commit_lsn);
 	m.tail = cpu_to_le64(pos.tail);
-	ep->repl.last_tail = pos.tail;
+	rdmalog_ep_get_ops()->ring_sent(ep, pos.tail);
 	m.nr_segs = cpu_to_le32(ep->ring_nr_regs);
 	err = rdmalog_ep_send(ep, &m, RDMALOG_MSG_RING_LEN(ep->ring_nr_regs),
 			      RDMALOG_MSG_RING, 2);
@@ -377,9 +377,9 @@ const char *rdmalog_ep_maybe_grant_ring(struct rdmalog_ep *ep)
 }
 
 /*
- * A backup's RING arrived (we are the primary): validate it and judge the
- * backup (catchup.c). CQ handler context. Return: NULL, or why the
- * connection must be dropped.
+ * A backup's RING arrived (we are the primary): validate it and have the
+ * backup judged (&rdmalog_ep_ops.ring: catchup.c). CQ handler context.
+ * Return: NULL, or why the connection must be dropped.
  */
 const char *rdmalog_ep_ring_received(struct rdmalog_ep *ep,
 				     const struct rdmalog_msg_ring *m)
@@ -394,7 +394,7 @@ const char *rdmalog_ep_ring_received(struct rdmalog_ep *ep,
 					RDMALOG_MSG_RING);
 	if (why)
 		return why;
-	return rdmalog_catchup_ring(ep, le64_to_cpu(m->head),
-				    le64_to_cpu(m->next_lsn),
-				    le64_to_cpu(m->tail));
+	return rdmalog_ep_get_ops()->ring(ep, le64_to_cpu(m->head),
+					  le64_to_cpu(m->next_lsn),
+					  le64_to_cpu(m->tail));
 }

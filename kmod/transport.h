@@ -173,9 +173,9 @@ void rdmalog_ep_flush_work(struct work_struct *work);
  */
 const char *rdmalog_ep_maybe_grant_ring(struct rdmalog_ep *ep);
 /*
- * A backup's RING arrived (we are the primary): validate it and judge the
- * backup (catchup.c). CQ handler context. Return: NULL, or why the
- * connection must go.
+ * A backup's RING arrived (we are the primary): validate it and have the
+ * backup judged (&rdmalog_ep_ops.ring: catchup.c). CQ handler context.
+ * Return: NULL, or why the connection must go.
  */
 const char *rdmalog_ep_ring_received(struct rdmalog_ep *ep,
 				     const struct rdmalog_msg_ring *m);
