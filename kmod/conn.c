@@ -1070,7 +1070,6 @@ int rdmalog_conn_start(const struct rdmalog_conn_params *p)
 	rdmalog_conns.p.local.auth = !!auth;
 	rdmalog_conns.auth = auth;
 	rdmalog_log_get(p->log);	/* put by rdmalog_conn_stop() */
-	rdmalog_catchup_clear_note();
 	WRITE_ONCE(rdmalog_conns.heartbeat_ms, p->heartbeat_ms);
 	WRITE_ONCE(rdmalog_conns.peer_timeout_ms, p->peer_timeout_ms);
 	WRITE_ONCE(rdmalog_conns.role, p->role);
@@ -1160,19 +1159,12 @@ void rdmalog_conn_set_role(u32 role)
  */
 void rdmalog_conn_status_msg(char *buf, size_t len)
 {
-	char note[96];
-
 	mutex_lock(&rdmalog_conns.mutex);
 	if (rdmalog_conns.running)
 		strscpy(buf, rdmalog_conns.listen_msg, len);
 	else if (len)
 		buf[0] = '\0';
 	mutex_unlock(&rdmalog_conns.mutex);
-	rdmalog_catchup_status_msg(note, sizeof(note));
-	if (note[0] && len && buf[0])
-		strlcat(buf, "; ", len);
-	if (note[0])
-		strlcat(buf, note, len);
 }
 
 /**

@@ -33,6 +33,7 @@
 
 #include "node.h"
 #include "conn.h"
+#include "catchup.h"
 #include "forward.h"
 #include "log.h"
 #include "netlink.h"
@@ -848,6 +849,7 @@ static int rdmalog_node_start_conns(struct rdmalog_log *log,
 	int err;
 
 	lockdep_assert_held(&rdmalog_node.config_mutex);
+	rdmalog_catchup_clear_note();
 	err = rdmalog_conn_start(&cp);
 	if (err) {
 		NL_SET_ERR_MSG(extack, "cannot start the peer connections");
@@ -1090,8 +1092,15 @@ void rdmalog_node_get_status(struct rdmalog_node_status *st)
 	if (rdmalog_node.up) {
 		char note[224];
 
-		/* A listener that could not be set up is worth saying. */
+		/*
+		 * A listener that could not be set up is worth saying, and
+		 * so is a restart of the log by its primary.
+		 */
 		rdmalog_conn_status_msg(note, sizeof(note));
+		if (note[0] && st->msg[0])
+			strlcat(st->msg, "; ", sizeof(st->msg));
+		strlcat(st->msg, note, sizeof(st->msg));
+		rdmalog_catchup_status_msg(note, sizeof(note));
 		if (note[0] && st->msg[0])
 			strlcat(st->msg, "; ", sizeof(st->msg));
 		strlcat(st->msg, note, sizeof(st->msg));
