@@ -76,7 +76,7 @@
  * a reset is never silent. Cleared when the node comes up.
  */
 static DEFINE_SPINLOCK(rdmalog_cu_note_lock);
-static char rdmalog_cu_note[96];
+static char rdmalog_cu_note[128];
 
 void rdmalog_catchup_status_msg(char *buf, size_t len)
 {
@@ -99,7 +99,7 @@ void rdmalog_catchup_clear_note(void)
 static void rdmalog_cu_reset_note(struct rdmalog_ep *ep, u64 lsn,
 				  const struct rdmalog_log_pos *pos)
 {
-	char what[48];
+	char what[64];
 
 	if (pos->next_lsn > pos->first_lsn)
 		snprintf(what, sizeof(what), "LSNs %llu to %llu discarded",
