@@ -108,21 +108,28 @@ static const struct nla_policy rdmalog_nl_policy[RDMALOG_A_MAX + 1] = {
 	[RDMALOG_A_SECRET]		= { .type = NLA_BINARY,
 					    .len = RDMALOG_MAX_SECRET },
 	[RDMALOG_A_AUTH]		= RDMALOG_NL_READ_ONLY,
+	[RDMALOG_A_FAILOVER]		= { .type = NLA_U32 },
+	[RDMALOG_A_PRIORITY]		= { .type = NLA_U32 },
+	[RDMALOG_A_LEAD]		= { .type = NLA_U8 },
 };
 
 /* The attributes each command takes. */
 #define RDMALOG_NL_NODE_SET_ATTRS					\
-	(BIT(RDMALOG_A_NODE_ID) | BIT(RDMALOG_A_CLUSTER_ID) |		\
-	 BIT(RDMALOG_A_ADDR) | BIT(RDMALOG_A_PORT) | BIT(RDMALOG_A_ROLE) | \
-	 BIT(RDMALOG_A_HEARTBEAT_MS) | BIT(RDMALOG_A_PEER_TIMEOUT_MS) |	\
-	 BIT(RDMALOG_A_SECRET))
+	(BIT_ULL(RDMALOG_A_NODE_ID) | BIT_ULL(RDMALOG_A_CLUSTER_ID) |	\
+	 BIT_ULL(RDMALOG_A_ADDR) | BIT_ULL(RDMALOG_A_PORT) |		\
+	 BIT_ULL(RDMALOG_A_ROLE) | BIT_ULL(RDMALOG_A_HEARTBEAT_MS) |	\
+	 BIT_ULL(RDMALOG_A_PEER_TIMEOUT_MS) | BIT_ULL(RDMALOG_A_SECRET) |	\
+	 BIT_ULL(RDMALOG_A_FAILOVER) | BIT_ULL(RDMALOG_A_PRIORITY) |	\
+	 BIT_ULL(RDMALOG_A_LEAD))
 #define RDMALOG_NL_LOG_SET_ATTRS					\
-	(BIT(RDMALOG_A_CAPACITY) | BIT(RDMALOG_A_MAX_RECORD) |		\
-	 BIT(RDMALOG_A_DURABILITY) | BIT(RDMALOG_A_COMMIT_TIMEOUT_MS))
+	(BIT_ULL(RDMALOG_A_CAPACITY) | BIT_ULL(RDMALOG_A_MAX_RECORD) |	\
+	 BIT_ULL(RDMALOG_A_DURABILITY) |				\
+	 BIT_ULL(RDMALOG_A_COMMIT_TIMEOUT_MS))
 #define RDMALOG_NL_PEER_ATTRS						\
-	(BIT(RDMALOG_A_NODE_ID) | BIT(RDMALOG_A_ADDR) | BIT(RDMALOG_A_PORT))
+	(BIT_ULL(RDMALOG_A_NODE_ID) | BIT_ULL(RDMALOG_A_ADDR) |		\
+	 BIT_ULL(RDMALOG_A_PORT))
 #define RDMALOG_NL_PEER_ID_ATTRS					\
-	BIT(RDMALOG_A_NODE_ID)
+	BIT_ULL(RDMALOG_A_NODE_ID)
 
 /*
  * The value of a top-level attribute of type @type (or of the peer
@@ -206,6 +213,22 @@ static int rdmalog_nl_check_value(int type, const struct nlattr *attr,
 		NL_SET_ERR_MSG_ATTR(extack, attr,
 				    "peer timeout must be 20 .. 600000 ms");
 		return -EINVAL;
+	case RDMALOG_A_FAILOVER:
+		if (nla_get_u32(attr) <= RDMALOG_FAILOVER_MANUAL)
+			return 0;
+		NL_SET_ERR_MSG_ATTR(extack, attr,
+				    "failover must be auto (0) or manual (1)");
+		return -EINVAL;
+	case RDMALOG_A_PRIORITY:
+		if (nla_get_u32(attr) <= RDMALOG_MAX_PRIORITY)
+			return 0;
+		NL_SET_ERR_MSG_ATTR(extack, attr, "priority must be 0 .. 255");
+		return -EINVAL;
+	case RDMALOG_A_LEAD:
+		if (nla_get_u8(attr) <= 1)
+			return 0;
+		NL_SET_ERR_MSG_ATTR(extack, attr, "lead must be 0 or 1");
+		return -EINVAL;
 	default:
 		return 0;
 	}
@@ -216,15 +239,15 @@ static int rdmalog_nl_check_value(int type, const struct nlattr *attr,
  * range.
  * Return: how many of the @allowed attributes are present, or -EINVAL.
  */
-static int rdmalog_nl_attrs(struct genl_info *info, unsigned long allowed)
+static int rdmalog_nl_attrs(struct genl_info *info, u64 allowed)
 {
 	int type, err, n = 0;
 
-	BUILD_BUG_ON(RDMALOG_A_MAX >= BITS_PER_LONG);
+	BUILD_BUG_ON(RDMALOG_A_MAX >= 64);
 	for (type = RDMALOG_A_UNSPEC + 1; type <= RDMALOG_A_MAX; type++) {
 		if (!info->attrs[type])
 			continue;
-		if (!(allowed & BIT(type))) {
+		if (!(allowed & BIT_ULL(type))) {
 			NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[type],
 					    "attribute not valid for this command");
 			return -EINVAL;
@@ -363,6 +386,17 @@ static int rdmalog_nl_put_cluster_id(struct sk_buff *skb, u64 cluster_id,
 				 RDMALOG_A_PAD);
 }
 
+/* Who may lead, and how a leader change starts. */
+static int rdmalog_nl_put_lead(struct sk_buff *skb,
+			       const struct rdmalog_node_config *cfg)
+{
+	if (nla_put_u32(skb, RDMALOG_A_FAILOVER, cfg->failover) ||
+	    nla_put_u32(skb, RDMALOG_A_PRIORITY, cfg->priority) ||
+	    nla_put_u8(skb, RDMALOG_A_LEAD, cfg->lead))
+		return -EMSGSIZE;
+	return 0;
+}
+
 /*
  * NODE_GET's attributes but NODE_ID (the caller puts that one first);
  * settings not made yet (cluster id, address) are left out, and unless
@@ -380,7 +414,8 @@ static int rdmalog_nl_put_node(struct sk_buff *skb,
 	    nla_put_u32(skb, RDMALOG_A_HEARTBEAT_MS, cfg->heartbeat_ms) ||
 	    nla_put_u32(skb, RDMALOG_A_PEER_TIMEOUT_MS, cfg->peer_timeout_ms) ||
 	    nla_put_u32(skb, RDMALOG_A_AUTH, cfg->auth ?
-			RDMALOG_AUTH_HMAC_SHA256 : RDMALOG_AUTH_NONE))
+			RDMALOG_AUTH_HMAC_SHA256 : RDMALOG_AUTH_NONE) ||
+	    rdmalog_nl_put_lead(skb, cfg))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -488,7 +523,7 @@ out_free:
  * overlay them on. genl_mutex keeps other requests out until the caller's
  * rdmalog_node_set_config() is done.
  */
-static int rdmalog_nl_set_begin(struct genl_info *info, unsigned long allowed,
+static int rdmalog_nl_set_begin(struct genl_info *info, u64 allowed,
 				struct rdmalog_node_config *cfg)
 {
 	int n = rdmalog_nl_attrs(info, allowed);
@@ -530,6 +565,12 @@ static int rdmalog_nl_node_set(struct sk_buff *skb, struct genl_info *info)
 		cfg.heartbeat_ms = nla_get_u32(a[RDMALOG_A_HEARTBEAT_MS]);
 	if (a[RDMALOG_A_PEER_TIMEOUT_MS])
 		cfg.peer_timeout_ms = nla_get_u32(a[RDMALOG_A_PEER_TIMEOUT_MS]);
+	if (a[RDMALOG_A_FAILOVER])
+		cfg.failover = nla_get_u32(a[RDMALOG_A_FAILOVER]);
+	if (a[RDMALOG_A_PRIORITY])
+		cfg.priority = nla_get_u32(a[RDMALOG_A_PRIORITY]);
+	if (a[RDMALOG_A_LEAD])
+		cfg.lead = nla_get_u8(a[RDMALOG_A_LEAD]);
 	/* The secret is used where it lies in the request, never copied. */
 	if (a[RDMALOG_A_SECRET])
 		return rdmalog_node_set_config(&cfg, nla_data(a[RDMALOG_A_SECRET]),
@@ -809,7 +850,8 @@ static int rdmalog_nl_put_status(struct sk_buff *skb,
 		       st->up &&
 		       st->durability_effective != cfg->durability) ||
 	    nla_put_u32(skb, RDMALOG_A_BACKUPS_IN_SYNC, st->in_sync) ||
-	    nla_put_u32(skb, RDMALOG_A_BACKUPS_NEEDED, st->needed))
+	    nla_put_u32(skb, RDMALOG_A_BACKUPS_NEEDED, st->needed) ||
+	    rdmalog_nl_put_lead(skb, cfg))
 		return -EMSGSIZE;
 
 	/* The indices of a log exist only while it is up. */

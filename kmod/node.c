@@ -270,6 +270,9 @@ int rdmalog_node_init(void)
 	cfg->commit_timeout_ms = RDMALOG_DEFAULT_COMMIT_TIMEOUT_MS;
 	cfg->heartbeat_ms = RDMALOG_DEFAULT_HEARTBEAT_MS;
 	cfg->peer_timeout_ms = RDMALOG_DEFAULT_PEER_TIMEOUT_MS;
+	cfg->failover = RDMALOG_FAILOVER_AUTO;
+	cfg->priority = 0;
+	cfg->lead = true;
 	rdmalog_node.epoch = 0;
 	rdmalog_node.up = false;
 	rdmalog_node.log = NULL;
@@ -440,6 +443,14 @@ static int rdmalog_node_check_values(const struct rdmalog_node_config *cfg,
 				       "peer timeout must be at least twice the heartbeat");
 		return -EINVAL;
 	}
+	if (cfg->failover > RDMALOG_FAILOVER_MANUAL) {
+		NL_SET_ERR_MSG(extack, "failover must be auto or manual");
+		return -EINVAL;
+	}
+	if (cfg->priority > RDMALOG_MAX_PRIORITY) {
+		NL_SET_ERR_MSG(extack, "priority must be 0 .. 255");
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -580,7 +591,10 @@ int rdmalog_node_set_config(const struct rdmalog_node_config *cfg,
 		       new.listen.port != cur->listen.port ||
 		       new.role != cur->role ||
 		       new.heartbeat_ms != cur->heartbeat_ms ||
-		       new.peer_timeout_ms != cur->peer_timeout_ms;
+		       new.peer_timeout_ms != cur->peer_timeout_ms ||
+		       new.failover != cur->failover ||
+		       new.priority != cur->priority ||
+		       new.lead != cur->lead;
 	log_changed = new.capacity != cur->capacity ||
 		      new.max_record != cur->max_record ||
 		      new.durability != cur->durability ||

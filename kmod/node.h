@@ -36,6 +36,11 @@ struct netlink_ext_ack;
  * @peer_timeout_ms: silence after which a connected peer is declared dead
  * @auth: a shared secret is set (&enum rdmalog_auth: HMAC_SHA256); the
  *	secret itself never leaves node.c but towards the connections
+ * @failover: &enum rdmalog_failover (uapi: recorded and shown; the leader
+ *	change that follows it is not implemented yet)
+ * @priority: 0 .. RDMALOG_MAX_PRIORITY, higher stands first (not used yet)
+ * @lead: this node may become the primary in a leader change (not used
+ *	yet)
  */
 struct rdmalog_node_config {
 	u32 node_id;
@@ -49,6 +54,9 @@ struct rdmalog_node_config {
 	u32 heartbeat_ms;
 	u32 peer_timeout_ms;
 	bool auth;
+	u32 failover;
+	u32 priority;
+	bool lead;
 };
 
 /**

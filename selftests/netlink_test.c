@@ -119,6 +119,11 @@ static uint32_t put(struct nl_msg *m, int type, const void *data, int len)
 	return (uint32_t)((char *)a - (char *)nlmsg_hdr(m));
 }
 
+static uint32_t put_u8(struct nl_msg *m, int type, uint8_t v)
+{
+	return put(m, type, &v, 1);
+}
+
 static uint32_t put_u16(struct nl_msg *m, int type, uint16_t v)
 {
 	return put(m, type, &v, 2);
@@ -517,6 +522,9 @@ static int reset_state(struct nlt *t, char *why, size_t whylen)
 	put_u32(m, RDMALOG_A_NODE_ID, 1);
 	put_u32(m, RDMALOG_A_ROLE, RDMALOG_ROLE_PRIMARY);
 	put_u16(m, RDMALOG_A_PORT, RDMALOG_DEFAULT_PORT);
+	put_u32(m, RDMALOG_A_FAILOVER, RDMALOG_FAILOVER_AUTO);
+	put_u32(m, RDMALOG_A_PRIORITY, 0);
+	put_u8(m, RDMALOG_A_LEAD, 1);
 	err = req_send(t, m, &r);
 	if (err) {
 		snprintf(why, whylen, "NODE_SET: %s %.200s", errname(err), r.msg);
@@ -784,6 +792,9 @@ TEST_F_TIMEOUT(nl, out_of_range_einval, RL_TIMEOUT)
 		{ RDMALOG_CMD_NODE_SET, RDMALOG_A_ROLE, 4, 3 },
 		{ RDMALOG_CMD_NODE_SET, RDMALOG_A_ROLE, 4, 9 },
 		{ RDMALOG_CMD_NODE_SET, RDMALOG_A_CLUSTER_ID, 8, 0 },
+		{ RDMALOG_CMD_NODE_SET, RDMALOG_A_FAILOVER, 4, 2 },
+		{ RDMALOG_CMD_NODE_SET, RDMALOG_A_PRIORITY, 4, 256 },
+		{ RDMALOG_CMD_NODE_SET, RDMALOG_A_LEAD, 1, 2 },
 		{ RDMALOG_CMD_LOG_SET, RDMALOG_A_CAPACITY, 8, 0 },
 		{ RDMALOG_CMD_LOG_SET, RDMALOG_A_CAPACITY, 8, (1 << 20) + 1 },
 		{ RDMALOG_CMD_LOG_SET, RDMALOG_A_CAPACITY, 8,
@@ -820,6 +831,9 @@ TEST_F_TIMEOUT(nl, out_of_range_einval, RL_TIMEOUT)
 				put_u16(m, RDMALOG_A_PORT, 7471);
 		}
 		switch (cases[i].width) {
+		case 1:
+			off = put_u8(m, cases[i].type, (uint8_t)cases[i].v);
+			break;
 		case 2:
 			off = put_u16(m, cases[i].type, (uint16_t)cases[i].v);
 			break;
@@ -849,10 +863,18 @@ TEST_F_TIMEOUT(nl, out_of_range_einval, RL_TIMEOUT)
 	ASSERT_EQ(RDMALOG_DEFAULT_COMMIT_TIMEOUT_MS,
 		  in.v[RDMALOG_A_COMMIT_TIMEOUT_MS]);
 
+	ASSERT_EQ(0, get(&self->t, RDMALOG_CMD_NODE_GET, &in));
+	ASSERT_EQ(RDMALOG_FAILOVER_AUTO, in.v[RDMALOG_A_FAILOVER]);
+	ASSERT_EQ(0, in.v[RDMALOG_A_PRIORITY]);
+	ASSERT_EQ(1, in.v[RDMALOG_A_LEAD]);
+
 	/* the edges of the ranges are accepted */
 	m = req_new(&self->t, RDMALOG_CMD_NODE_SET, 0);
 	put_u32(m, RDMALOG_A_NODE_ID, 255);
 	put_u16(m, RDMALOG_A_PORT, 65535);
+	put_u32(m, RDMALOG_A_FAILOVER, RDMALOG_FAILOVER_MANUAL);
+	put_u32(m, RDMALOG_A_PRIORITY, RDMALOG_MAX_PRIORITY);
+	put_u8(m, RDMALOG_A_LEAD, 0);
 	req_send(&self->t, m, &r);
 	ASSERT_NLOK(&r);
 	m = req_new(&self->t, RDMALOG_CMD_LOG_SET, 0);
@@ -875,6 +897,9 @@ TEST_F_TIMEOUT(nl, out_of_range_einval, RL_TIMEOUT)
 	ASSERT_EQ(0, get(&self->t, RDMALOG_CMD_NODE_GET, &in));
 	ASSERT_EQ(255, in.v[RDMALOG_A_NODE_ID]);
 	ASSERT_EQ(65535, in.v[RDMALOG_A_PORT]);
+	ASSERT_EQ(RDMALOG_FAILOVER_MANUAL, in.v[RDMALOG_A_FAILOVER]);
+	ASSERT_EQ(RDMALOG_MAX_PRIORITY, in.v[RDMALOG_A_PRIORITY]);
+	ASSERT_EQ(0, in.v[RDMALOG_A_LEAD]);
 }
 
 TEST_F_TIMEOUT(nl, max_record_vs_capacity_einval, RL_TIMEOUT)
@@ -2006,6 +2031,10 @@ TEST_F_TIMEOUT(fresh, defaults, RL_TIMEOUT)
 		       (unsigned long long)in.v[RDMALOG_A_CLUSTER_ID]);
 	}
 	EXPECT_FALSE(in.has[RDMALOG_A_ADDR]) TH_LOG("ADDR on a fresh module");
+	/* anyone may lead, and a lost primary is replaced on its own */
+	EXPECT_EQ(RDMALOG_FAILOVER_AUTO, in.v[RDMALOG_A_FAILOVER]);
+	EXPECT_EQ(0, in.v[RDMALOG_A_PRIORITY]);
+	EXPECT_EQ(1, in.v[RDMALOG_A_LEAD]);
 	ASSERT_EQ(0, get(&self->t, RDMALOG_CMD_LOG_GET, &in));
 	EXPECT_EQ(RDMALOG_DEFAULT_CAPACITY, in.v[RDMALOG_A_CAPACITY]);
 	EXPECT_EQ(RDMALOG_DEFAULT_MAX_RECORD, in.v[RDMALOG_A_MAX_RECORD]);

@@ -12,9 +12,10 @@
  * Commands and their attributes (-> reply):
  *
  * NODE_GET                  -> NODE_ID, CLUSTER_ID, ADDR, PORT, ROLE, EPOCH,
- *                              HEARTBEAT_MS, PEER_TIMEOUT_MS
+ *                              HEARTBEAT_MS, PEER_TIMEOUT_MS, FAILOVER,
+ *                              PRIORITY, LEAD
  * NODE_SET  [NODE_ID] [CLUSTER_ID] [ADDR] [PORT] [ROLE] [HEARTBEAT_MS]
- *           [PEER_TIMEOUT_MS]
+ *           [PEER_TIMEOUT_MS] [FAILOVER] [PRIORITY] [LEAD]
  *           NODE_ID, CLUSTER_ID, ADDR, PORT and ROLE only while down
  *           (-EBUSY);
  *           PEER_TIMEOUT_MS >= 2 * HEARTBEAT_MS (-EINVAL)
@@ -37,7 +38,7 @@
  *                              OPENERS, HEARTBEAT_MS, PEER_TIMEOUT_MS,
  *                              PEERS (nest of PEER nests),
  *                              DURABILITY_DEGRADED, BACKUPS_IN_SYNC,
- *                              BACKUPS_NEEDED
+ *                              BACKUPS_NEEDED, FAILOVER, PRIORITY, LEAD
  * STATS_GET                 -> STATS (nest of enum rdmalog_stat, u64 each)
  * TRIM      LSN             (-ERANGE above the commit LSN, -ENETDOWN
  *                              when down)
@@ -79,6 +80,8 @@
 #define RDMALOG_DEFAULT_PEER_TIMEOUT_MS	1000
 /** RDMALOG_MAX_PEER_TIMEOUT_MS - longest peer timeout (at least 2 beats) */
 #define RDMALOG_MAX_PEER_TIMEOUT_MS	600000
+/** RDMALOG_MAX_PRIORITY - highest leadership priority (default 0) */
+#define RDMALOG_MAX_PRIORITY		255
 
 /**
  * enum rdmalog_cmd - generic netlink commands of family "rdmalog"
@@ -173,6 +176,15 @@ enum rdmalog_cmd {
  *	peer must prove it knows it (Documentation/protocol.rst,
  *	"Authentication"). Empty: no secret. Cannot change while up
  * @RDMALOG_A_AUTH: u32, &enum rdmalog_auth: how peers are authenticated
+ * @RDMALOG_A_FAILOVER: u32, &enum rdmalog_failover (default AUTO). May
+ *	change while up. Recorded and shown; the leader change that follows
+ *	it is not implemented yet (Documentation/leader-change.rst)
+ * @RDMALOG_A_PRIORITY: u32, 0 .. %RDMALOG_MAX_PRIORITY (default 0): among
+ *	candidates of equal logs, a higher one stands for leadership first.
+ *	May change while up; not used yet, as FAILOVER
+ * @RDMALOG_A_LEAD: u8, 1 (default): this node may become the primary in a
+ *	leader change; 0: never ("no-lead" in a cluster file). May change
+ *	while up; not used yet, as FAILOVER
  * @__RDMALOG_A_MAX: number of attributes
  */
 enum rdmalog_attr {
@@ -210,8 +222,22 @@ enum rdmalog_attr {
 	RDMALOG_A_LOG_EPOCH,
 	RDMALOG_A_SECRET,
 	RDMALOG_A_AUTH,
+	RDMALOG_A_FAILOVER,
+	RDMALOG_A_PRIORITY,
+	RDMALOG_A_LEAD,
 
 	__RDMALOG_A_MAX
+};
+
+/**
+ * enum rdmalog_failover - %RDMALOG_A_FAILOVER
+ * @RDMALOG_FAILOVER_AUTO: when the primary is lost, a backup that may
+ *	lead stands for election on its own
+ * @RDMALOG_FAILOVER_MANUAL: only an operator's promote starts an election
+ */
+enum rdmalog_failover {
+	RDMALOG_FAILOVER_AUTO,
+	RDMALOG_FAILOVER_MANUAL,
 };
 
 /** RDMALOG_MAX_SECRET - longest shared secret, bytes */

@@ -326,6 +326,55 @@ def apply_cluster_file(c):
 
 
 @test
+def leadership_settings_are_kept_and_shown(c):
+    """failover, priority and lead (who may stand in a leader change):
+    defaults, set from a cluster file and by node set, shown in status
+    and node show, refused out of range with the kernel's reason, and
+    changeable while up without touching the log."""
+    n = c[1]
+    reload(n)
+    node = status(n)["node"]
+    assert (node["failover"], node["priority"], node["lead"]) == \
+        ("auto", 0, True), node
+    text = CLUSTER_FILE.replace("node 1 address 198.18.0.1",
+                                "node 1 address 198.18.0.1 priority 7 "
+                                "no-lead") + "failover manual\n"
+    assert "priority 7" in text, text
+    n.put(text, "/tmp/lead.conf")
+    r = n.run("rdmalogctl apply /tmp/lead.conf", timeout=120)
+    assert r.rc == 0, r.out
+    assert "failover manual priority 7 lead no" in r.out, r.out
+    st = status(n)
+    assert st["log"]["up"] is True, st
+    assert (st["node"]["failover"], st["node"]["priority"],
+            st["node"]["lead"]) == ("manual", 7, False), st["node"]
+    out = n.run("rdmalogctl status", timeout=60, check=True).out
+    assert re.search(r"^failover +manual, priority 7, never leads$", out,
+                     re.M), out
+    out = n.run("rdmalogctl node show", timeout=60, check=True).out
+    assert re.search(r"^priority +7$", out, re.M) and \
+        re.search(r"^lead +no$", out, re.M), out
+    r = n.run("rdmalogctl apply /tmp/lead.conf", timeout=120)
+    assert r.rc == 0 and "already up to date" in r.out, r.out
+    # while up, and the log goes on
+    n.run("printf x > /dev/rdmalog", timeout=60, check=True)
+    r = n.run("rdmalogctl node set priority 255 lead yes failover auto",
+              timeout=60)
+    assert r.rc == 0, r.out
+    st = status(n)
+    assert (st["node"]["failover"], st["node"]["priority"],
+            st["node"]["lead"]) == ("auto", 255, True), st["node"]
+    assert st["log"]["up"] is True and st["log"]["next_lsn"] == 2, st["log"]
+    # the tool refuses bad values; so does the kernel, saying which
+    r = n.run("rdmalogctl node set priority 256", timeout=60)
+    assert r.rc != 0 and "0..255" in r.out, r.out
+    r = n.run("printf 'cluster 7\\nnode 1 address 198.18.0.1 lead\\n"
+              "primary 1\\n' | rdmalogctl apply --check -", timeout=60)
+    assert r.rc != 0 and "'lead' needs a value" in r.out, r.out
+    assert status(n)["node"]["priority"] == 255
+
+
+@test
 def errors_print_extack(c):
     n = c[1]
     reload(n)

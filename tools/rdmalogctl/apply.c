@@ -40,6 +40,8 @@ struct action {
 	bool has[RDMALOG_A_MAX + 1];
 	uint32_t node_id, role, max_record, durability, commit_timeout_ms;
 	uint32_t heartbeat_ms, peer_timeout_ms;
+	uint32_t failover, priority;
+	bool lead;
 	uint64_t cluster_id, capacity;
 	struct rl_addr addr;
 	uint16_t port;
@@ -119,6 +121,12 @@ static int fill_action(struct nl_msg *msg, const struct action *a)
 				 a->peer_timeout_ms);
 	if (a->has[RDMALOG_A_SECRET])
 		r |= nla_put(msg, RDMALOG_A_SECRET, a->secret_len, a->secret);
+	if (a->has[RDMALOG_A_FAILOVER])
+		r |= nla_put_u32(msg, RDMALOG_A_FAILOVER, a->failover);
+	if (a->has[RDMALOG_A_PRIORITY])
+		r |= nla_put_u32(msg, RDMALOG_A_PRIORITY, a->priority);
+	if (a->has[RDMALOG_A_LEAD])
+		r |= nla_put_u8(msg, RDMALOG_A_LEAD, a->lead);
 	return r ? -1 : 0;
 }
 
@@ -267,6 +275,29 @@ static void plan(const struct cluster *cl, const struct cl_node *self,
 		a->has[RDMALOG_A_PEER_TIMEOUT_MS] = true;
 		a->peer_timeout_ms = cl->peer_timeout_ms;
 		append(a, " peer-timeout %u", cl->peer_timeout_ms);
+	}
+	/*
+	 * Failover as the file says, or left; priority and lead as the
+	 * node's line says, defaults included (a module that does not know
+	 * them is asked only for other values than the defaults).
+	 */
+	if (cl->has_failover && (!node->has[RDMALOG_A_FAILOVER] ||
+				 node->failover != cl->failover)) {
+		a->has[RDMALOG_A_FAILOVER] = true;
+		a->failover = cl->failover;
+		append(a, " failover %s", failover_name(cl->failover));
+	}
+	if (node->has[RDMALOG_A_PRIORITY] ? node->priority != self->priority :
+	    self->priority != 0) {
+		a->has[RDMALOG_A_PRIORITY] = true;
+		a->priority = self->priority;
+		append(a, " priority %u", self->priority);
+	}
+	if (node->has[RDMALOG_A_LEAD] ? node->lead != !self->no_lead :
+	    self->no_lead) {
+		a->has[RDMALOG_A_LEAD] = true;
+		a->lead = !self->no_lead;
+		append(a, " lead %s", self->no_lead ? "no" : "yes");
 	}
 	/*
 	 * The secret cannot be read back: it is sent whenever the file has

@@ -228,16 +228,23 @@ static int parse_node_line(struct parser *p, char **tok, int n)
 {
 	struct cluster *cl = p->cl;
 	struct cl_node nd = { .port = RDMALOG_DEFAULT_PORT, .line = p->line };
-	bool has_addr = false, has_port = false;
+	bool has_addr = false, has_port = false, has_prio = false;
 	char buf[64];
 	unsigned int j;
 	uint32_t port;
 	int i;
 
 	if (n < 2 || parse_u32_range(tok[1], 1, RDMALOG_MAX_NODE_ID, &nd.id))
-		return perr(p, p->line, "expected 'node ID address ADDR [port PORT]' with ID 1..%d",
+		return perr(p, p->line, "expected 'node ID address ADDR [port PORT] [priority N] [no-lead]' with ID 1..%d",
 			    RDMALOG_MAX_NODE_ID);
 	for (i = 2; i < n; i += 2) {
+		if (!strcmp(tok[i], "no-lead")) {
+			if (nd.no_lead)
+				return perr(p, p->line, "'no-lead' given twice");
+			nd.no_lead = true;
+			i--;	/* a word without a value */
+			continue;
+		}
 		if (i + 1 >= n)
 			return perr(p, p->line, "'%s' needs a value", tok[i]);
 		if (!strcmp(tok[i], "address")) {
@@ -257,6 +264,15 @@ static int parse_node_line(struct parser *p, char **tok, int n)
 					    tok[i + 1]);
 			nd.port = (uint16_t)port;
 			has_port = true;
+		} else if (!strcmp(tok[i], "priority")) {
+			if (has_prio)
+				return perr(p, p->line, "'priority' given twice");
+			if (parse_u32_range(tok[i + 1], 0, RDMALOG_MAX_PRIORITY,
+					    &nd.priority))
+				return perr(p, p->line,
+					    "invalid priority '%s' (0..%d)",
+					    tok[i + 1], RDMALOG_MAX_PRIORITY);
+			has_prio = true;
 		} else {
 			return perr(p, p->line, "unknown node setting '%s'", tok[i]);
 		}
@@ -292,6 +308,23 @@ static int parse_primary_line(struct parser *p, char **tok, int n)
 		return perr(p, p->line, "expected 'primary ID' with ID 1..%d",
 			    RDMALOG_MAX_NODE_ID);
 	cl->primary_line = p->line;
+	return 0;
+}
+
+static int parse_failover_line(struct parser *p, char **tok, int n)
+{
+	struct cluster *cl = p->cl;
+	int r;
+
+	if (cl->failover_line)
+		return perr(p, p->line, "duplicate 'failover' (first at line %d)",
+			    cl->failover_line);
+	r = n == 2 ? parse_failover(tok[1]) : -1;
+	if (r < 0)
+		return perr(p, p->line, "expected 'failover auto' or 'failover manual'");
+	cl->failover = (uint32_t)r;
+	cl->has_failover = true;
+	cl->failover_line = p->line;
 	return 0;
 }
 
@@ -334,6 +367,8 @@ int cluster_load(const char *file, struct cluster *cl)
 			ret = parse_timers_line(&p, tok, n);
 		else if (!strcmp(tok[0], "secret-file"))
 			ret = parse_secret_line(&p, tok, n);
+		else if (!strcmp(tok[0], "failover"))
+			ret = parse_failover_line(&p, tok, n);
 		else
 			ret = perr(&p, p.line, "unknown keyword '%s'", tok[0]);
 	}

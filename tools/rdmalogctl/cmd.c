@@ -74,6 +74,8 @@ void usage_node(FILE *f)
 		"                          [ port PORT ] [ role { primary | backup } ]\n"
 		"                          [ heartbeat MS ] [ peer-timeout MS ]\n"
 		"                          [ secret-file FILE | secret none ]\n"
+		"                          [ failover { auto | manual } ] [ priority N ]\n"
+		"                          [ lead { yes | no } ]\n"
 		"       " PROG " node up\n"
 		"       " PROG " node down\n"
 		"       " PROG " node help\n"
@@ -85,17 +87,23 @@ void usage_node(FILE *f)
 		"silent before it is declared dead. Both may change while up.\n"
 		"secret-file reads the cluster's shared secret (1..%d bytes, one line;\n"
 		"'-' reads standard input): peers must prove they know it. It is never\n"
-		"shown; secret none removes it. It can only change while the log is down.\n",
+		"shown; secret none removes it. It can only change while the log is down.\n"
+		"failover (default auto), priority (0..%d, default 0) and lead (default\n"
+		"yes) say how a leader change starts and who may stand; they are recorded\n"
+		"and shown, but leader change is not implemented yet.\n",
 		RDMALOG_MAX_NODE_ID, RDMALOG_MIN_HEARTBEAT_MS,
 		RDMALOG_MAX_HEARTBEAT_MS, RDMALOG_DEFAULT_HEARTBEAT_MS,
 		RDMALOG_MAX_PEER_TIMEOUT_MS, RDMALOG_DEFAULT_PEER_TIMEOUT_MS,
-		RDMALOG_MAX_SECRET);
+		RDMALOG_MAX_SECRET, RDMALOG_MAX_PRIORITY);
 }
 
 struct node_set {
 	bool has_id, has_cluster, has_addr, has_port, has_role;
 	bool has_heartbeat, has_peer_timeout, has_secret;
+	bool has_failover, has_priority, has_lead;
 	uint32_t id, role, port, heartbeat, peer_timeout;
+	uint32_t failover, priority;
+	uint8_t lead;
 	uint8_t secret[RDMALOG_MAX_SECRET];
 	size_t secret_len;
 	uint64_t cluster;
@@ -128,6 +136,14 @@ static int fill_node_set(struct nl_msg *msg, void *arg)
 	if (ns->has_secret &&
 	    nla_put(msg, RDMALOG_A_SECRET, ns->secret_len, ns->secret) < 0)
 		return -1;
+	if (ns->has_failover &&
+	    nla_put_u32(msg, RDMALOG_A_FAILOVER, ns->failover) < 0)
+		return -1;
+	if (ns->has_priority &&
+	    nla_put_u32(msg, RDMALOG_A_PRIORITY, ns->priority) < 0)
+		return -1;
+	if (ns->has_lead && nla_put_u8(msg, RDMALOG_A_LEAD, ns->lead) < 0)
+		return -1;
 	return 0;
 }
 
@@ -150,7 +166,8 @@ static int node_set(int argc, char **argv)
 {
 	static const char *const kws[] = {
 		"id", "cluster", "address", "port", "role", "heartbeat",
-		"peer-timeout", "secret-file", "secret", NULL
+		"peer-timeout", "secret-file", "secret", "failover",
+		"priority", "lead", NULL
 	};
 	const char *what = "node set";
 	struct node_set ns = { 0 };
@@ -235,6 +252,34 @@ static int node_set(int argc, char **argv)
 				return usage_error("node set: 'secret' takes only 'none'; give the secret in a file with 'secret-file FILE'");
 			ns.secret_len = 0;
 			ns.has_secret = true;
+			break;
+		case 9:
+			ONCE(what, ns.has_failover, "failover");
+			r = parse_failover(argv[1]);
+			if (r < 0)
+				return usage_error("node set: invalid failover '%s' (auto or manual)",
+						   argv[1]);
+			ns.failover = (uint32_t)r;
+			ns.has_failover = true;
+			break;
+		case 10:
+			ONCE(what, ns.has_priority, "priority");
+			if (parse_u32_range(argv[1], 0, RDMALOG_MAX_PRIORITY,
+					    &ns.priority))
+				return usage_error("node set: invalid priority '%s' (0..%d)",
+						   argv[1], RDMALOG_MAX_PRIORITY);
+			ns.has_priority = true;
+			break;
+		case 11:
+			ONCE(what, ns.has_lead, "lead");
+			if (!strcmp(argv[1], "yes"))
+				ns.lead = 1;
+			else if (!strcmp(argv[1], "no"))
+				ns.lead = 0;
+			else
+				return usage_error("node set: invalid lead '%s' (yes or no)",
+						   argv[1]);
+			ns.has_lead = true;
 			break;
 		}
 		argc -= 2;

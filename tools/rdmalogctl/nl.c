@@ -122,6 +122,12 @@ static const char *attr_keyword(int type)
 		return "heartbeat";
 	case RDMALOG_A_PEER_TIMEOUT_MS:
 		return "peer-timeout";
+	case RDMALOG_A_FAILOVER:
+		return "failover";
+	case RDMALOG_A_PRIORITY:
+		return "priority";
+	case RDMALOG_A_LEAD:
+		return "lead";
 	default:
 		return NULL;
 	}
@@ -583,6 +589,16 @@ int rl_parse(struct nlmsghdr *nlh, struct rl_info *in)
 			break;
 		case RDMALOG_A_LOG_EPOCH:
 			ok = get_int(a, &in->log_epoch, 8);
+			break;
+		case RDMALOG_A_FAILOVER:
+			ok = get_int(a, &in->failover, 4);
+			break;
+		case RDMALOG_A_PRIORITY:
+			ok = get_int(a, &in->priority, 4);
+			break;
+		case RDMALOG_A_LEAD:
+			ok = get_int(a, &up, 1);
+			in->lead = ok && up;
 			break;
 		default:
 			ok = false;	/* PAD and friends */

@@ -31,7 +31,7 @@ static void jw_addr_if(const char *key, bool has, const struct rl_addr *addr)
 
 /*
  * {"id","cluster_id","address","port","role","epoch","heartbeat_ms",
- *  "peer_timeout_ms"}
+ *  "peer_timeout_ms","auth","failover","priority","lead"}
  */
 void out_node_json(const char *key, const struct rl_info *in)
 {
@@ -52,6 +52,15 @@ void out_node_json(const char *key, const struct rl_info *in)
 		jw_str("auth", auth_name(in->auth));
 	else
 		jw_null("auth");
+	if (HAS(in, FAILOVER))
+		jw_str("failover", failover_name(in->failover));
+	else
+		jw_null("failover");
+	jw_u64_if("priority", HAS(in, PRIORITY), in->priority);
+	if (HAS(in, LEAD))
+		jw_bool("lead", in->lead);
+	else
+		jw_null("lead");
 	jw_end_obj();
 }
 
@@ -267,6 +276,11 @@ void out_node(const struct rl_info *in)
 		       "none (unauthenticated)" : auth_name(in->auth));
 	else
 		printf("%-16s-\n", "auth");
+	printf("%-16s%s\n", "failover",
+	       HAS(in, FAILOVER) ? failover_name(in->failover) : "-");
+	kv_u64("priority", HAS(in, PRIORITY), in->priority, false);
+	printf("%-16s%s\n", "lead",
+	       HAS(in, LEAD) ? (in->lead ? "yes" : "no") : "-");
 }
 
 void out_log(const struct rl_info *in)
@@ -421,6 +435,10 @@ void out_status(const struct rl_info *st, const struct rl_info *node)
 	if (HAS(st, HEARTBEAT_MS) && HAS(st, PEER_TIMEOUT_MS))
 		printf("%-16sheartbeat %u ms, peer timeout %u ms\n", "timers",
 		       st->heartbeat_ms, st->peer_timeout_ms);
+	if (HAS(st, FAILOVER) && HAS(st, PRIORITY) && HAS(st, LEAD))
+		printf("%-16s%s, priority %u, %s\n", "failover",
+		       failover_name(st->failover), st->priority,
+		       st->lead ? "may lead" : "never leads");
 	printf("%-16s%u\n", "peers", st->npeers);
 	if (st->npeers)
 		out_peers_table(st->peers, st->npeers, "  ");
@@ -538,6 +556,12 @@ void out_event(const struct rl_info *ev)
 			jw_u64("heartbeat_ms", ev->heartbeat_ms);
 		if (HAS(ev, PEER_TIMEOUT_MS))
 			jw_u64("peer_timeout_ms", ev->peer_timeout_ms);
+		if (HAS(ev, FAILOVER))
+			jw_str("failover", failover_name(ev->failover));
+		if (HAS(ev, PRIORITY))
+			jw_u64("priority", ev->priority);
+		if (HAS(ev, LEAD))
+			jw_bool("lead", ev->lead);
 		if (HAS(ev, DURABILITY_DEGRADED))
 			jw_bool("durability_degraded", ev->durability_degraded);
 		if (HAS(ev, BACKUPS_IN_SYNC))
@@ -589,6 +613,12 @@ void out_event(const struct rl_info *ev)
 		printf(" heartbeat %u", ev->heartbeat_ms);
 	if (HAS(ev, PEER_TIMEOUT_MS))
 		printf(" peer-timeout %u", ev->peer_timeout_ms);
+	if (HAS(ev, FAILOVER))
+		printf(" failover %s", failover_name(ev->failover));
+	if (HAS(ev, PRIORITY))
+		printf(" priority %u", ev->priority);
+	if (HAS(ev, LEAD))
+		printf(" lead %s", ev->lead ? "yes" : "no");
 	if (HAS(ev, DURABILITY_DEGRADED))
 		printf(" %s", ev->durability_degraded ? "degraded" : "restored");
 	if (HAS(ev, BACKUPS_IN_SYNC) && HAS(ev, BACKUPS_NEEDED))

@@ -93,6 +93,7 @@ bool addr_eq(const struct rl_addr *x, const struct rl_addr *y);
 /* Names of enum values; parse functions return the value or -1. */
 const char *role_name(uint32_t role);
 const char *auth_name(uint32_t auth);
+const char *failover_name(uint32_t failover);
 /*
  * The shared secret in @file ("-": standard input): its bytes, without one
  * trailing newline, 1..RDMALOG_MAX_SECRET. Return 0, or -1 with @why set.
@@ -100,6 +101,7 @@ const char *auth_name(uint32_t auth);
 int read_secret(const char *file, uint8_t *buf, size_t *len, char *why,
 		size_t why_len);
 int parse_role(const char *s);
+int parse_failover(const char *s);
 const char *durability_name(uint32_t d);
 int parse_durability(const char *s);
 const char *peer_state_name(uint32_t st);
@@ -170,6 +172,9 @@ struct rl_info {
 	uint32_t backups_in_sync, backups_needed;
 	uint64_t log_id, log_epoch;
 	uint32_t auth;			/* enum rdmalog_auth */
+	uint32_t failover;		/* enum rdmalog_failover */
+	uint32_t priority;
+	bool lead;
 	char status_msg[512];
 	uint32_t event;
 	struct rl_peer peer;			/* RDMALOG_A_PEER */
@@ -297,6 +302,8 @@ struct cl_node {
 	uint32_t id;
 	struct rl_addr addr;
 	uint16_t port;
+	uint32_t priority;	/* 0 unless given */
+	bool no_lead;
 	int line;
 };
 
@@ -317,6 +324,9 @@ struct cluster {
 	struct cl_node nodes[CL_MAX_NODES];
 	uint32_t primary;
 	int primary_line;
+	bool has_failover;
+	uint32_t failover;
+	int failover_line;
 	/* secret-file: the shared secret, read when the file is loaded */
 	int secret_line;
 	char secret_file[256];

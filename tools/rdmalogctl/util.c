@@ -146,6 +146,18 @@ const char *role_name(uint32_t role)
 	return role <= RDMALOG_ROLE_BACKUP ? roles[role] : "unknown";
 }
 
+const char *failover_name(uint32_t failover)
+{
+	switch (failover) {
+	case RDMALOG_FAILOVER_AUTO:
+		return "auto";
+	case RDMALOG_FAILOVER_MANUAL:
+		return "manual";
+	default:
+		return "unknown";
+	}
+}
+
 const char *auth_name(uint32_t auth)
 {
 	switch (auth) {
@@ -201,6 +213,15 @@ int parse_role(const char *s)
 		return RDMALOG_ROLE_PRIMARY;
 	if (!strcmp(s, "backup"))
 		return RDMALOG_ROLE_BACKUP;
+	return -1;
+}
+
+int parse_failover(const char *s)
+{
+	if (!strcmp(s, "auto"))
+		return RDMALOG_FAILOVER_AUTO;
+	if (!strcmp(s, "manual"))
+		return RDMALOG_FAILOVER_MANUAL;
 	return -1;
 }
 
