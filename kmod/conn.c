@@ -216,6 +216,8 @@ static void rdmalog_conn_fill_info_locked(struct rdmalog_conn *conn,
 		info->remote_commit_lsn = conn->remote.commit_lsn;
 		info->remote_next_lsn = conn->remote.next_lsn;
 	}
+	info->has_role = conn->remote.has_role;
+	info->remote_role = conn->remote.role;
 	spin_unlock_bh(&conn->info_lock);
 	if (conn->ep && conn->ep->established)
 		rdmalog_ep_ops->info(conn->ep, &info->repl, &info->cu);
@@ -544,6 +546,10 @@ const char *rdmalog_conn_process(struct rdmalog_ep *ep,
 		rdmalog_conn_note_remote(conn, epoch, m->hello.first_lsn,
 					 m->hello.commit_lsn,
 					 m->hello.next_lsn);
+		spin_lock(&conn->info_lock);
+		conn->remote.role = le32_to_cpu(m->hello.role);
+		conn->remote.has_role = true;
+		spin_unlock(&conn->info_lock);
 		if (le32_to_cpu(m->hello.role) == RDMALOG_ROLE_PRIMARY)
 			set_bit(RDMALOG_EP_PEER_PRIMARY, &ep->flags);
 		why = rdmalog_ep_maybe_grant_ring(ep);

@@ -358,6 +358,7 @@ struct rdmalog_ep {
  * @hb_work: sends heartbeats and checks the peer timeout while connected
  * @info_lock: protects @remote, written by the CQ handler
  * @remote: what the peer reported in its last HELLO or HEARTBEAT, and when
+ *	(its role: in its last HELLO)
  * @last_rx: jiffies of the last message or of ESTABLISHED: the reference
  *	of the peer timeout (READ_ONCE/WRITE_ONCE)
  */
@@ -388,7 +389,9 @@ struct rdmalog_conn {
 	spinlock_t info_lock; /* @remote */
 	struct {
 		bool valid;
+		bool has_role;
 		unsigned long when;
+		u32 role;
 		u64 epoch;
 		u64 first_lsn;
 		u64 commit_lsn;

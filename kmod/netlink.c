@@ -111,6 +111,8 @@ static const struct nla_policy rdmalog_nl_policy[RDMALOG_A_MAX + 1] = {
 	[RDMALOG_A_FAILOVER]		= { .type = NLA_U32 },
 	[RDMALOG_A_PRIORITY]		= { .type = NLA_U32 },
 	[RDMALOG_A_LEAD]		= { .type = NLA_U8 },
+	[RDMALOG_A_PRIMARY]		= RDMALOG_NL_READ_ONLY,
+	[RDMALOG_A_PRIMARY_EPOCH]	= RDMALOG_NL_READ_ONLY,
 };
 
 /* The attributes each command takes. */
@@ -295,7 +297,7 @@ static int rdmalog_nl_put_addr(struct sk_buff *skb, int addr_type,
 	(nla_total_size(0) + nla_total_size(4) + nla_total_size(16) +	\
 	 nla_total_size(2) + nla_total_size(4) +			\
 	 nla_total_size(RDMALOG_PEER_MSG_LEN) + nla_total_size(1) +	\
-	 3 * nla_total_size(4) + 15 * nla_total_size_64bit(8))
+	 4 * nla_total_size(4) + 15 * nla_total_size_64bit(8))
 
 /* A PEER nest (type @type) describing @peer; its address only if @priv. */
 static int rdmalog_nl_put_peer(struct sk_buff *skb, int type,
@@ -353,6 +355,9 @@ static int rdmalog_nl_put_peer(struct sk_buff *skb, int type,
 	if (nla_put_u32(skb, RDMALOG_PEER_A_SYNC, peer->sync) ||
 	    (peer->state == RDMALOG_PEER_REFUSED &&
 	     nla_put_u32(skb, RDMALOG_PEER_A_REFUSAL, peer->refusal)))
+		goto err;
+	if (peer->has_role &&
+	    nla_put_u32(skb, RDMALOG_PEER_A_ROLE, peer->remote_role))
 		goto err;
 	if (peer->cu.state != RDMALOG_CATCHUP_NONE &&
 	    (nla_put_u64_64bit(skb, RDMALOG_PEER_A_CATCHUP_LEFT, peer->cu.left,
@@ -852,6 +857,11 @@ static int rdmalog_nl_put_status(struct sk_buff *skb,
 	    nla_put_u32(skb, RDMALOG_A_BACKUPS_IN_SYNC, st->in_sync) ||
 	    nla_put_u32(skb, RDMALOG_A_BACKUPS_NEEDED, st->needed) ||
 	    rdmalog_nl_put_lead(skb, cfg))
+		return -EMSGSIZE;
+	if (st->primary &&
+	    (nla_put_u32(skb, RDMALOG_A_PRIMARY, st->primary) ||
+	     nla_put_u64_64bit(skb, RDMALOG_A_PRIMARY_EPOCH,
+			       st->primary_epoch, RDMALOG_A_PAD)))
 		return -EMSGSIZE;
 
 	/* The indices of a log exist only while it is up. */

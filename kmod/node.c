@@ -1074,6 +1074,34 @@ out_put:
 	return err;
 }
 
+/*
+ * The primary @st's node knows of while up: itself, or the connected peer
+ * that said it is in its HELLO (of several, the one of the highest epoch).
+ */
+static void rdmalog_node_find_primary(struct rdmalog_node_status *st)
+{
+	const struct rdmalog_peer_info *p;
+	u32 i;
+
+	if (!st->up)
+		return;
+	if (st->config.role == RDMALOG_ROLE_PRIMARY) {
+		st->primary = st->config.node_id;
+		st->primary_epoch = st->log.epoch;
+		return;
+	}
+	for (i = 0; i < st->npeers; i++) {
+		p = &st->peers[i];
+		if (p->state != RDMALOG_PEER_CONNECTED || !p->has_role ||
+		    p->remote_role != RDMALOG_ROLE_PRIMARY || !p->has_remote)
+			continue;
+		if (!st->primary || p->remote_epoch > st->primary_epoch) {
+			st->primary = p->node_id;
+			st->primary_epoch = p->remote_epoch;
+		}
+	}
+}
+
 /**
  * rdmalog_node_get_status() - a consistent snapshot of node, log and peers
  * @st: filled in
@@ -1126,6 +1154,7 @@ void rdmalog_node_get_status(struct rdmalog_node_status *st)
 	}
 	st->npeers = rdmalog_node_peers_locked(st->peers, RDMALOG_MAX_PEERS);
 	mutex_unlock(&rdmalog_node.config_mutex);
+	rdmalog_node_find_primary(st);
 }
 
 /**

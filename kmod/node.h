@@ -73,6 +73,8 @@ struct rdmalog_node_config {
  * @remote_first_lsn: the peer's first LSN per its last message
  * @remote_commit_lsn: the peer's commit LSN per its last message
  * @remote_next_lsn: the peer's next LSN per its last message
+ * @has_role: a HELLO arrived from the peer; @remote_role is set
+ * @remote_role: the peer's &enum rdmalog_role per its last HELLO
  * @repl: replication to the peer (primary side), while connected
  * @cu: catch-up on the connection to the peer (either side)
  * @sync: &enum rdmalog_peer_sync, this node's judgement of the peer
@@ -91,6 +93,8 @@ struct rdmalog_peer_info {
 	u64 remote_first_lsn;
 	u64 remote_commit_lsn;
 	u64 remote_next_lsn;
+	bool has_role;
+	u32 remote_role;
 	struct rdmalog_repl_peer_info repl;
 	struct rdmalog_catchup_info cu;
 	u32 sync;
@@ -106,6 +110,9 @@ struct rdmalog_peer_info {
  * @durability_effective: enum rdmalog_durability in force
  * @in_sync: backups in sync (primary, while up)
  * @needed: backups the requested durability needs (primary, while up)
+ * @primary: the primary this node knows of while up (itself, or a
+ *	connected peer that said so in its HELLO), 0 for none
+ * @primary_epoch: @primary's epoch
  * @msg: human-readable note on the state (may be empty)
  * @log: log indices, valid when @up
  * @npeers: entries in @peers
@@ -118,6 +125,8 @@ struct rdmalog_node_status {
 	u32 durability_effective;
 	u32 in_sync;
 	u32 needed;
+	u32 primary;
+	u64 primary_epoch;
 	char msg[256];
 	struct rdmalog_log_state log;
 	u32 npeers;

@@ -38,7 +38,8 @@
  *                              OPENERS, HEARTBEAT_MS, PEER_TIMEOUT_MS,
  *                              PEERS (nest of PEER nests),
  *                              DURABILITY_DEGRADED, BACKUPS_IN_SYNC,
- *                              BACKUPS_NEEDED, FAILOVER, PRIORITY, LEAD
+ *                              BACKUPS_NEEDED, FAILOVER, PRIORITY, LEAD,
+ *                              PRIMARY, PRIMARY_EPOCH
  * STATS_GET                 -> STATS (nest of enum rdmalog_stat, u64 each)
  * TRIM      LSN             (-ERANGE above the commit LSN, -ENETDOWN
  *                              when down)
@@ -185,6 +186,11 @@ enum rdmalog_cmd {
  * @RDMALOG_A_LEAD: u8, 1 (default): this node may become the primary in a
  *	leader change; 0: never ("no-lead" in a cluster file). May change
  *	while up; not used yet, as FAILOVER
+ * @RDMALOG_A_PRIMARY: u32, STATUS_GET while up: the primary this node
+ *	knows of: itself when it is the primary, else the connected peer
+ *	whose HELLO said it is; absent when none is known
+ * @RDMALOG_A_PRIMARY_EPOCH: u64, with PRIMARY: that primary's epoch (its
+ *	last message's)
  * @__RDMALOG_A_MAX: number of attributes
  */
 enum rdmalog_attr {
@@ -225,6 +231,8 @@ enum rdmalog_attr {
 	RDMALOG_A_FAILOVER,
 	RDMALOG_A_PRIORITY,
 	RDMALOG_A_LEAD,
+	RDMALOG_A_PRIMARY,
+	RDMALOG_A_PRIMARY_EPOCH,
 
 	__RDMALOG_A_MAX
 };
@@ -308,6 +316,8 @@ enum rdmalog_auth {
  *	judgement of the peer's copy of the log (always present)
  * @RDMALOG_PEER_A_REFUSAL: u32, &enum rdmalog_refusal: why the handshake
  *	was refused (by either side); present while STATE is REFUSED
+ * @RDMALOG_PEER_A_ROLE: u32, &enum rdmalog_role: the peer's role per its
+ *	HELLO on the current (or last) connection; absent until one arrived
  * @__RDMALOG_PEER_A_MAX: number of attributes
  */
 enum rdmalog_peer_attr {
@@ -337,6 +347,7 @@ enum rdmalog_peer_attr {
 	RDMALOG_PEER_A_CATCHUP_BYTES,
 	RDMALOG_PEER_A_SYNC,
 	RDMALOG_PEER_A_REFUSAL,
+	RDMALOG_PEER_A_ROLE,
 
 	__RDMALOG_PEER_A_MAX
 };

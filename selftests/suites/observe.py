@@ -313,3 +313,39 @@ def monitor_peer_events_carry_replication(c):
     lsn = int(r.out.split()[0])
     wait_commit_everywhere(c, lsn + 1)
     assert replicating(c)
+
+
+@test
+def every_node_knows_the_primary(c):
+    """Status names the primary and its epoch on every node (itself on the
+    primary, the connected peer whose HELLO says so on a backup), each
+    peer's role, and "wait primary" returns once it is known; a backup
+    whose primary went away knows none."""
+    up(c)
+    epoch = status(c[1])["log"]["epoch"]
+    assert epoch >= 1, status(c[1])["log"]
+    for nd in c:
+        r = nd.run("rdmalogctl wait primary --timeout 60", timeout=120)
+        assert r.rc == 0, (nd.name, r.rc, r.out)
+        st = status(nd)
+        assert st["primary"] == {"id": 1, "epoch": epoch}, \
+            (nd.name, st["primary"])
+        roles = {p["id"]: p["role"] for p in st["peers"]}
+        want = {i: "primary" if i == 1 else "backup"
+                for i in (1, 2, 3) if i != nd.index}
+        assert roles == want, (nd.name, roles)
+    out = c[2].run("rdmalogctl status", timeout=60, check=True).out
+    assert re.search(rf"^primary +node 1, epoch {epoch}$", out, re.M), out
+    out = c[1].run("rdmalogctl status", timeout=60, check=True).out
+    assert re.search(rf"^primary +this node, epoch {epoch}$", out, re.M), \
+        out
+    # the primary's log goes down: its backups know of no primary, and
+    # waiting for one times out (5)
+    c[1].run("rdmalogctl node down", timeout=120, check=True)
+    for n in (2, 3):
+        wait_for(lambda: status(c[n])["primary"] is None, timeout=WAIT,
+                 interval=1, what=f"node {n} without a primary")
+    r = c[2].run("rdmalogctl wait primary --timeout 2", timeout=60)
+    assert r.rc == 5, (r.rc, r.out)
+    out = c[2].run("rdmalogctl status", timeout=60, check=True).out
+    assert re.search(r"^primary +none known$", out, re.M), out

@@ -857,17 +857,18 @@ int do_monitor(int argc, char **argv)
 
 void usage_wait(FILE *f)
 {
-	fprintf(f, "Usage: " PROG " wait { up | connected [ ID ] | in-sync [ ID ] | durable }\n"
-		"                  [ --timeout SECONDS ]\n"
+	fprintf(f, "Usage: " PROG " wait { up | connected [ ID ] | in-sync [ ID ] | durable |\n"
+		"                  primary } [ --timeout SECONDS ]\n"
 		"Return once the state is reached: the log is up; it is up and peer ID\n"
 		"(or every peer) is connected; it is up and this node (the primary)\n"
 		"judges peer ID (or every peer) in sync; it is up and the requested\n"
-		"durability is in force. Follows the events, re-reading the status at\n"
+		"durability is in force; it is up and knows its primary (itself, or a\n"
+		"connected peer that says it is). Follows the events, re-reading the status at\n"
 		"start and after each one. Exit status: 0 reached, 5 timeout,\n"
 		"3 module not loaded or unloaded meanwhile, 2 usage, 1 netlink error.\n");
 }
 
-enum wait_what { W_UP, W_CONNECTED, W_IN_SYNC, W_DURABLE };
+enum wait_what { W_UP, W_CONNECTED, W_IN_SYNC, W_DURABLE, W_PRIMARY };
 
 struct wait_ctx {
 	enum wait_what what;
@@ -914,6 +915,8 @@ static int wait_check(struct wait_ctx *w)
 	case W_DURABLE:
 		return st.has[RDMALOG_A_DURABILITY_EFFECTIVE] &&
 		       st.durability_effective == st.durability;
+	case W_PRIMARY:
+		return st.has[RDMALOG_A_PRIMARY];
 	case W_CONNECTED:
 	case W_IN_SYNC:
 		for (i = 0; i < st.npeers; i++) {
@@ -956,7 +959,7 @@ static int wait_event_cb(struct rl_info *ev, void *arg)
 int do_wait(int argc, char **argv)
 {
 	static const char *const words[] = {
-		"up", "connected", "in-sync", "durable", "help", NULL
+		"up", "connected", "in-sync", "durable", "primary", "help", NULL
 	};
 	static struct wait_ctx w;
 	struct rl_nl nl;
@@ -964,9 +967,9 @@ int do_wait(int argc, char **argv)
 	int k, ret;
 
 	if (argc < 1)
-		return usage_error("wait: what to wait for? (up, connected, in-sync, durable)");
+		return usage_error("wait: what to wait for? (up, connected, in-sync, durable, primary)");
 	k = match_word(argv[0], words);
-	if (k == 4 || is_help(argv[0])) {
+	if (k == 5 || is_help(argv[0])) {
 		usage_wait(stdout);
 		return EXIT_OK;
 	}
@@ -1012,6 +1015,9 @@ int do_wait(int argc, char **argv)
 	if (ret)
 		return ret;
 	nl.what = "wait";
+	/* A peer's role arrives in its HELLO, which no event announces. */
+	if (w.what == W_PRIMARY)
+		nl.resync_ms = 500;
 	ret = rl_nl_monitor(&nl, wait_event_cb, wait_resync, &w, tmo);
 	if (!ret && w.err)
 		ret = w.err;

@@ -447,6 +447,9 @@ static void parse_peer(const struct nlattr *nest, struct rl_peer *p)
 		case RDMALOG_PEER_A_REFUSAL:
 			p->has_refusal = get_int(a, &p->refusal, 4);
 			break;
+		case RDMALOG_PEER_A_ROLE:
+			p->has_role = get_int(a, &p->role, 4);
+			break;
 		}
 	}
 }
@@ -599,6 +602,12 @@ int rl_parse(struct nlmsghdr *nlh, struct rl_info *in)
 		case RDMALOG_A_LEAD:
 			ok = get_int(a, &up, 1);
 			in->lead = ok && up;
+			break;
+		case RDMALOG_A_PRIMARY:
+			ok = get_int(a, &in->primary, 4);
+			break;
+		case RDMALOG_A_PRIMARY_EPOCH:
+			ok = get_int(a, &in->primary_epoch, 8);
 			break;
 		default:
 			ok = false;	/* PAD and friends */
@@ -833,14 +842,20 @@ int rl_nl_monitor(struct rl_nl *nl, int (*cb)(struct rl_info *, void *),
 	pfd.fd = nl_socket_get_fd(nl->sk);
 	pfd.events = POLLIN;
 	while (!stop_signal && !m.done && !m.gone) {
+		long left = -1;
+
 		ptmo = NULL;
 		if (timeout_ms >= 0) {
-			long left = deadline - now_ms();
-
+			left = deadline - now_ms();
 			if (left <= 0) {
 				status = EXIT_TIMEOUT;
 				break;
 			}
+		}
+		if (resync && nl->resync_ms > 0 &&
+		    (left < 0 || left > nl->resync_ms))
+			left = nl->resync_ms;
+		if (left >= 0) {
 			tmo.tv_sec = left / 1000;
 			tmo.tv_nsec = (left % 1000) * 1000000L;
 			ptmo = &tmo;
@@ -853,6 +868,14 @@ int rl_nl_monitor(struct rl_nl *nl, int (*cb)(struct rl_info *, void *),
 				strerror(errno));
 			status = EXIT_KERNEL;
 			break;
+		}
+		if (!r && resync && nl->resync_ms > 0) {
+			r = resync(arg, false);
+			if (r) {
+				status = r > 0 ? EXIT_OK : -r;
+				break;
+			}
+			continue;
 		}
 		if (!r)
 			continue;	/* the deadline is checked above */

@@ -84,7 +84,7 @@ void out_log_json(const char *key, const struct rl_info *in)
  *  "last_rx_ms","epoch","first_lsn","commit_lsn","next_lsn",
  *  "replicating","bytes_sent","records_sent","acked_lsn","lag",
  *  "repl_errors","catchup","catchup_left","catchup_rate","catchup_bytes",
- *  "sync","refusal"}
+ *  "sync","refusal","role"}
  */
 void out_peer_json(const char *key, const struct rl_peer *p)
 {
@@ -131,6 +131,10 @@ void out_peer_json(const char *key, const struct rl_peer *p)
 		jw_str("refusal", refusal_name(p->refusal));
 	else
 		jw_null("refusal");
+	if (p->has_role)
+		jw_str("role", role_name(p->role));
+	else
+		jw_null("role");
 	jw_end_obj();
 }
 
@@ -360,6 +364,15 @@ void out_status(const struct rl_info *st, const struct rl_info *node)
 			  st->backups_needed);
 		jw_end_obj();
 		jw_str("message", st->status_msg);
+		if (HAS(st, PRIMARY)) {
+			jw_begin_obj("primary");
+			jw_u64("id", st->primary);
+			jw_u64_if("epoch", HAS(st, PRIMARY_EPOCH),
+				  st->primary_epoch);
+			jw_end_obj();
+		} else {
+			jw_null("primary");
+		}
 		jw_begin_arr("peers");
 		for (i = 0; i < st->npeers; i++)
 			out_peer_json(NULL, &st->peers[i]);
@@ -435,6 +448,17 @@ void out_status(const struct rl_info *st, const struct rl_info *node)
 	if (HAS(st, HEARTBEAT_MS) && HAS(st, PEER_TIMEOUT_MS))
 		printf("%-16sheartbeat %u ms, peer timeout %u ms\n", "timers",
 		       st->heartbeat_ms, st->peer_timeout_ms);
+	if (st->up) {
+		printf("%-16s", "primary");
+		if (!HAS(st, PRIMARY))
+			printf("none known\n");
+		else if (HAS(st, NODE_ID) && st->primary == st->node_id)
+			printf("this node, epoch %llu\n",
+			       (unsigned long long)st->primary_epoch);
+		else
+			printf("node %u, epoch %llu\n", st->primary,
+			       (unsigned long long)st->primary_epoch);
+	}
 	if (HAS(st, FAILOVER) && HAS(st, PRIORITY) && HAS(st, LEAD))
 		printf("%-16s%s, priority %u, %s\n", "failover",
 		       failover_name(st->failover), st->priority,

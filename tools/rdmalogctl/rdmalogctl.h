@@ -145,6 +145,9 @@ struct rl_peer {
 	bool has_sync, has_refusal;
 	uint32_t sync;		/* enum rdmalog_peer_sync */
 	uint32_t refusal;	/* enum rdmalog_refusal */
+	/* Its role per its HELLO (RDMALOG_PEER_A_ROLE). */
+	bool has_role;
+	uint32_t role;
 };
 
 #define RL_MAX_PEERS_SEEN	256
@@ -175,6 +178,8 @@ struct rl_info {
 	uint32_t failover;		/* enum rdmalog_failover */
 	uint32_t priority;
 	bool lead;
+	uint32_t primary;
+	uint64_t primary_epoch;
 	char status_msg[512];
 	uint32_t event;
 	struct rl_peer peer;			/* RDMALOG_A_PEER */
@@ -198,6 +203,11 @@ struct rl_nl {
 	int err;			/* positive errno */
 	char extack[512];		/* NLMSGERR_ATTR_MSG, may be empty */
 	char errattr[64];		/* attribute named by OFFS/MISS_TYPE */
+	/*
+	 * rl_nl_monitor(): also resync this often (ms; 0: only at start and
+	 * after lost events), for states no event announces.
+	 */
+	long resync_ms;
 };
 
 /*
