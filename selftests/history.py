@@ -115,7 +115,9 @@ EFFECT_COUNTERS = ("disconnects", "heartbeat_timeouts", "joins", "trims",
                    "commit_timeouts", "truncated_records")
 OVERTIME = 300          # the most a run goes on looking for them
 # the cluster file's timers (ms), which the faults are drawn around
-COMMIT_TIMEOUT, PEER_TIMEOUT = 3000, 5000
+# the guests' timers, times RDMALOG_TIMEOUT_SCALE (make check-debug): the
+# faults are timed by them
+COMMIT_TIMEOUT, PEER_TIMEOUT = rlnode.scaled(3000), rlnode.scaled(5000)
 
 
 class CheckFailed(AssertionError):
@@ -349,7 +351,8 @@ class History:
                                         max_record="64K",
                                         nodes=self.all,
                                         timeout=COMMIT_TIMEOUT,
-                                        peer_timeout=PEER_TIMEOUT)
+                                        peer_timeout=PEER_TIMEOUT,
+                                        scale=False)
         self.writers = []          # every Writer ever started
         self.followers = []        # every Follower ever started
         self.next_wid = {n: 100 * n for n in self.all}

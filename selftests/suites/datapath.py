@@ -437,12 +437,13 @@ def old_log_timeout_leaves_the_next_up_period_alone(c):
         c[n].link(False)
     wait_for(lambda: all(peer_state(c[1], p) != "connected" for p in (2, 3)),
              timeout=WAIT, interval=0.5, what="node 1 lost both backups")
-    rlnode.inject(c[1], "log_truncate", 15000)
+    rlnode.inject(c[1], "log_truncate", rlnode.scaled(15000))
     try:
         job = c[1].spawn("rdmalogcat -a doomed >/tmp/doomed.out 2>&1; "
                          "echo rc=$? >>/tmp/doomed.out")
-        # its commit timeout passes: it sleeps before removing its record
-        c[1].run("sleep 3", timeout=60)
+        # its commit timeout (the guests': scaled) passes: it sleeps
+        # before removing its record
+        c[1].run(f"sleep {rlnode.scaled(2000) / 1000 + 1:.1f}", timeout=60)
         for n in (2, 3):
             c[n].link(True)
         up(c, text)

@@ -62,9 +62,11 @@ VICTIM = 3
 WAIT = 180
 LOAD = "/usr/lib/rdmalog/selftests/td_load"
 
-COMMIT_MS = 2000
+# the guests' timers (times RDMALOG_TIMEOUT_SCALE in make check-debug):
+# the bounds below follow from them
+COMMIT_MS = rlnode.scaled(2000)
 HEARTBEAT_MS = 300
-PEER_TIMEOUT_MS = 3000
+PEER_TIMEOUT_MS = rlnode.scaled(3000)
 # A forwarded write with no answer fails after the commit timeout + 10 s
 # (ENOTCONN, device.rst); a local one after the commit timeout. Nothing may
 # take longer than all timers together plus slack for TCG.
@@ -76,7 +78,7 @@ RING_KB = 8 << 10
 CONF_TEXT = rlnode.cluster_file(capacity=RING, durability="quorum",
                                 max_record="64K", timeout=COMMIT_MS,
                                 cluster=45, heartbeat=HEARTBEAT_MS,
-                                peer_timeout=PEER_TIMEOUT_MS)
+                                peer_timeout=PEER_TIMEOUT_MS, scale=False)
 
 # errnos (device.rst) a writer may see: on the primary only the commit
 # timeout (both backups lost at once: a TCG stall); on a backup also every

@@ -16,14 +16,24 @@ CONF = "/etc/rdmalog.conf"
 DEBUG_APPEND = "slub_debug=FZP init_on_free=1 swiotlb=force"
 
 
+def scaled(ms):
+    """A timer of a cluster file as the guests get it: times TIMEOUT_SCALE
+    (make check-debug), else as it is."""
+    return int(ms * TIMEOUT_SCALE)
+
+
 def cluster_file(capacity="1M", durability="quorum", max_record="64K",
                  timeout=3000, nodes=(1, 2, 3), *, cluster=44, primary=1,
-                 heartbeat=250, peer_timeout=5000, addr="198.18.0.{}"):
+                 heartbeat=250, peer_timeout=5000, addr="198.18.0.{}",
+                 scale=True):
     """A cluster file: node N at addr.format(N), `primary` the primary.
     The commit and peer timeouts are times TIMEOUT_SCALE (make
-    check-debug): a slow kernel must not look like a dead peer."""
-    timeout = int(timeout * TIMEOUT_SCALE)
-    peer_timeout = int(peer_timeout * TIMEOUT_SCALE)
+    check-debug): a slow kernel must not look like a dead peer. A caller
+    that times faults or bounds by its timers scales them itself (see
+    scaled()) and passes scale=False."""
+    if scale:
+        timeout = scaled(timeout)
+        peer_timeout = scaled(peer_timeout)
     return (f"cluster {cluster}\n"
             f"log capacity {capacity} max-record {max_record} "
             f"durability {durability} commit-timeout {timeout}\n"
