@@ -133,6 +133,15 @@ struct rdmalog_node_status {
 	struct rdmalog_peer_info peers[RDMALOG_MAX_PEERS];
 };
 
+/*
+ * config.c: each setting of @cfg on its own (ranges and forms); @cur, the
+ * configuration in force, words the reason where the order of changes
+ * matters. Return: 0, or -EINVAL with the reason in @extack.
+ */
+int rdmalog_config_check(const struct rdmalog_node_config *cfg,
+			 const struct rdmalog_node_config *cur,
+			 struct netlink_ext_ack *extack);
+
 int rdmalog_node_init(void);
 void rdmalog_node_exit(void);
 
