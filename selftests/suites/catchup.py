@@ -14,7 +14,7 @@ their headers (rlnode.assert_same_logs).
 import functools
 import json
 
-from testlib import test, wait_for
+from testlib import test, wait_for, TIMEOUT_SCALE
 import rlnode
 from rlnode import status, stats, log_of, peer_state, assert_same_logs, \
     inject
@@ -132,9 +132,13 @@ def progress_shows_in_status(c):
     up(c, cluster_file(capacity="16M", max_record="1M"))
     cut(c, 3)
     write(c[1], 8, "1048000", "big")
-    # node 1 serves the READ responses; 16 Mbit/s makes 8 MiB take ~4 s
-    c[1].run("tc qdisc add dev eth0 root netem rate 16mbit limit 100000",
-             timeout=60, check=True)
+    # node 1 serves the READ responses; 16 Mbit/s makes 8 MiB take ~4 s.
+    # A debug kernel (TIMEOUT_SCALE) runs each status poll several times
+    # slower: the link is slower by the square of the scale there, so
+    # that the pull still outlasts a few polls on both nodes.
+    kbit = int(16000 / TIMEOUT_SCALE ** 2)
+    c[1].run(f"tc qdisc add dev eth0 root netem rate {kbit}kbit "
+             "limit 100000", timeout=60, check=True)
     try:
         restore(c, 3)
         seen = {"pulling": None, "serving": None}
