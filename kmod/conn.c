@@ -384,6 +384,7 @@ static int rdmalog_ep_send_hello(struct rdmalog_ep *ep)
 	rdmalog_fill_positions(&m.first_lsn, &m.commit_lsn, &m.next_lsn);
 	if (rdmalog_conns.p.log)
 		m.log_id = cpu_to_le64(rdmalog_log_id(rdmalog_conns.p.log));
+	m.vote_epoch = cpu_to_le64(atomic64_read(&rdmalog_conns.vote_epoch));
 	if (l->auth) {
 		int err = rdmalog_auth_hello_mac(rdmalog_conns.auth,
 						 ep->passive ?
@@ -404,6 +405,7 @@ static int rdmalog_ep_send_heartbeat(struct rdmalog_ep *ep)
 
 	rdmalog_fill_positions(&m.first_lsn, &m.commit_lsn, &m.next_lsn);
 	m.interval_ms = cpu_to_le32(READ_ONCE(rdmalog_conns.heartbeat_ms));
+	m.vote_epoch = cpu_to_le64(atomic64_read(&rdmalog_conns.vote_epoch));
 	return rdmalog_ep_send(ep, &m, sizeof(m), RDMALOG_MSG_HEARTBEAT, 1);
 }
 
@@ -552,6 +554,8 @@ const char *rdmalog_conn_process(struct rdmalog_ep *ep,
 		spin_unlock(&conn->info_lock);
 		if (le32_to_cpu(m->hello.role) == RDMALOG_ROLE_PRIMARY)
 			set_bit(RDMALOG_EP_PEER_PRIMARY, &ep->flags);
+		rdmalog_ep_ops->heard(ep, epoch,
+				      le64_to_cpu(m->hello.vote_epoch));
 		why = rdmalog_ep_maybe_grant_ring(ep);
 		break;
 	case RDMALOG_MSG_RING:
@@ -562,6 +566,8 @@ const char *rdmalog_conn_process(struct rdmalog_ep *ep,
 		rdmalog_conn_note_remote(conn, epoch, m->heartbeat.first_lsn,
 					 m->heartbeat.commit_lsn,
 					 m->heartbeat.next_lsn);
+		rdmalog_ep_ops->heard(ep, epoch,
+				      le64_to_cpu(m->heartbeat.vote_epoch));
 		break;
 	default:
 		why = rdmalog_ep_ops->rx(ep, m, len);
@@ -1156,6 +1162,16 @@ void rdmalog_conn_set_timers(u32 heartbeat_ms, u32 peer_timeout_ms)
 void rdmalog_conn_set_role(u32 role)
 {
 	WRITE_ONCE(rdmalog_conns.role, role);
+}
+
+/**
+ * rdmalog_conn_set_vote_epoch() - the election epoch announced in later
+ * HELLOs and HEARTBEATs
+ * @epoch: the election's (it only grows; elect.c)
+ */
+void rdmalog_conn_set_vote_epoch(u64 epoch)
+{
+	atomic64_set(&rdmalog_conns.vote_epoch, epoch);
 }
 
 /**

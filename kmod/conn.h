@@ -107,6 +107,7 @@ u64 rdmalog_conn_epoch_seen(void);
 /* Settings that may change while up. */
 void rdmalog_conn_set_timers(u32 heartbeat_ms, u32 peer_timeout_ms);
 void rdmalog_conn_set_role(u32 role);
+void rdmalog_conn_set_vote_epoch(u64 epoch);
 
 /*
  * The connection object of one peer, with one reference for the caller.

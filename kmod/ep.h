@@ -482,6 +482,9 @@ void rdmalog_ep_put(struct rdmalog_ep *ep);
  *	context. NULL, or why the connection must go
  * @ring_sent: (backup) our RING, with our @tail, is posted. CQ handler or
  *	BH-disabled context
+ * @heard: a HELLO (once proven) or HEARTBEAT of @ep's peer arrived, in
+ *	@epoch, with its election epoch @vote_epoch (&rdmalog_msg_hello).
+ *	CQ handler context
  *
  * Set once by rdmalog_ep_set_ops() at module init, before any endpoint
  * exists; constant afterwards.
@@ -502,6 +505,7 @@ struct rdmalog_ep_ops {
 	const char *(*ring)(struct rdmalog_ep *ep, u64 head, u64 next_lsn,
 			    u64 tail);
 	void (*ring_sent)(struct rdmalog_ep *ep, u64 tail);
+	void (*heard)(struct rdmalog_ep *ep, u64 epoch, u64 vote_epoch);
 };
 
 /* Register the protocol's ops (module init, before rdmalog_conn_init()). */

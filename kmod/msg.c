@@ -24,6 +24,7 @@
 #include <linux/types.h>
 
 #include "catchup.h"
+#include "elect.h"
 #include "ep.h"
 #include "forward.h"
 #include "msg.h"
@@ -237,6 +238,12 @@ static void rdmalog_msg_ep_info(struct rdmalog_ep *ep,
 	rdmalog_catchup_ep_info(ep, cu);
 }
 
+static void rdmalog_msg_heard(struct rdmalog_ep *ep, u64 epoch,
+			      u64 vote_epoch)
+{
+	rdmalog_elect_heard(ep->conn->peer_id, epoch, vote_epoch);
+}
+
 const struct rdmalog_ep_ops rdmalog_msg_ops = {
 	.check = rdmalog_msg_check,
 	.rx = rdmalog_msg_rx,
@@ -248,4 +255,5 @@ const struct rdmalog_ep_ops rdmalog_msg_ops = {
 	.info = rdmalog_msg_ep_info,
 	.ring = rdmalog_catchup_ring,
 	.ring_sent = rdmalog_repl_tail_sent,
+	.heard = rdmalog_msg_heard,
 };

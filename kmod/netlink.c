@@ -107,6 +107,12 @@ static const struct nla_policy rdmalog_nl_policy[RDMALOG_A_MAX + 1] = {
 	[RDMALOG_A_LEAD]		= { .type = NLA_U8 },
 	[RDMALOG_A_PRIMARY]		= RDMALOG_NL_READ_ONLY,
 	[RDMALOG_A_PRIMARY_EPOCH]	= RDMALOG_NL_READ_ONLY,
+	[RDMALOG_A_ELECT_EPOCH]		= RDMALOG_NL_READ_ONLY,
+	[RDMALOG_A_VOTE_EPOCH]		= RDMALOG_NL_READ_ONLY,
+	[RDMALOG_A_VOTE_FOR]		= RDMALOG_NL_READ_ONLY,
+	[RDMALOG_A_LEARNED]		= RDMALOG_NL_READ_ONLY,
+	[RDMALOG_A_LEARN_HEARD]		= RDMALOG_NL_READ_ONLY,
+	[RDMALOG_A_LEARN_NEEDED]	= RDMALOG_NL_READ_ONLY,
 };
 
 /* The attributes each command takes. */
@@ -856,6 +862,16 @@ static int rdmalog_nl_put_status(struct sk_buff *skb,
 	    (nla_put_u32(skb, RDMALOG_A_PRIMARY, st->primary) ||
 	     nla_put_u64_64bit(skb, RDMALOG_A_PRIMARY_EPOCH,
 			       st->primary_epoch, RDMALOG_A_PAD)))
+		return -EMSGSIZE;
+	if (nla_put_u64_64bit(skb, RDMALOG_A_ELECT_EPOCH, st->elect.epoch,
+			      RDMALOG_A_PAD) ||
+	    nla_put_u64_64bit(skb, RDMALOG_A_VOTE_EPOCH, st->elect.vote_epoch,
+			      RDMALOG_A_PAD) ||
+	    (st->elect.vote_epoch &&
+	     nla_put_u32(skb, RDMALOG_A_VOTE_FOR, st->elect.vote_for)) ||
+	    nla_put_u8(skb, RDMALOG_A_LEARNED, st->elect.learned) ||
+	    nla_put_u32(skb, RDMALOG_A_LEARN_HEARD, st->elect.heard) ||
+	    nla_put_u32(skb, RDMALOG_A_LEARN_NEEDED, st->elect.needed))
 		return -EMSGSIZE;
 
 	/* The indices of a log exist only while it is up. */

@@ -34,6 +34,7 @@
 #include "node.h"
 #include "conn.h"
 #include "catchup.h"
+#include "elect.h"
 #include "forward.h"
 #include "log.h"
 #include "netlink.h"
@@ -72,8 +73,8 @@ struct rdmalog_peer {
  * @config: the configuration set by the operator
  * @epoch: the epoch of this node's last log as a primary (0: none yet):
  *	each new log of a primary takes one above it and above every epoch
- *	a peer spoke in (rdmalog_conn_epoch_seen()), and stamps its records
- *	with it
+ *	a peer spoke in (rdmalog_conn_epoch_seen()) or the election knows
+ *	of (elect.c), and stamps its records with it
  * @up: the log is up; then @log is set
  * @log: the log of the current up period, or NULL while down. The node
  *	holds one reference on it from rdmalog_node_up() to
@@ -213,6 +214,20 @@ static void rdmalog_node_repl_policy(void)
 					cfg->commit_timeout_ms);
 		rdmalog_fwd_set_policy(cfg->role, cfg->commit_timeout_ms);
 	}
+}
+
+/* The election counts the configured peers (elect.c). */
+static void rdmalog_node_elect_members(void)
+{
+	u32 ids[RDMALOG_MAX_PEERS];
+	struct rdmalog_peer *peer;
+	u32 n = 0;
+
+	lockdep_assert_held(&rdmalog_node.config_mutex);
+	list_for_each_entry(peer, &rdmalog_node.peers, list)
+		if (n < ARRAY_SIZE(ids))
+			ids[n++] = peer->node_id;
+	rdmalog_elect_set_members(ids, n);
 }
 
 static void rdmalog_peer_to_info(const struct rdmalog_peer *peer,
@@ -606,6 +621,7 @@ int rdmalog_node_peer_add(const struct rdmalog_peer_info *info,
 	}
 	list_add_tail(&peer->list, &rdmalog_node.peers);
 	rdmalog_node.npeers++;
+	rdmalog_node_elect_members();
 	rdmalog_node_repl_policy();
 	rdmalog_peer_to_info(peer, &added);
 	if (peer->conn)
@@ -646,6 +662,7 @@ int rdmalog_node_peer_del(u32 node_id, struct netlink_ext_ack *extack)
 	}
 	list_del(&peer->list);
 	rdmalog_node.npeers--;
+	rdmalog_node_elect_members();
 	rdmalog_node_repl_policy();
 	if (peer->conn) {
 		/* Waits until the connection is gone. */
@@ -826,9 +843,14 @@ int rdmalog_node_up(struct netlink_ext_ack *extack)
 		 * this node used or heard of. A backup's log takes both from
 		 * the first primary that gives it records.
 		 */
-		rdmalog_node.epoch = max(rdmalog_node.epoch,
-					 rdmalog_conn_epoch_seen()) + 1;
+		struct rdmalog_elect_info ei;
+
+		rdmalog_elect_get_info(&ei);
+		rdmalog_node.epoch = max3(rdmalog_node.epoch,
+					  rdmalog_conn_epoch_seen(),
+					  ei.epoch) + 1;
 		params.epoch = rdmalog_node.epoch;
+		rdmalog_elect_note_epoch(params.epoch);
 		params.id = get_random_u64() ?: 1;
 	}
 	log = rdmalog_log_create(&params);
@@ -1051,6 +1073,7 @@ void rdmalog_node_get_status(struct rdmalog_node_status *st)
 	st->npeers = rdmalog_node_peers_locked(st->peers, RDMALOG_MAX_PEERS);
 	mutex_unlock(&rdmalog_node.config_mutex);
 	rdmalog_node_find_primary(st);
+	rdmalog_elect_get_info(&st->elect);
 }
 
 /**

@@ -14,6 +14,7 @@
 #include "log.h"
 #include "repl.h"
 #include "catchup.h"
+#include "elect.h"
 
 struct rdmalog_log;
 struct netlink_ext_ack;
@@ -114,6 +115,7 @@ struct rdmalog_peer_info {
  *	connected peer that said so in its HELLO), 0 for none
  * @primary_epoch: @primary's epoch
  * @msg: human-readable note on the state (may be empty)
+ * @elect: the election state (for the module's lifetime, up or down)
  * @log: log indices, valid when @up
  * @npeers: entries in @peers
  * @peers: the configured peers
@@ -128,6 +130,7 @@ struct rdmalog_node_status {
 	u32 primary;
 	u64 primary_epoch;
 	char msg[256];
+	struct rdmalog_elect_info elect;
 	struct rdmalog_log_state log;
 	u32 npeers;
 	struct rdmalog_peer_info peers[RDMALOG_MAX_PEERS];

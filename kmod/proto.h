@@ -38,7 +38,7 @@
 #include <linux/types.h>
 
 /** RDMALOG_PROTO_VERSION - the protocol version this module speaks */
-#define RDMALOG_PROTO_VERSION		3
+#define RDMALOG_PROTO_VERSION		4
 
 /** RDMALOG_CM_MAGIC - "RLCM": first bytes of the handshake and rejections */
 #define RDMALOG_CM_MAGIC		0x4d434c52
@@ -291,6 +291,11 @@ enum rdmalog_hello_flags {
  *	when its log came up) or follows (a backup: its primary's log id, or
  *	0 while it follows none and holds no record). The @hdr epoch is the
  *	sender's (a primary's: its log's, stamped into its records)
+ * @vote_epoch: the sender's election epoch: the highest epoch it voted
+ *	in or heard any node report as its own (0: none since its module
+ *	was loaded). What a node whose module was reloaded learns from a
+ *	majority of the others before it votes (Documentation/protocol.rst,
+ *	"Election state")
  * @mac: with %RDMALOG_CM_F_AUTH: HMAC-SHA256, keyed with the shared
  *	secret, of the 13 bytes "rdmalog-hello", one byte saying who sends
  *	it (1: the side that connected, 2: the side that accepted), the
@@ -312,10 +317,11 @@ struct rdmalog_msg_hello {
 	__le64 next_lsn;
 	struct rdmalog_ring_desc ring;
 	__le64 log_id;
+	__le64 vote_epoch;
 	__u8 mac[RDMALOG_MAC_SIZE];
 };
 
-static_assert(sizeof(struct rdmalog_msg_hello) == 144);
+static_assert(sizeof(struct rdmalog_msg_hello) == 152);
 
 /**
  * struct rdmalog_msg_heartbeat - sent every heartbeat interval
@@ -327,6 +333,7 @@ static_assert(sizeof(struct rdmalog_msg_hello) == 144);
  *	connected); the receiver waits at least twice as long before it
  *	declares the sender dead
  * @reserved: zero
+ * @vote_epoch: the sender's election epoch, as in &rdmalog_msg_hello
  */
 struct rdmalog_msg_heartbeat {
 	struct rdmalog_msg_hdr hdr;
@@ -335,9 +342,10 @@ struct rdmalog_msg_heartbeat {
 	__le64 next_lsn;
 	__le32 interval_ms;
 	__le32 reserved;
+	__le64 vote_epoch;
 };
 
-static_assert(sizeof(struct rdmalog_msg_heartbeat) == 56);
+static_assert(sizeof(struct rdmalog_msg_heartbeat) == 64);
 
 /**
  * RDMALOG_RING_MAX_SEGS - most segments one RING message describes: the

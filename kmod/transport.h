@@ -49,6 +49,8 @@ union rdmalog_msg_any;
  * @wq: waiters on @nr_eps
  * @epoch_seen: the highest epoch any peer sent a message in since the
  *	module loaded (atomic; only grows)
+ * @vote_epoch: the election epoch our HELLOs and HEARTBEATs announce
+ *	(atomic; set by the election, rdmalog_conn_set_vote_epoch())
  * @auth: the keyed HMAC transform of the up period (auth.c) when a shared
  *	secret is set (@p.local.auth), else NULL; set and freed under @mutex
  *	by start and stop, while no endpoint exists; read-only in between
@@ -74,6 +76,7 @@ struct rdmalog_conns_state {
 	atomic_t nr_eps;
 	wait_queue_head_t wq;
 	atomic64_t epoch_seen;
+	atomic64_t vote_epoch;
 	struct crypto_shash *auth;
 	spinlock_t ring_lock; /* see above */
 	struct rdmalog_ep *ring_holder;

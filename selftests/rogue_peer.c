@@ -52,7 +52,9 @@
  * with RDMA READ and reject) and waits up to 15 s for the backup to drop
  * the connection: a DISCONNECTED event or a failed or flushed completion.
  * KIND "valid" is the control: a valid HEARTBEAT, and the connection must
- * still be there 3 s later. The JSON says "dropped" and "how".
+ * still be there 3 s later. With --vote-epoch N our HELLO and HEARTBEATs
+ * announce the election epoch N (the backup must take it as the highest
+ * epoch it knows of and announce it to its own peers). The JSON says "dropped" and "how".
  *
  * With --grant-probe it only asks for the grant: it connects as the
  * primary and reports whether the backup refused the connection request
@@ -136,6 +138,12 @@ struct opts {
 	bool grant_probe;
 	bool catchup_probe;
 };
+
+/*
+ * --vote-epoch N: the election epoch our HELLO and every HEARTBEAT
+ * announce (0 by default, as a node that never voted)
+ */
+static uint64_t opt_vote_epoch;
 
 /* One connection to (or from) the backup. */
 struct session {
@@ -884,6 +892,7 @@ static int hold(struct session *s, unsigned int ms)
 	m.commit_lsn = s->peer_hello.commit_lsn;
 	m.next_lsn = s->peer_hello.next_lsn;
 	m.interval_ms = htole32(1000);
+	m.vote_epoch = htole64(opt_vote_epoch);
 	while (now_ms() < end) {
 		/* progress() with never() returns -2 once the time is up */
 		if (progress(s, never, 500) == -1)
@@ -930,6 +939,7 @@ static int session_hello_send(const struct opts *o, struct session *s,
 	 * "follow" is the primary's, so that it judges us by position.
 	 */
 	m.log_id = s->peer_hello.log_id;
+	m.vote_epoch = htole64(opt_vote_epoch);
 	if (primary && o->garbage && !strcmp(o->garbage, "other_log")) {
 		/* another log, asking for a trim of all it committed */
 		m.log_id ^= htole64(0x5a5a5a5a5a5a5a5aULL);
@@ -1461,6 +1471,7 @@ static void hb_fill(struct session *s, struct rdmalog_msg_heartbeat *m)
 	m->commit_lsn = s->peer_ring.commit_lsn;
 	m->next_lsn = s->peer_ring.next_lsn;
 	m->interval_ms = htole32(1000);
+	m->vote_epoch = htole64(opt_vote_epoch);
 	hdr_fill(s, m, RDMALOG_MSG_HEARTBEAT, sizeof(*m));
 }
 
@@ -2284,7 +2295,7 @@ static void usage(const char *argv0)
 		"       %s --listen -a OUR_ADDR -n NODE -d DST -c CLUSTER -C CAPACITY\n"
 		"          --fwd-len LEN [--fwd-count N]\n"
 		"       %s -a ADDR [-p PORT] [-n NODE] [-d DST] -c CLUSTER -C CAPACITY\n"
-		"          --garbage KIND\n"
+		"          --garbage KIND [--vote-epoch N]\n"
 		"       %s -a ADDR [-p PORT] [-n NODE] [-d DST] -c CLUSTER -C CAPACITY\n"
 		"          --grant-probe [--secret FILE]\n"
 		"       %s --listen -a OUR_ADDR -n NODE -d DST -c CLUSTER -C CAPACITY\n"
@@ -2339,6 +2350,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		{ "secret", required_argument, NULL, 'K' },
 		{ "grant-probe", no_argument, NULL, 'G' },
 		{ "catchup-probe", no_argument, NULL, 'U' },
+		{ "vote-epoch", required_argument, NULL, 'V' },
 		{}
 	};
 	int c;
@@ -2371,6 +2383,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'K': read_secret(optarg, o); break;
 		case 'G': o->grant_probe = true; break;
 		case 'U': o->catchup_probe = true; break;
+		case 'V': opt_vote_epoch = strtoull(optarg, NULL, 0); break;
 		default: usage(argv[0]);
 		}
 	}

@@ -39,7 +39,9 @@
  *                              PEERS (nest of PEER nests),
  *                              DURABILITY_DEGRADED, BACKUPS_IN_SYNC,
  *                              BACKUPS_NEEDED, FAILOVER, PRIORITY, LEAD,
- *                              PRIMARY, PRIMARY_EPOCH
+ *                              PRIMARY, PRIMARY_EPOCH, ELECT_EPOCH,
+ *                              VOTE_EPOCH, VOTE_FOR, LEARNED,
+ *                              LEARN_HEARD, LEARN_NEEDED
  * STATS_GET                 -> STATS (nest of enum rdmalog_stat, u64 each)
  * TRIM      LSN             (-ERANGE above the commit LSN, -ENETDOWN
  *                              when down)
@@ -191,6 +193,21 @@ enum rdmalog_cmd {
  *	whose HELLO said it is; absent when none is known
  * @RDMALOG_A_PRIMARY_EPOCH: u64, with PRIMARY: that primary's epoch (its
  *	last message's)
+ * @RDMALOG_A_ELECT_EPOCH: u64, STATUS_GET (up or down): the highest epoch
+ *	this node knows of since its module was loaded (its own log's, any
+ *	peer's, any election's)
+ * @RDMALOG_A_VOTE_EPOCH: u64, STATUS_GET: the epoch this node last voted
+ *	in; 0 when it has not voted since its module was loaded
+ * @RDMALOG_A_VOTE_FOR: u32, STATUS_GET with a non-zero VOTE_EPOCH: the
+ *	node it voted for
+ * @RDMALOG_A_LEARNED: u8, STATUS_GET: 1 once this node has heard from a
+ *	majority of its configured peers since its module was loaded (then
+ *	until it is unloaded), or while it has no peer; a node votes only
+ *	then
+ * @RDMALOG_A_LEARN_HEARD: u32, STATUS_GET: configured peers heard from
+ *	since the module was loaded
+ * @RDMALOG_A_LEARN_NEEDED: u32, STATUS_GET: how many LEARNED needs (a
+ *	majority of the configured peers; 0 without peers)
  * @__RDMALOG_A_MAX: number of attributes
  */
 enum rdmalog_attr {
@@ -233,6 +250,12 @@ enum rdmalog_attr {
 	RDMALOG_A_LEAD,
 	RDMALOG_A_PRIMARY,
 	RDMALOG_A_PRIMARY_EPOCH,
+	RDMALOG_A_ELECT_EPOCH,
+	RDMALOG_A_VOTE_EPOCH,
+	RDMALOG_A_VOTE_FOR,
+	RDMALOG_A_LEARNED,
+	RDMALOG_A_LEARN_HEARD,
+	RDMALOG_A_LEARN_NEEDED,
 
 	__RDMALOG_A_MAX
 };

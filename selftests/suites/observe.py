@@ -349,3 +349,53 @@ def every_node_knows_the_primary(c):
     assert r.rc == 5, (r.rc, r.out)
     out = c[2].run("rdmalogctl status", timeout=60, check=True).out
     assert re.search(r"^primary +none known$", out, re.M), out
+
+
+def election(nd):
+    return status(nd)["election"]
+
+
+@test
+def a_reloaded_node_learns_before_it_may_vote(c):
+    """The election state (Documentation/protocol.rst, "Election state"):
+    every node knows the primary's epoch and has heard from both peers. A
+    node whose module was reloaded has forgotten any vote: it may not vote
+    until it has heard from a majority of the other nodes since it was
+    loaded -- in three nodes both others, so one peer is not enough."""
+    up(c)
+    epoch = status(c[1])["log"]["epoch"]
+    learned = {"epoch": epoch, "vote": None, "learned": True, "heard": 2,
+               "needed": 2}
+    for nd in c:
+        wait_for(lambda: election(nd) == learned, timeout=WAIT, interval=1,
+                 what=f"{nd.name} learned")
+    out = c[1].run("rdmalogctl status", timeout=60, check=True).out
+    assert re.search(rf"^election +epoch {epoch}, no vote, may vote$", out,
+                     re.M), out
+    # node 3's module is reloaded while node 2 is down
+    c[2].run("rdmalogctl node down", timeout=120, check=True)
+    c[3].run("rdmalogctl node down && rmmod rdmalog && modprobe rdmalog",
+             timeout=180, check=True)
+    # without peers nobody else can have voted: it may vote ...
+    el = election(c[3])
+    assert el == {"epoch": 0, "vote": None, "learned": True, "heard": 0,
+                  "needed": 0}, el
+    # ... but what it did not hear is not learned once peers are added
+    c[3].run(f"rdmalogctl apply {CONF}", timeout=120, check=True)
+    wait_for(lambda: peers(c[3])[1]["state"] == "connected", timeout=WAIT,
+             interval=1, what="node 3 connected to node 1")
+    wait_for(lambda: election(c[3])["epoch"] == epoch, timeout=WAIT,
+             interval=1, what="node 3 knows the epoch from node 1")
+    el = election(c[3])
+    assert el == {"epoch": epoch, "vote": None, "learned": False, "heard": 1,
+                  "needed": 2}, el
+    out = c[3].run("rdmalogctl status", timeout=60, check=True).out
+    assert re.search(r"^election +epoch \d+, no vote, may not vote yet: "
+                     r"heard from 1 of the 2 peers it needs since loaded$",
+                     out, re.M), out
+    # node 1 was never reloaded: it stays learned
+    assert election(c[1])["learned"] is True, election(c[1])
+    # node 2 comes back: node 3 has heard from both others
+    c[2].run("rdmalogctl node up", timeout=120, check=True)
+    wait_for(lambda: election(c[3]) == learned, timeout=WAIT, interval=1,
+             what="node 3 learned once it heard node 2")

@@ -607,3 +607,41 @@ def catchup_grant_covers_only_the_range(c):
     c[3].run(f"rdmalogctl apply {CONF}", timeout=120, check=True)
     wait_connected(c, 1)
     wait_commit(c, lsn + 1)
+
+
+def election_epoch(nd):
+    return status(nd)["election"]["epoch"]
+
+
+@test
+def an_announced_election_epoch_spreads(c):
+    """A peer's HELLO and HEARTBEATs announce its election epoch
+    (protocol.rst, "Election state"): a rogue node 1 announces one far
+    above the log's. Node 2 takes it as the highest epoch it knows of and
+    announces it in turn, so node 3 learns it from node 2 and the real
+    node 1 from node 3; a new log of node 1 then takes an epoch above it,
+    so a primary never reuses an epoch an election may have used."""
+    fresh(c, cluster_file())
+    wait_connected(c, 2)
+    wait_connected(c, 3)
+    e0 = status(c[1])["log"]["epoch"]
+    vote = e0 + 40
+    for nd in c:
+        assert election_epoch(nd) == e0, (nd.name, status(nd)["election"])
+    c[1].run("rdmalogctl peer del id 2", timeout=120, check=True)
+    wait_for(lambda: peer(c[2], 1)["state"] != "connected",
+             timeout=WAIT, interval=1, what="node 2 lost node 1")
+    r = c[1].run(f"{ROGUE} -a 198.18.0.2 -n 1 -d 2 -c {CLUSTER} "
+                 f"-C {CAPACITY} --garbage valid --vote-epoch {vote}",
+                 timeout=300)
+    print(r.out)
+    res = rogue_result(r.out)
+    assert r.rc == 0 and res["dropped"] is False, (r.rc, res)
+    for n in (2, 3, 1):
+        wait_for(lambda: election_epoch(c[n]) == vote, timeout=WAIT,
+                 interval=1, what=f"node {n} knows election epoch {vote}")
+    # the log epochs did not move: nobody voted or led in it
+    assert status(c[3])["log"]["epoch"] == e0, status(c[3])["log"]
+    assert status(c[2])["election"]["vote"] is None, status(c[2])
+    fresh(c, cluster_file())
+    assert status(c[1])["log"]["epoch"] == vote + 1, status(c[1])["log"]

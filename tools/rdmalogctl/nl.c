@@ -609,6 +609,25 @@ int rl_parse(struct nlmsghdr *nlh, struct rl_info *in)
 		case RDMALOG_A_PRIMARY_EPOCH:
 			ok = get_int(a, &in->primary_epoch, 8);
 			break;
+		case RDMALOG_A_ELECT_EPOCH:
+			ok = get_int(a, &in->elect_epoch, 8);
+			break;
+		case RDMALOG_A_VOTE_EPOCH:
+			ok = get_int(a, &in->vote_epoch, 8);
+			break;
+		case RDMALOG_A_VOTE_FOR:
+			ok = get_int(a, &in->vote_for, 4);
+			break;
+		case RDMALOG_A_LEARNED:
+			ok = get_int(a, &up, 1);
+			in->learned = ok && up;
+			break;
+		case RDMALOG_A_LEARN_HEARD:
+			ok = get_int(a, &in->learn_heard, 4);
+			break;
+		case RDMALOG_A_LEARN_NEEDED:
+			ok = get_int(a, &in->learn_needed, 4);
+			break;
 		default:
 			ok = false;	/* PAD and friends */
 			break;

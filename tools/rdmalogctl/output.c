@@ -373,6 +373,30 @@ void out_status(const struct rl_info *st, const struct rl_info *node)
 		} else {
 			jw_null("primary");
 		}
+		if (HAS(st, ELECT_EPOCH)) {
+			jw_begin_obj("election");
+			jw_u64("epoch", st->elect_epoch);
+			if (HAS(st, VOTE_EPOCH) && st->vote_epoch &&
+			    HAS(st, VOTE_FOR)) {
+				jw_begin_obj("vote");
+				jw_u64("epoch", st->vote_epoch);
+				jw_u64("for", st->vote_for);
+				jw_end_obj();
+			} else {
+				jw_null("vote");
+			}
+			if (HAS(st, LEARNED))
+				jw_bool("learned", st->learned);
+			else
+				jw_null("learned");
+			jw_u64_if("heard", HAS(st, LEARN_HEARD),
+				  st->learn_heard);
+			jw_u64_if("needed", HAS(st, LEARN_NEEDED),
+				  st->learn_needed);
+			jw_end_obj();
+		} else {
+			jw_null("election");
+		}
 		jw_begin_arr("peers");
 		for (i = 0; i < st->npeers; i++)
 			out_peer_json(NULL, &st->peers[i]);
@@ -458,6 +482,21 @@ void out_status(const struct rl_info *st, const struct rl_info *node)
 		else
 			printf("node %u, epoch %llu\n", st->primary,
 			       (unsigned long long)st->primary_epoch);
+	}
+	if (HAS(st, ELECT_EPOCH) && HAS(st, LEARNED)) {
+		printf("%-16sepoch %llu, ", "election",
+		       (unsigned long long)st->elect_epoch);
+		if (HAS(st, VOTE_EPOCH) && st->vote_epoch && HAS(st, VOTE_FOR))
+			printf("voted for node %u in epoch %llu, ",
+			       st->vote_for,
+			       (unsigned long long)st->vote_epoch);
+		else
+			printf("no vote, ");
+		if (st->learned)
+			printf("may vote\n");
+		else
+			printf("may not vote yet: heard from %u of the %u peers it needs since loaded\n",
+			       st->learn_heard, st->learn_needed);
 	}
 	if (HAS(st, FAILOVER) && HAS(st, PRIORITY) && HAS(st, LEAD))
 		printf("%-16s%s, priority %u, %s\n", "failover",

@@ -180,6 +180,13 @@ struct rl_info {
 	bool lead;
 	uint32_t primary;
 	uint64_t primary_epoch;
+	/* The election state (RDMALOG_A_ELECT_EPOCH .. LEARN_NEEDED). */
+	uint64_t elect_epoch;
+	uint64_t vote_epoch;
+	uint32_t vote_for;
+	bool learned;
+	uint32_t learn_heard;
+	uint32_t learn_needed;
 	char status_msg[512];
 	uint32_t event;
 	struct rl_peer peer;			/* RDMALOG_A_PEER */

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rdmalog - the election state of this node: the epochs it knows of, its
+ * vote, and whether it has learned enough since its module was loaded to
+ * vote at all (Documentation/leader-change.rst, "Terms").
+ */
+#ifndef _RDMALOG_ELECT_H
+#define _RDMALOG_ELECT_H
+
+#include <linux/types.h>
+
+/**
+ * struct rdmalog_elect_info - a snapshot of the election state
+ * @epoch: the highest epoch this node knows of: its own log's, any
+ *	peer's message's, any election epoch a peer reported
+ * @vote_known: the highest election epoch it knows of: its own vote's
+ *	or one a peer reported (what its HELLOs and HEARTBEATs announce)
+ * @vote_epoch: the epoch of its vote; 0: none since the module loaded
+ * @vote_for: the node it voted for in @vote_epoch (0 with no vote)
+ * @learned: it may vote: it has heard from a majority of the other
+ *	configured nodes since the module loaded (then, for the module's
+ *	lifetime), or it has no peer configured
+ * @heard: configured peers it has heard from since the module loaded
+ * @needed: configured peers it must hear from to learn: a majority of
+ *	them (0 with no peer)
+ */
+struct rdmalog_elect_info {
+	u64 epoch;
+	u64 vote_known;
+	u64 vote_epoch;
+	u32 vote_for;
+	bool learned;
+	u32 heard;
+	u32 needed;
+};
+
+/*
+ * The configured peers, @n ids: whom @learned counts. The node calls it
+ * whenever its peers change; process context.
+ */
+void rdmalog_elect_set_members(const u32 *ids, u32 n);
+/* This node's own log is in @epoch (the node, as it comes up). */
+void rdmalog_elect_note_epoch(u64 epoch);
+/*
+ * A HELLO or HEARTBEAT of peer @node_id arrived, in @epoch, announcing
+ * the election epoch @vote_epoch. Any context.
+ */
+void rdmalog_elect_heard(u32 node_id, u64 epoch, u64 vote_epoch);
+void rdmalog_elect_get_info(struct rdmalog_elect_info *info);
+
+#endif /* _RDMALOG_ELECT_H */
