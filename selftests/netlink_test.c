@@ -2048,4 +2048,66 @@ TEST_F_TIMEOUT(fresh, defaults, RL_TIMEOUT)
 	}
 }
 
+/*
+ * The election state of a freshly loaded module: no vote, and it may vote
+ * while it has no peer; peers it has not heard from (here: never, its log
+ * is down) must be heard first, a majority of them; the attributes are
+ * read-only.
+ */
+TEST_F_TIMEOUT(fresh, election_state, RL_TIMEOUT)
+{
+	static const struct {
+		uint32_t peers, needed;
+	} steps[] = { { 0, 0 }, { 1, 1 }, { 2, 2 }, { 3, 2 }, { 4, 3 } };
+	struct nl_msg *m;
+	struct reply r;
+	struct info in;
+	uint32_t off;
+	unsigned int i;
+	char addr[32];
+
+	m = req_new(&self->t, RDMALOG_CMD_NODE_SET, 0);
+	put_u32(m, RDMALOG_A_NODE_ID, 1);
+	req_send(&self->t, m, &r);
+	ASSERT_NLOK(&r);
+	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		if (i) {
+			m = req_new(&self->t, RDMALOG_CMD_PEER_ADD, 0);
+			put_u32(m, RDMALOG_A_NODE_ID, i + 1);
+			snprintf(addr, sizeof(addr), "198.18.0.%u", i + 1);
+			put_ip4(m, RDMALOG_A_ADDR, addr);
+			put_u16(m, RDMALOG_A_PORT, 7471);
+			req_send(&self->t, m, &r);
+			ASSERT_NLOK(&r);
+		}
+		ASSERT_EQ(0, get(&self->t, RDMALOG_CMD_STATUS_GET, &in));
+		ASSERT_TRUE(in.has[RDMALOG_A_ELECT_EPOCH]);
+		EXPECT_EQ(0, in.v[RDMALOG_A_ELECT_EPOCH]);
+		EXPECT_EQ(0, in.v[RDMALOG_A_VOTE_EPOCH]);
+		EXPECT_FALSE(in.has[RDMALOG_A_VOTE_FOR]);
+		EXPECT_EQ(0, in.v[RDMALOG_A_LEARN_HEARD]);
+		EXPECT_EQ(steps[i].needed, in.v[RDMALOG_A_LEARN_NEEDED])
+			TH_LOG("%u peers", steps[i].peers);
+		EXPECT_EQ(steps[i].peers == 0, in.v[RDMALOG_A_LEARNED])
+			TH_LOG("%u peers", steps[i].peers);
+	}
+	/* the peers go: nobody left to learn from, it may vote again */
+	for (i = 1; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		m = req_new(&self->t, RDMALOG_CMD_PEER_DEL, 0);
+		put_u32(m, RDMALOG_A_NODE_ID, i + 1);
+		req_send(&self->t, m, &r);
+		ASSERT_NLOK(&r);
+	}
+	ASSERT_EQ(0, get(&self->t, RDMALOG_CMD_STATUS_GET, &in));
+	EXPECT_EQ(1, in.v[RDMALOG_A_LEARNED]);
+	EXPECT_EQ(0, in.v[RDMALOG_A_LEARN_NEEDED]);
+	/* read-only: a request carrying one is refused at it */
+	m = req_new(&self->t, RDMALOG_CMD_NODE_SET, 0);
+	put_u32(m, RDMALOG_A_NODE_ID, 1);
+	off = put_u8(m, RDMALOG_A_LEARNED, 1);
+	req_send(&self->t, m, &r);
+	EXPECT_NLERR_AT(&r, EINVAL, off);
+	reply_free(&r);
+}
+
 TEST_HARNESS_MAIN
