@@ -426,10 +426,16 @@ u64 rdmalog_conn_epoch_seen(void)
 	return atomic64_read(&rdmalog_conns.epoch_seen);
 }
 
+/* What the peer reported; @role only from a HELLO (else NULL). */
 static void rdmalog_conn_note_remote(struct rdmalog_conn *conn, u64 epoch,
-				     __le64 first, __le64 commit, __le64 next)
+				     __le64 first, __le64 commit, __le64 next,
+				     const __le32 *role)
 {
 	spin_lock(&conn->info_lock);
+	if (role) {
+		conn->remote.role = le32_to_cpu(*role);
+		conn->remote.has_role = true;
+	}
 	conn->remote.valid = true;
 	conn->remote.when = jiffies;
 	conn->remote.epoch = epoch;
@@ -547,11 +553,7 @@ const char *rdmalog_conn_process(struct rdmalog_ep *ep,
 		rdmalog_note_peer_interval(ep, m->hello.interval_ms);
 		rdmalog_conn_note_remote(conn, epoch, m->hello.first_lsn,
 					 m->hello.commit_lsn,
-					 m->hello.next_lsn);
-		spin_lock(&conn->info_lock);
-		conn->remote.role = le32_to_cpu(m->hello.role);
-		conn->remote.has_role = true;
-		spin_unlock(&conn->info_lock);
+					 m->hello.next_lsn, &m->hello.role);
 		if (le32_to_cpu(m->hello.role) == RDMALOG_ROLE_PRIMARY)
 			set_bit(RDMALOG_EP_PEER_PRIMARY, &ep->flags);
 		rdmalog_ep_ops->heard(ep, epoch,
@@ -565,7 +567,7 @@ const char *rdmalog_conn_process(struct rdmalog_ep *ep,
 		rdmalog_note_peer_interval(ep, m->heartbeat.interval_ms);
 		rdmalog_conn_note_remote(conn, epoch, m->heartbeat.first_lsn,
 					 m->heartbeat.commit_lsn,
-					 m->heartbeat.next_lsn);
+					 m->heartbeat.next_lsn, NULL);
 		rdmalog_ep_ops->heard(ep, epoch,
 				      le64_to_cpu(m->heartbeat.vote_epoch));
 		break;
