@@ -108,6 +108,7 @@ u64 rdmalog_conn_epoch_seen(void);
 void rdmalog_conn_set_timers(u32 heartbeat_ms, u32 peer_timeout_ms);
 void rdmalog_conn_set_role(u32 role);
 void rdmalog_conn_set_vote_epoch(u64 epoch);
+int rdmalog_conn_fence(u64 epoch, unsigned int timeout_ms, u32 *peer);
 
 /*
  * The connection object of one peer, with one reference for the caller.

@@ -15,23 +15,37 @@
  *   the peers it learned from, and that node reports the epoch
  *   (Documentation/leader-change.rst, "Terms", has the argument).
  *
+ * Votes (Documentation/protocol.rst, "Votes"): a candidate's VOTE_REQ
+ * is answered by a work item, one at a time (&rdmalog_elect.vote_mutex),
+ * because granting may first have to *fence* the primary this node
+ * follows: its connection is closed and its queue pair destroyed before
+ * the position is read from the ring, so no WRITE of it lands afterwards
+ * (rdmalog_conn_fence()), and no primary of a lower epoch is granted the
+ * ring again.
+ *
  * Lock rules: &rdmalog_elect.lock protects every field; it is taken in
  * any context (the CQ handlers report what they hear) with BHs off, and
  * nothing else is taken inside it but the transport's atomic announce
  * (rdmalog_conn_set_vote_epoch()), set under it so that announcements
- * never go back.
+ * never go back. &rdmalog_elect.vote_mutex (process context) serializes
+ * the votes and protects the up period's @log, @node_id, @role and
+ * @fence_ms; it is taken before the lock and held while fencing sleeps.
  */
 #include <linux/bitmap.h>
+#include <linux/mutex.h>
 #include <linux/spinlock.h>
 
 #include "../uapi/rdmalog_genl.h"
 #include "conn.h"
 #include "elect.h"
+#include "ep.h"
+#include "proto.h"
 
 /**
  * struct rdmalog_elect - the election state, a singleton
- * @lock: protects the fields below (see above)
+ * @lock: protects the fields below up to @heard (see above)
  * @epoch: &rdmalog_elect_info.epoch
+ * @log_epoch: &rdmalog_elect_info.log_epoch
  * @vote_known: &rdmalog_elect_info.vote_known
  * @vote_epoch: &rdmalog_elect_info.vote_epoch
  * @vote_for: &rdmalog_elect_info.vote_for
@@ -40,20 +54,33 @@
  * @members: the configured peers' ids
  * @heard: the ids heard from since the module loaded (any id the
  *	transport took a HELLO or HEARTBEAT from)
+ * @vote_mutex: see above
+ * @log: the up period's log, referenced; NULL while down
+ * @node_id: this node's id in the up period
+ * @role: its &enum rdmalog_role
+ * @fence_ms: how long fencing waits for the old primary's queue pair
  */
 struct rdmalog_elect {
 	spinlock_t lock; /* see above */
 	u64 epoch;
+	u64 log_epoch;
 	u64 vote_known;
 	u64 vote_epoch;
 	u32 vote_for;
 	bool learned;
 	DECLARE_BITMAP(members, RDMALOG_MAX_NODE_ID + 1);
 	DECLARE_BITMAP(heard, RDMALOG_MAX_NODE_ID + 1);
+
+	struct mutex vote_mutex; /* see above */
+	struct rdmalog_log *log;
+	u32 node_id;
+	u32 role;
+	u32 fence_ms;
 };
 
 static struct rdmalog_elect rdmalog_elect = {
 	.lock = __SPIN_LOCK_UNLOCKED(rdmalog_elect.lock),
+	.vote_mutex = __MUTEX_INITIALIZER(rdmalog_elect.vote_mutex),
 };
 
 /* A majority of @n others; none to hear from with no peer. */
@@ -125,6 +152,7 @@ void rdmalog_elect_note_epoch(u64 epoch)
 {
 	spin_lock_bh(&rdmalog_elect.lock);
 	rdmalog_elect.epoch = max(rdmalog_elect.epoch, epoch);
+	rdmalog_elect.log_epoch = max(rdmalog_elect.log_epoch, epoch);
 	spin_unlock_bh(&rdmalog_elect.lock);
 }
 
@@ -138,6 +166,7 @@ void rdmalog_elect_heard(u32 node_id, u64 epoch, u64 vote_epoch)
 {
 	spin_lock_bh(&rdmalog_elect.lock);
 	rdmalog_elect.epoch = max3(rdmalog_elect.epoch, epoch, vote_epoch);
+	rdmalog_elect.log_epoch = max(rdmalog_elect.log_epoch, epoch);
 	if (vote_epoch > rdmalog_elect.vote_known) {
 		rdmalog_elect.vote_known = vote_epoch;
 		rdmalog_conn_set_vote_epoch(vote_epoch);
@@ -161,6 +190,7 @@ void rdmalog_elect_get_info(struct rdmalog_elect_info *info)
 	spin_lock_bh(&rdmalog_elect.lock);
 	n = rdmalog_elect_members();
 	info->epoch = rdmalog_elect.epoch;
+	info->log_epoch = rdmalog_elect.log_epoch;
 	info->vote_known = rdmalog_elect.vote_known;
 	info->vote_epoch = rdmalog_elect.vote_epoch;
 	info->vote_for = rdmalog_elect.vote_for;
@@ -168,4 +198,208 @@ void rdmalog_elect_get_info(struct rdmalog_elect_info *info)
 	info->heard = rdmalog_elect_heard_members();
 	info->needed = rdmalog_elect_needed(n);
 	spin_unlock_bh(&rdmalog_elect.lock);
+}
+
+/* ------------------------------------------------------------------ */
+/* Votes */
+
+void rdmalog_elect_start(struct rdmalog_log *log, u32 node_id, u32 role,
+			 u32 fence_ms)
+{
+	rdmalog_log_get(log);
+	mutex_lock(&rdmalog_elect.vote_mutex);
+	rdmalog_elect.log = log;
+	rdmalog_elect.node_id = node_id;
+	rdmalog_elect.role = role;
+	rdmalog_elect.fence_ms = fence_ms;
+	mutex_unlock(&rdmalog_elect.vote_mutex);
+}
+
+void rdmalog_elect_stop(void)
+{
+	struct rdmalog_log *log;
+
+	mutex_lock(&rdmalog_elect.vote_mutex);
+	log = rdmalog_elect.log;
+	rdmalog_elect.log = NULL;
+	mutex_unlock(&rdmalog_elect.vote_mutex);
+	if (log)
+		rdmalog_log_put(log);
+}
+
+static void rdmalog_pos_to_wire(const struct rdmalog_log_held *h,
+				struct rdmalog_pos_wire *w)
+{
+	w->epoch = cpu_to_le64(h->epoch);
+	w->lsn = cpu_to_le64(h->lsn);
+	w->gen = cpu_to_le32(h->gen);
+}
+
+/* Positions compare by epoch, then generation, then LSN. */
+static bool rdmalog_pos_below(const struct rdmalog_log_held *a,
+			      const struct rdmalog_log_held *b)
+{
+	if (a->epoch != b->epoch)
+		return a->epoch < b->epoch;
+	if (a->gen != b->gen)
+		return a->gen < b->gen;
+	return a->lsn < b->lsn;
+}
+
+static const char *const rdmalog_vote_why[__RDMALOG_VOTE_MAX] = {
+	[RDMALOG_VOTE_GRANTED]		= "granted",
+	[RDMALOG_VOTE_NOT_LEARNED]	= "not heard from a majority of its peers since loaded",
+	[RDMALOG_VOTE_VOTED]		= "voted for another node in this epoch or a later one",
+	[RDMALOG_VOTE_STALE]		= "an epoch not above every log's it knows of",
+	[RDMALOG_VOTE_BEHIND]		= "its log is behind ours",
+	[RDMALOG_VOTE_OTHER_LOG]	= "it continues another log",
+	[RDMALOG_VOTE_LEADING]		= "this node is the primary",
+	[RDMALOG_VOTE_BUSY]		= "the primary could not be fenced in time",
+};
+
+/*
+ * Judge @ee's request from node @cand; on a grant the vote is recorded
+ * (and announced) before the answer leaves. @mine: our position, as
+ * answered. vote_mutex held.
+ */
+static u32 rdmalog_elect_judge(const struct rdmalog_elect_ep *ee, u32 cand,
+			       struct rdmalog_log_held *mine, u32 *fenced)
+{
+	struct rdmalog_log *log = rdmalog_elect.log;
+	u64 vote_epoch, log_epoch, id;
+	u32 vote_for;
+	bool may;
+
+	*fenced = 0;
+	memset(mine, 0, sizeof(*mine));
+	if (!log)
+		return RDMALOG_VOTE_LEADING;	/* not reached: no connection */
+	rdmalog_log_held(log, mine);
+	spin_lock_bh(&rdmalog_elect.lock);
+	may = rdmalog_elect_may_vote();
+	vote_epoch = rdmalog_elect.vote_epoch;
+	vote_for = rdmalog_elect.vote_for;
+	log_epoch = max(rdmalog_elect.log_epoch, mine->epoch);
+	spin_unlock_bh(&rdmalog_elect.lock);
+
+	if (!may)
+		return RDMALOG_VOTE_NOT_LEARNED;
+	if (ee->epoch < vote_epoch ||
+	    (ee->epoch == vote_epoch && vote_for != cand))
+		return RDMALOG_VOTE_VOTED;
+	/* A primary may lead this epoch already. */
+	if (ee->epoch <= log_epoch)
+		return RDMALOG_VOTE_STALE;
+	if (rdmalog_elect.role == RDMALOG_ROLE_PRIMARY)
+		return RDMALOG_VOTE_LEADING;
+	id = rdmalog_log_id(log);
+	if (id && id != ee->log_id && mine->lsn)
+		return RDMALOG_VOTE_OTHER_LOG;
+	/*
+	 * Our position only grows while our primary writes: one already
+	 * above the candidate's refuses without fencing anyone.
+	 */
+	if (rdmalog_pos_below(&ee->pos, mine))
+		return RDMALOG_VOTE_BEHIND;
+	if (rdmalog_conn_fence(ee->epoch, rdmalog_elect.fence_ms, fenced))
+		return RDMALOG_VOTE_BUSY;
+	rdmalog_log_held(log, mine);
+	if (rdmalog_pos_below(&ee->pos, mine))
+		return RDMALOG_VOTE_BEHIND;
+
+	spin_lock_bh(&rdmalog_elect.lock);
+	rdmalog_elect.vote_epoch = ee->epoch;
+	rdmalog_elect.vote_for = cand;
+	rdmalog_elect.epoch = max(rdmalog_elect.epoch, ee->epoch);
+	if (ee->epoch > rdmalog_elect.vote_known) {
+		rdmalog_elect.vote_known = ee->epoch;
+		rdmalog_conn_set_vote_epoch(ee->epoch);
+	}
+	spin_unlock_bh(&rdmalog_elect.lock);
+	return RDMALOG_VOTE_GRANTED;
+}
+
+static void rdmalog_elect_work(struct work_struct *work)
+{
+	struct rdmalog_elect_ep *ee = container_of(work, struct rdmalog_elect_ep,
+						   work);
+	struct rdmalog_ep *ep = container_of(ee, struct rdmalog_ep, elect);
+	u32 cand = ep->conn->peer_id, reason, fenced;
+	struct rdmalog_msg_vote m = {};
+	struct rdmalog_log_held mine;
+	int err;
+
+	mutex_lock(&rdmalog_elect.vote_mutex);
+	reason = rdmalog_elect_judge(ee, cand, &mine, &fenced);
+	spin_lock_bh(&rdmalog_elect.lock);
+	m.vote_epoch = cpu_to_le64(rdmalog_elect.vote_epoch);
+	m.vote_for = cpu_to_le32(rdmalog_elect.vote_for);
+	spin_unlock_bh(&rdmalog_elect.lock);
+	if (reason == RDMALOG_VOTE_GRANTED)
+		pr_info("node %u: voted for node %u in epoch %llu%s (holding epoch %llu, generation %u, LSN %llu)\n",
+			rdmalog_elect.node_id, cand, ee->epoch,
+			fenced ? ", its primary fenced" : "", mine.epoch,
+			mine.gen, mine.lsn);
+	else
+		pr_info("node %u: refused node %u a vote in epoch %llu: %s\n",
+			rdmalog_elect.node_id, cand, ee->epoch,
+			rdmalog_vote_why[reason]);
+	mutex_unlock(&rdmalog_elect.vote_mutex);
+
+	m.epoch = cpu_to_le64(ee->epoch);
+	m.reason = cpu_to_le32(reason);
+	rdmalog_pos_to_wire(&mine, &m.pos);
+	err = rdmalog_ep_send(ep, &m, sizeof(m), RDMALOG_MSG_VOTE, 2);
+	if (err && err != -ENOTCONN)
+		rdmalog_ep_error(ep, "cannot send a VOTE: %d", err);
+	clear_bit(0, &ee->pending);
+	rdmalog_ep_put(ep);
+}
+
+void rdmalog_elect_ep_init(struct rdmalog_ep *ep)
+{
+	INIT_WORK(&ep->elect.work, rdmalog_elect_work);
+	ep->elect.pending = 0;
+}
+
+void rdmalog_elect_ep_stop(struct rdmalog_ep *ep)
+{
+	/* A queued answer holds a reference; one running finishes first. */
+	if (cancel_work_sync(&ep->elect.work)) {
+		clear_bit(0, &ep->elect.pending);
+		rdmalog_ep_put(ep);
+	}
+}
+
+const char *rdmalog_elect_rx_vote_req(struct rdmalog_ep *ep,
+				      const union rdmalog_msg_any *m, u32 len)
+{
+	const struct rdmalog_msg_vote_req *r = &m->vote_req;
+	struct rdmalog_elect_ep *ee = &ep->elect;
+
+	if (!le64_to_cpu(r->epoch))
+		return "VOTE_REQ for epoch 0";
+	if (r->pos.reserved)
+		return "VOTE_REQ with reserved bits set";
+	if (test_and_set_bit(0, &ee->pending))
+		return "VOTE_REQ before the previous one was answered";
+	ee->epoch = le64_to_cpu(r->epoch);
+	ee->log_id = le64_to_cpu(r->log_id);
+	ee->pos.epoch = le64_to_cpu(r->pos.epoch);
+	ee->pos.lsn = le64_to_cpu(r->pos.lsn);
+	ee->pos.gen = le32_to_cpu(r->pos.gen);
+	rdmalog_ep_get(ep);
+	if (!queue_work(system_long_wq, &ee->work)) {
+		/* not reached: pending was clear, so the work was idle */
+		clear_bit(0, &ee->pending);
+		rdmalog_ep_put(ep);
+	}
+	return NULL;
+}
+
+const char *rdmalog_elect_rx_vote(struct rdmalog_ep *ep,
+				  const union rdmalog_msg_any *m, u32 len)
+{
+	/* This node stands for no epoch yet: nobody asked for it. */
+	return "VOTE that answers no VOTE_REQ of ours";
 }

@@ -8,11 +8,19 @@
 #define _RDMALOG_ELECT_H
 
 #include <linux/types.h>
+#include <linux/workqueue.h>
+
+#include "log.h"
+
+struct rdmalog_ep;
+union rdmalog_msg_any;
 
 /**
  * struct rdmalog_elect_info - a snapshot of the election state
  * @epoch: the highest epoch this node knows of: its own log's, any
  *	peer's message's, any election epoch a peer reported
+ * @log_epoch: the highest epoch of a log it knows of: its own, or one a
+ *	peer's message was sent in (a vote is only for an epoch above it)
  * @vote_known: the highest election epoch it knows of: its own vote's
  *	or one a peer reported (what its HELLOs and HEARTBEATs announce)
  * @vote_epoch: the epoch of its vote; 0: none since the module loaded
@@ -26,6 +34,7 @@
  */
 struct rdmalog_elect_info {
 	u64 epoch;
+	u64 log_epoch;
 	u64 vote_known;
 	u64 vote_epoch;
 	u32 vote_for;
@@ -33,6 +42,44 @@ struct rdmalog_elect_info {
 	u32 heard;
 	u32 needed;
 };
+
+/**
+ * struct rdmalog_elect_ep - a connection's election state
+ * @work: answers the peer's VOTE_REQ (process context: fencing sleeps);
+ *	holds a reference on the endpoint while queued or running
+ * @pending: bit 0: a VOTE_REQ waits for its answer (set by the CQ
+ *	handler, cleared by @work); at most one per connection
+ * @epoch: the epoch the peer stands for
+ * @log_id: the log it would continue
+ * @pos: its position
+ *
+ * Written by the CQ handler while @pending is clear, read by @work while
+ * it is set.
+ */
+struct rdmalog_elect_ep {
+	struct work_struct work;
+	unsigned long pending;
+	u64 epoch;
+	u64 log_id;
+	struct rdmalog_log_held pos;
+};
+
+/*
+ * The up period: votes are judged against @log (referenced until stop),
+ * as node @node_id in @role; fencing waits up to @fence_ms for the old
+ * primary's queue pair. Stop runs after every connection is gone.
+ */
+void rdmalog_elect_start(struct rdmalog_log *log, u32 node_id, u32 role,
+			 u32 fence_ms);
+void rdmalog_elect_stop(void);
+/* A connection's state: init before use, stop before its release. */
+void rdmalog_elect_ep_init(struct rdmalog_ep *ep);
+void rdmalog_elect_ep_stop(struct rdmalog_ep *ep);
+/* VOTE_REQ and VOTE (msg.c's table). CQ handler context. */
+const char *rdmalog_elect_rx_vote_req(struct rdmalog_ep *ep,
+				      const union rdmalog_msg_any *m, u32 len);
+const char *rdmalog_elect_rx_vote(struct rdmalog_ep *ep,
+				  const union rdmalog_msg_any *m, u32 len);
 
 /*
  * The configured peers, @n ids: whom @learned counts. The node calls it

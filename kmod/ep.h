@@ -29,6 +29,7 @@
 #include "repl.h"
 #include "forward.h"
 #include "catchup.h"
+#include "elect.h"
 
 /* Receive buffers per connection: the peer's send credits. */
 #define RDMALOG_RECV_DEPTH		64
@@ -250,6 +251,7 @@ struct rdmalog_sbuf {
  * @fwd: forwarded appends on this connection (forward.c, fwd_serve.c; its
  *	locking in forward.c)
  * @cu: catch-up on this connection (catchup.c; its locking in catchup.h)
+ * @elect: a VOTE_REQ of the peer waiting for its answer (elect.c)
  * @error_work: closes the endpoint after a completion or QP error
  * @flush_work: queued (with a reference) by the first flushed completion
  *	while the endpoint is not being released: the QP went to error
@@ -325,6 +327,7 @@ struct rdmalog_ep {
 	struct rdmalog_repl_ep repl;
 	struct rdmalog_fwd_ep fwd;
 	struct rdmalog_catchup_ep cu;
+	struct rdmalog_elect_ep elect;
 
 	struct work_struct error_work;
 	struct delayed_work flush_work;

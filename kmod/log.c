@@ -555,7 +555,7 @@ static int rdmalog_log_fill(struct rdmalog_log *log, u64 pos, u64 lsn,
 	rec.lsn = cpu_to_le64(lsn);
 	rec.epoch = cpu_to_le64(log->epoch);
 	rec.timestamp_ns = cpu_to_le64(ktime_get_real_ns());
-	rec.reserved = cpu_to_le32(0);
+	rec.gen = cpu_to_le32(log->gen);	/* append_mutex held */
 	rec.hdr_crc = cpu_to_le32(rdmalog_hdr_crc(&rec));
 	rdmalog_ring_write(log, pos, &rec, sizeof(rec));
 	return 0;
@@ -1008,6 +1008,8 @@ u64 rdmalog_log_truncate(struct rdmalog_log *log)
 				w->err = -ETIMEDOUT;
 		log->head = *rdmalog_log_slot(log, log->commit_lsn);
 		log->next_lsn = log->commit_lsn;
+		/* What is written from here on is told from what was. */
+		log->gen++;
 	}
 	head = log->head;
 	next = log->next_lsn;

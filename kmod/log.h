@@ -422,6 +422,32 @@ int rdmalog_log_reset(struct rdmalog_log *log, u64 lsn, u64 pos);
  */
 int rdmalog_log_follow(struct rdmalog_log *log, u64 id, u64 epoch);
 
+/**
+ * struct rdmalog_log_held - the last record a log holds: a node's position
+ * in an election (compared by @epoch, then @gen, then @lsn)
+ * @epoch: its epoch (0 when the log holds none)
+ * @gen: its truncation generation (&rdmalog_ring_record.gen)
+ * @lsn: its LSN (0 when the log holds none)
+ */
+struct rdmalog_log_held {
+	u64 epoch;
+	u64 lsn;
+	u32 gen;
+};
+
+/**
+ * rdmalog_log_held() - the last record a backup's ring holds
+ * @log: the log; of a backup whose primary can write to it no more
+ *	(fenced), or the answer may be out of date at once
+ * @held: out: the last published record, or the last of the records
+ *	that follow it in the ring and verify (contiguous LSNs, the log's
+ *	epoch, no older generation, both CRC32C) although no primary said
+ *	they are committed yet. What was trimmed counts: a log whose
+ *	records were all trimmed still holds its last one's LSN. Process
+ *	context.
+ */
+void rdmalog_log_held(struct rdmalog_log *log, struct rdmalog_log_held *held);
+
 /* The log's identity (0: a backup's that follows no log yet). */
 u64 rdmalog_log_id(struct rdmalog_log *log);
 

@@ -118,8 +118,8 @@ out:
  * @limit).
  */
 static u64 rdmalog_log_verify_at(struct rdmalog_log *log, u64 pos, u64 lsn,
-				 u64 limit, u64 epoch, const char **why,
-				 bool *incomplete)
+				 u64 limit, u64 epoch, u32 *gen,
+				 const char **why, bool *incomplete)
 {
 	struct rdmalog_ring_record rec;
 	u64 footprint;
@@ -150,6 +150,11 @@ static u64 rdmalog_log_verify_at(struct rdmalog_log *log, u64 pos, u64 lsn,
 		*why = "record of another epoch";
 		return 0;
 	}
+	/* Generations never go back along a log (a removed record's did). */
+	if (le32_to_cpu(rec.gen) < *gen) {
+		*why = "record of an older truncation generation";
+		return 0;
+	}
 	if (!len || len > log->max_record) {
 		*why = "record length out of range";
 		return 0;
@@ -165,6 +170,7 @@ static u64 rdmalog_log_verify_at(struct rdmalog_log *log, u64 pos, u64 lsn,
 		*why = "record payload CRC32C mismatch";
 		return 0;
 	}
+	*gen = le32_to_cpu(rec.gen);
 	return footprint;
 }
 
@@ -180,6 +186,7 @@ static int rdmalog_log_apply_below(struct rdmalog_log *log, u64 limit,
 	u64 pos, lsn, tail, fp, n;
 	bool dead, incomplete;
 	int ret = 0;
+	u32 gen;
 
 	*why = NULL;
 	mutex_lock(&log->append_mutex);
@@ -188,6 +195,7 @@ static int rdmalog_log_apply_below(struct rdmalog_log *log, u64 limit,
 	pos = log->head;
 	lsn = log->next_lsn;
 	tail = log->tail;
+	gen = log->gen;
 	spin_unlock_bh(&log->lock);
 	if (dead) {
 		ret = -ENETDOWN;
@@ -214,8 +222,8 @@ static int rdmalog_log_apply_below(struct rdmalog_log *log, u64 limit,
 	 * filled in without the lock and become visible with next_lsn below.
 	 */
 	while (lsn < upto_lsn) {
-		fp = rdmalog_log_verify_at(log, pos, lsn, limit, epoch, why,
-					   &incomplete);
+		fp = rdmalog_log_verify_at(log, pos, lsn, limit, epoch, &gen,
+					   why, &incomplete);
 		if (!fp && incomplete && limit < upto_pos) {
 			*why = NULL;	/* the rest is not here yet */
 			break;
@@ -247,6 +255,7 @@ static int rdmalog_log_apply_below(struct rdmalog_log *log, u64 limit,
 		log->head = pos;
 		log->next_lsn = lsn;
 		log->commit_lsn = lsn;
+		log->gen = gen;
 	}
 	spin_unlock_bh(&log->lock);
 	if (!ret) {
@@ -328,6 +337,43 @@ int rdmalog_log_follow(struct rdmalog_log *log, u64 id, u64 epoch)
 	}
 	spin_unlock_bh(&log->lock);
 	return ret;
+}
+
+void rdmalog_log_held(struct rdmalog_log *log, struct rdmalog_log_held *held)
+{
+	u64 pos, lsn, limit, fp;
+	const char *why;
+	bool incomplete;
+	u32 gen, g;
+
+	mutex_lock(&log->append_mutex);
+	spin_lock_bh(&log->lock);
+	pos = log->head;
+	lsn = log->next_lsn;
+	limit = log->tail + log->capacity;
+	gen = log->gen;
+	held->epoch = log->epoch;
+	spin_unlock_bh(&log->lock);
+	held->lsn = lsn - 1;
+	/*
+	 * Past the head: what the primary wrote and had not (or not yet
+	 * here) said is committed. Whatever verifies, contiguous, of the
+	 * log's epoch and of no older generation, is held.
+	 */
+	for (g = gen;; lsn++) {
+		fp = rdmalog_log_verify_at(log, pos, lsn, limit, held->epoch,
+					   &g, &why, &incomplete);
+		if (!fp)
+			break;
+		pos += fp;
+		held->lsn = lsn;
+		gen = g;
+		cond_resched();
+	}
+	mutex_unlock(&log->append_mutex);
+	held->gen = gen;
+	if (!held->lsn)
+		held->epoch = 0;
 }
 
 u64 rdmalog_log_id(struct rdmalog_log *log)

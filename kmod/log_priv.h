@@ -54,6 +54,10 @@
  * @pos_of: stream position of LSN l in pos_of[l % @nr_slots], valid for
  *	@first_lsn <= l <= @next_lsn
  * @dead: set once by rdmalog_log_shutdown(), never cleared
+ * @gen: a primary's: the truncation generation stamped into appended
+ *	records, raised by every rdmalog_log_truncate() that removes some
+ *	(changed under @append_mutex and @lock); a backup's: the generation
+ *	of its last published record (under @append_mutex and @lock)
  * @append_mutex: serializes appenders from reserving space to publishing;
  *	taken before @lock. Readers and rdmalog_log_trim() never take it:
  *	neither waits for the other nor for an appender
@@ -93,6 +97,7 @@ struct rdmalog_log {
 	u64 next_lsn;
 	u64 *pos_of;
 	bool dead;
+	u32 gen;
 
 	struct mutex append_mutex;	/* before @lock */
 	wait_queue_head_t commit_wq;

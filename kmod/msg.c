@@ -12,7 +12,7 @@
  * flags that must be set before it is taken and what the peer is told
  * otherwise, whether it is a primary's data (of an epoch below ours it is
  * dropped), and whose it is: replication (repl.c), catch-up (catchup.c)
- * or forwarding (forward.c). The "why" texts are the wire protocol's
+ * forwarding (forward.c) or elections (elect.c). The "why" texts are the wire protocol's
  * visible reasons (Documentation/protocol.rst, the rogue suite): they do
  * not change with the layout of the code.
  *
@@ -153,6 +153,14 @@ static const struct rdmalog_msg_rule rdmalog_msg_rules[__RDMALOG_MSG_MAX] = {
 		.needs_why = "JOIN before RING",
 		.rx = rdmalog_msg_join,
 	},
+	[RDMALOG_MSG_VOTE_REQ] = {
+		.len = sizeof(struct rdmalog_msg_vote_req),
+		.rx = rdmalog_elect_rx_vote_req,
+	},
+	[RDMALOG_MSG_VOTE] = {
+		.len = sizeof(struct rdmalog_msg_vote),
+		.rx = rdmalog_elect_rx_vote,
+	},
 };
 
 /* The rule of @type, or NULL: not a type of the protocol above. */
@@ -204,6 +212,7 @@ static void rdmalog_msg_ep_init(struct rdmalog_ep *ep)
 	rdmalog_repl_ep_init(ep);
 	rdmalog_fwd_ep_init(ep);
 	rdmalog_catchup_ep_init(ep);
+	rdmalog_elect_ep_init(ep);
 }
 
 /* Only forwarding has resources of its own on the endpoint. */
@@ -221,6 +230,7 @@ static void rdmalog_msg_ep_stop(struct rdmalog_ep *ep)
 {
 	rdmalog_catchup_ep_stop(ep);
 	rdmalog_repl_ep_stop(ep);
+	rdmalog_elect_ep_stop(ep);
 }
 
 /* Nothing is in flight: replication forgets it, forwards fail. */

@@ -311,6 +311,7 @@ static void rdmalog_node_stop_log(void)
 	/* Waiting appends fail at once; the connections go next. */
 	rdmalog_log_shutdown(log);
 	rdmalog_conn_stop();
+	rdmalog_elect_stop();
 	rdmalog_fwd_stop();
 	rdmalog_repl_stop();
 	list_for_each_entry(peer, &rdmalog_node.peers, list) {
@@ -875,8 +876,13 @@ int rdmalog_node_up(struct netlink_ext_ack *extack)
 	fp.role = rdmalog_node.config.role;
 	fp.commit_timeout_ms = rdmalog_node.config.commit_timeout_ms;
 	rdmalog_fwd_start(&fp);
+	/* Fencing waits for the old primary's queue pair a peer timeout. */
+	rdmalog_elect_start(log, rdmalog_node.config.node_id,
+			    rdmalog_node.config.role,
+			    rdmalog_node.config.peer_timeout_ms);
 	err = rdmalog_node_start_conns(log, extack);
 	if (err) {
+		rdmalog_elect_stop();
 		rdmalog_fwd_stop();
 		rdmalog_repl_stop();
 		rdmalog_log_put(log);

@@ -202,6 +202,9 @@ static_assert(sizeof(struct rdmalog_cm_rej) == 16);
  *	range of my ring with RDMA READ: &struct rdmalog_msg_catchup
  * @RDMALOG_MSG_JOIN: backup to primary: the catch-up is done, write to my
  *	ring from here on: &struct rdmalog_msg_join
+ * @RDMALOG_MSG_VOTE_REQ: a candidate asks for the receiver's vote in an
+ *	epoch: &struct rdmalog_msg_vote_req
+ * @RDMALOG_MSG_VOTE: the answer to a VOTE_REQ: &struct rdmalog_msg_vote
  * @__RDMALOG_MSG_MAX: first unknown type; a receiver drops the connection
  *	on a type it does not know
  */
@@ -215,6 +218,8 @@ enum rdmalog_msg_type {
 	RDMALOG_MSG_FWD_DONE		= 7,
 	RDMALOG_MSG_CATCHUP		= 8,
 	RDMALOG_MSG_JOIN		= 9,
+	RDMALOG_MSG_VOTE_REQ		= 10,
+	RDMALOG_MSG_VOTE		= 11,
 
 	__RDMALOG_MSG_MAX
 };
@@ -644,6 +649,93 @@ struct rdmalog_msg_join {
 
 static_assert(sizeof(struct rdmalog_msg_join) == 56);
 
+/**
+ * struct rdmalog_pos_wire - a position: the last record a node holds
+ * @epoch: that record's epoch (0: it holds none)
+ * @lsn: its LSN (0: it holds none)
+ * @gen: its truncation generation (&rdmalog_ring_record.gen)
+ * @reserved: zero
+ *
+ * Positions compare by @epoch, then @gen, then @lsn.
+ */
+struct rdmalog_pos_wire {
+	__le64 epoch;
+	__le64 lsn;
+	__le32 gen;
+	__le32 reserved;
+};
+
+static_assert(sizeof(struct rdmalog_pos_wire) == 24);
+
+/**
+ * struct rdmalog_msg_vote_req - a candidate asks for a vote
+ * @hdr: type %RDMALOG_MSG_VOTE_REQ
+ * @epoch: the epoch the sender stands for; above every epoch it knows of
+ * @log_id: the log the sender would continue (its log's id)
+ * @pos: the sender's position
+ *
+ * At most one is outstanding per connection: a second one before the
+ * VOTE drops the connection.
+ */
+struct rdmalog_msg_vote_req {
+	struct rdmalog_msg_hdr hdr;
+	__le64 epoch;
+	__le64 log_id;
+	struct rdmalog_pos_wire pos;
+};
+
+static_assert(sizeof(struct rdmalog_msg_vote_req) == 64);
+
+/**
+ * enum rdmalog_vote_reason - &rdmalog_msg_vote.reason
+ * @RDMALOG_VOTE_GRANTED: the vote is the candidate's
+ * @RDMALOG_VOTE_NOT_LEARNED: the voter's module was loaded and it has not
+ *	heard from a majority of its peers since
+ * @RDMALOG_VOTE_VOTED: it voted for another candidate in this epoch or
+ *	in a higher one
+ * @RDMALOG_VOTE_STALE: the epoch is below the highest the voter knows of
+ * @RDMALOG_VOTE_BEHIND: the candidate's position is below the voter's
+ * @RDMALOG_VOTE_OTHER_LOG: the voter holds records of another log
+ * @RDMALOG_VOTE_LEADING: the voter is a primary (it does not step down
+ *	for a candidate)
+ * @RDMALOG_VOTE_BUSY: the voter could not fence the primary it follows in
+ *	time; the candidate may ask again
+ * @__RDMALOG_VOTE_MAX: number of reasons
+ */
+enum rdmalog_vote_reason {
+	RDMALOG_VOTE_GRANTED,
+	RDMALOG_VOTE_NOT_LEARNED,
+	RDMALOG_VOTE_VOTED,
+	RDMALOG_VOTE_STALE,
+	RDMALOG_VOTE_BEHIND,
+	RDMALOG_VOTE_OTHER_LOG,
+	RDMALOG_VOTE_LEADING,
+	RDMALOG_VOTE_BUSY,
+
+	__RDMALOG_VOTE_MAX
+};
+
+/**
+ * struct rdmalog_msg_vote - a voter's answer
+ * @hdr: type %RDMALOG_MSG_VOTE
+ * @epoch: the epoch of the VOTE_REQ answered
+ * @reason: &enum rdmalog_vote_reason; %RDMALOG_VOTE_GRANTED: granted
+ * @vote_for: the node the voter's vote of @vote_epoch went to (0: none)
+ * @vote_epoch: the epoch of the voter's vote after this answer
+ * @pos: the voter's position; after a grant, what it held once the
+ *	primary it followed was fenced (no WRITE of it lands any more)
+ */
+struct rdmalog_msg_vote {
+	struct rdmalog_msg_hdr hdr;
+	__le64 epoch;
+	__le32 reason;
+	__le32 vote_for;
+	__le64 vote_epoch;
+	struct rdmalog_pos_wire pos;
+};
+
+static_assert(sizeof(struct rdmalog_msg_vote) == 72);
+
 /*
  * Every message type this version knows: a received message is copied out
  * of its receive buffer into one (conn.c) and read through it (msg.c).
@@ -659,6 +751,8 @@ union rdmalog_msg_any {
 	struct rdmalog_msg_fwd_done fwd_done;
 	struct rdmalog_msg_catchup catchup;
 	struct rdmalog_msg_join join;
+	struct rdmalog_msg_vote_req vote_req;
+	struct rdmalog_msg_vote vote;
 	__u8 raw[RDMALOG_MSG_SIZE];
 };
 

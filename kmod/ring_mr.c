@@ -214,16 +214,21 @@ static void rdmalog_ring_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 /*
  * Make @ep the holder of our ring: a backup grants it to one primary at a
  * time (a new connection of the same peer takes over from its old one,
- * which is going). Return: 0, or the peer id of the primary holding it.
+ * which is going), and never to one of an epoch below the one it voted
+ * in. Return: 0; the peer id of the primary holding it; or U32_MAX, with
+ * *@fence the epoch, when @ep's epoch is fenced.
  */
-static u32 rdmalog_ring_hold(struct rdmalog_ep *ep)
+static u32 rdmalog_ring_hold(struct rdmalog_ep *ep, u64 *fence)
 {
 	struct rdmalog_ep *h;
 	u32 other = 0;
 
 	spin_lock_bh(&rdmalog_conns.ring_lock);
 	h = rdmalog_conns.ring_holder;
-	if (!h || h == ep || h->conn->peer_id == ep->conn->peer_id)
+	*fence = rdmalog_conns.fence_epoch;
+	if (ep->peer_epoch < *fence)
+		other = U32_MAX;
+	else if (!h || h == ep || h->conn->peer_id == ep->conn->peer_id)
 		rdmalog_conns.ring_holder = ep;
 	else
 		other = h->conn->peer_id;
@@ -234,10 +239,56 @@ static u32 rdmalog_ring_hold(struct rdmalog_ep *ep)
 /* @ep's grant is dead (its QP destroyed): the ring is free again. */
 void rdmalog_ring_unhold(struct rdmalog_ep *ep)
 {
+	bool was;
+
 	spin_lock_bh(&rdmalog_conns.ring_lock);
-	if (rdmalog_conns.ring_holder == ep)
+	was = rdmalog_conns.ring_holder == ep;
+	if (was)
 		rdmalog_conns.ring_holder = NULL;
 	spin_unlock_bh(&rdmalog_conns.ring_lock);
+	/* rdmalog_conn_fence() may wait for it */
+	if (was)
+		wake_up_all(&rdmalog_conns.wq);
+}
+
+/**
+ * rdmalog_conn_fence() - cut every primary of an epoch below @epoch off
+ * our ring
+ * @epoch: the epoch this node is about to vote in
+ * @timeout_ms: how long to wait for the holder's queue pair to go
+ * @peer: out: the node id of the primary cut off, 0 for none
+ *
+ * From now on no primary of an epoch below @epoch is granted our ring. If
+ * one holds it, its connection is closed, and this returns once its queue
+ * pair is destroyed: every WRITE it posted has been placed or never will
+ * be (its queue pair went to the error state first). Process context.
+ *
+ * Return: 0 when nothing held the ring or when it was cut off,
+ * -ETIMEDOUT when the holder's queue pair outlived @timeout_ms (the ring
+ * may still change).
+ */
+int rdmalog_conn_fence(u64 epoch, unsigned int timeout_ms, u32 *peer)
+{
+	struct rdmalog_ep *h;
+	long left;
+
+	*peer = 0;
+	spin_lock_bh(&rdmalog_conns.ring_lock);
+	rdmalog_conns.fence_epoch = max(rdmalog_conns.fence_epoch, epoch);
+	h = rdmalog_conns.ring_holder;
+	if (h && h->peer_epoch < epoch)
+		rdmalog_ep_get(h);
+	else
+		h = NULL;
+	spin_unlock_bh(&rdmalog_conns.ring_lock);
+	if (!h)
+		return 0;
+	*peer = h->conn->peer_id;
+	rdmalog_ep_error(h, "fenced: this node votes in epoch %llu", epoch);
+	left = wait_event_timeout(rdmalog_conns.wq, !rdmalog_ring_is_holder(h),
+				  msecs_to_jiffies(timeout_ms));
+	rdmalog_ep_put(h);
+	return left ? 0 : -ETIMEDOUT;
 }
 
 bool rdmalog_ring_is_holder(struct rdmalog_ep *ep)
@@ -264,12 +315,18 @@ static const char *rdmalog_ep_grant_ring(struct rdmalog_ep *ep)
 	struct rdmalog_log_state st;
 	struct rdmalog_log_pos pos;
 	unsigned int i;
+	u64 first, fence;
 	u32 holder;
-	u64 first;
 	int n, err = 0;
 
 	/* Before anything of its HELLO is acted on (a trim, a FWD). */
-	holder = rdmalog_ring_hold(ep);
+	holder = rdmalog_ring_hold(ep, &fence);
+	if (holder == U32_MAX) {
+		rdmalog_ep_error(ep,
+				 "it leads epoch %llu, below epoch %llu in which this node voted (fenced)",
+				 ep->peer_epoch, fence);
+		return NULL;
+	}
 	if (holder) {
 		ep->refusal = RDMALOG_REJ_LOCAL_SECOND_PRIMARY;
 		rdmalog_ep_error(ep, "it says it is primary, and node %u is our primary",

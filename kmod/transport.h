@@ -54,13 +54,15 @@ union rdmalog_msg_any;
  * @auth: the keyed HMAC transform of the up period (auth.c) when a shared
  *	secret is set (@p.local.auth), else NULL; set and freed under @mutex
  *	by start and stop, while no endpoint exists; read-only in between
- * @ring_lock: protects @ring_holder (any context, _bh)
+ * @ring_lock: protects @ring_holder and @fence_epoch (any context, _bh)
  * @ring_holder: (backup) the endpoint our ring is granted to: the primary
  *	we take records from. At most one at a time: a second peer that says
  *	it is primary is refused while it holds, unless it is the same peer
  *	on a new connection. Cleared by the holder's close work after its QP
  *	is destroyed (the grant is dead then); never dereferenced but to
  *	compare its peer id, under @ring_lock
+ * @fence_epoch: (backup) no primary of an epoch below it is granted our
+ *	ring: this node voted in it (rdmalog_conn_fence()); only grows
  */
 struct rdmalog_conns_state {
 	struct mutex mutex; /* see above */
@@ -80,6 +82,7 @@ struct rdmalog_conns_state {
 	struct crypto_shash *auth;
 	spinlock_t ring_lock; /* see above */
 	struct rdmalog_ep *ring_holder;
+	u64 fence_epoch;
 };
 
 /* rdma_resolve_addr() and rdma_resolve_route() timeouts. */

@@ -73,6 +73,13 @@
  * work) and 16 bytes at its end, outside the range (must fail at the
  * primary's NIC: the grant covers [start, target) only).
  *
+ * With --vote EPOCH it plays a candidate (as a backup; with --listen when
+ * its node id is the larger): after the HELLOs it sends a VOTE_REQ for
+ * EPOCH with the position (--vote-pos-epoch E, --vote-gen G, the voter's
+ * last LSN as its HELLO tells, or --vote-behind N below it), waits for the
+ * VOTE and reports it in the JSON ("vote": reason, the voter's vote and
+ * position).
+ *
  * Output: TAP on stdout, then one line of JSON with every probe's result.
  * Exit status 0 when every probe behaved as required, 1 when one did not,
  * 2 when the protocol could not be run at all (no connection, no RING).
@@ -137,6 +144,11 @@ struct opts {
 	size_t secret_len;
 	bool grant_probe;
 	bool catchup_probe;
+	/* --vote EPOCH: as a candidate, ask for a vote (--vote-behind N) */
+	uint64_t vote;
+	uint64_t vote_behind;
+	uint32_t vote_gen;
+	uint64_t vote_pos_epoch;
 };
 
 /*
@@ -183,6 +195,8 @@ struct session {
 	uint8_t nonce[2][RDMALOG_NONCE_SIZE];
 	/* --catchup-probe: the primary's CATCHUP, and our ring for the RING */
 	bool catchup;
+	bool vote_seen;
+	struct rdmalog_msg_vote vote;
 	struct rdmalog_msg_catchup peer_cu;
 	uint8_t *ring_mem;
 	struct ibv_mr *ring_mr;
@@ -737,6 +751,12 @@ static int handle_msg(struct session *s, const uint8_t *buf, uint32_t len)
 		memcpy(&s->peer_cu, buf, len);
 		s->catchup = true;
 		break;
+	case RDMALOG_MSG_VOTE:
+		if (len != sizeof(s->vote))
+			return -1;
+		memcpy(&s->vote, buf, len);
+		s->vote_seen = true;
+		break;
 	case RDMALOG_MSG_FWD_DONE: {
 		struct rdmalog_msg_fwd_done d;
 		uint32_t st;
@@ -826,6 +846,11 @@ static bool have_hello(struct session *s)
 static bool have_ring(struct session *s)
 {
 	return s->ring;
+}
+
+static bool have_vote(struct session *s)
+{
+	return s->vote_seen;
 }
 
 static bool have_probe(struct session *s)
@@ -1171,6 +1196,70 @@ static int run_cross(const struct opts *o)
 		     IBV_WR_RDMA_WRITE, o->cross_addr, o->cross_rkey, false);
 	session_close(&s);
 	return ret ? 1 : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* --vote: a candidate asks the node for its vote */
+
+static const char *const vote_reasons[] = {
+	"granted", "not_learned", "voted", "stale", "behind", "other_log",
+	"leading", "busy",
+};
+
+static int run_vote(const struct opts *o)
+{
+	struct rdmalog_msg_vote_req m = {};
+	uint64_t next, lsn, pos_epoch;
+	struct session s;
+	uint32_t reason;
+
+	/* either side: the larger node id listens (--listen) */
+	if (session_open(o, &s) || session_hello(o, &s, false)) {
+		tap(false, "vote: connected to node %u as node %u", o->dst,
+		    o->node);
+		session_close(&s);
+		return 2;
+	}
+	tap(true, "vote: connected to node %u as node %u",
+	    le32toh(s.peer_hello.node_id), o->node);
+	/* its own position as its HELLO tells, or below it by --vote-behind */
+	next = le64toh(s.peer_hello.next_lsn);
+	lsn = next > 1 + o->vote_behind ? next - 1 - o->vote_behind : 0;
+	pos_epoch = lsn ? o->vote_pos_epoch : 0;
+	m.epoch = htole64(o->vote);
+	m.log_id = s.peer_hello.log_id;
+	m.pos.epoch = htole64(pos_epoch);
+	m.pos.lsn = htole64(lsn);
+	m.pos.gen = htole32(o->vote_gen);
+	if (send_msg(&s, &m, sizeof(m), RDMALOG_MSG_VOTE_REQ)) {
+		tap(false, "vote: cannot send the VOTE_REQ");
+		session_close(&s);
+		return 2;
+	}
+	/* the voter may first fence its primary: up to its peer timeout */
+	if (progress(&s, have_vote, 4 * STEP_MS)) {
+		tap(false, "vote: no VOTE for epoch %" PRIu64, o->vote);
+		json_add(",\"vote\":null");
+		session_close(&s);
+		return 1;
+	}
+	reason = le32toh(s.vote.reason);
+	tap(true, "vote: epoch %" PRIu64 " position %" PRIu64 ".%u.%" PRIu64
+	    ": reason %u", o->vote, pos_epoch, o->vote_gen, lsn, reason);
+	json_add(",\"asked\":{\"epoch\":%" PRIu64 ",\"pos_epoch\":%" PRIu64
+		 ",\"gen\":%u,\"lsn\":%" PRIu64 "}", o->vote, pos_epoch,
+		 o->vote_gen, lsn);
+	json_add(",\"vote\":{\"epoch\":%" PRIu64 ",\"reason\":\"%s\","
+		 "\"vote_epoch\":%" PRIu64 ",\"vote_for\":%u,"
+		 "\"pos\":{\"epoch\":%" PRIu64 ",\"gen\":%u,\"lsn\":%" PRIu64
+		 "}}", (uint64_t)le64toh(s.vote.epoch),
+		 reason < sizeof(vote_reasons) / sizeof(vote_reasons[0]) ?
+		 vote_reasons[reason] : "unknown",
+		 (uint64_t)le64toh(s.vote.vote_epoch), le32toh(s.vote.vote_for),
+		 (uint64_t)le64toh(s.vote.pos.epoch), le32toh(s.vote.pos.gen),
+		 (uint64_t)le64toh(s.vote.pos.lsn));
+	session_close(&s);
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -2299,8 +2388,11 @@ static void usage(const char *argv0)
 		"       %s -a ADDR [-p PORT] [-n NODE] [-d DST] -c CLUSTER -C CAPACITY\n"
 		"          --grant-probe [--secret FILE]\n"
 		"       %s --listen -a OUR_ADDR -n NODE -d DST -c CLUSTER -C CAPACITY\n"
-		"          --catchup-probe [--secret FILE]\n",
-		argv0, argv0, argv0, argv0, argv0, argv0);
+		"          --catchup-probe [--secret FILE]\n"
+		"       %s [--listen] -a ADDR -n NODE -d DST -c CLUSTER -C CAPACITY\n"
+		"          --vote EPOCH --vote-pos-epoch E [--vote-behind N]\n"
+		"          [--vote-gen G]\n",
+		argv0, argv0, argv0, argv0, argv0, argv0, argv0);
 	exit(2);
 }
 
@@ -2351,6 +2443,10 @@ static void parse(int argc, char **argv, struct opts *o)
 		{ "grant-probe", no_argument, NULL, 'G' },
 		{ "catchup-probe", no_argument, NULL, 'U' },
 		{ "vote-epoch", required_argument, NULL, 'V' },
+		{ "vote", required_argument, NULL, 'E' },
+		{ "vote-behind", required_argument, NULL, 'B' },
+		{ "vote-gen", required_argument, NULL, 'J' },
+		{ "vote-pos-epoch", required_argument, NULL, 'P' },
 		{}
 	};
 	int c;
@@ -2384,11 +2480,18 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'G': o->grant_probe = true; break;
 		case 'U': o->catchup_probe = true; break;
 		case 'V': opt_vote_epoch = strtoull(optarg, NULL, 0); break;
+		case 'E': o->vote = strtoull(optarg, NULL, 0); break;
+		case 'B': o->vote_behind = strtoull(optarg, NULL, 0); break;
+		case 'J': o->vote_gen = strtoul(optarg, NULL, 0); break;
+		case 'P': o->vote_pos_epoch = strtoull(optarg, NULL, 0); break;
 		default: usage(argv[0]);
 		}
 	}
 	if (!o->addr || !o->cluster || !o->capacity || !o->node || !o->dst ||
-	    o->listen != (o->cross || o->fwd_len || o->catchup_probe) ||
+	    (!o->vote &&
+	     o->listen != (o->cross || o->fwd_len || o->catchup_probe)) ||
+	    (o->vote && (o->cross || o->fwd_len || o->catchup_probe ||
+			 o->garbage || o->grant_probe || !o->vote_pos_epoch)) ||
 	    (o->cross + !!o->fwd_len + o->catchup_probe > 1) ||
 	    (o->grant_probe && o->listen))
 		usage(argv[0]);
@@ -2411,6 +2514,10 @@ int main(int argc, char **argv)
 	srandom(now_ms() ^ getpid());
 	if (o.grant_probe) {
 		ret = run_grant_probe(&o);
+		goto out;
+	}
+	if (o.vote) {
+		ret = run_vote(&o);
 		goto out;
 	}
 	if (o.listen) {

@@ -97,7 +97,11 @@ struct rdmalog_record_header {
  * @lsn: the record's LSN
  * @epoch: epoch of the primary that appended it
  * @timestamp_ns: CLOCK_REALTIME of the append on the primary
- * @reserved: zero
+ * @gen: the primary's truncation generation when it appended the record:
+ *	it grows each time the primary removes uncommitted records (a
+ *	commit timeout), so along a log it never decreases, and a removed
+ *	record left in a backup's ring after a rewritten one is told apart
+ *	(0 until the first removal)
  * @hdr_crc: CRC32C of the 44 bytes before this field
  *
  * The ring is a byte stream: the record with LSN 1 starts at stream
@@ -115,7 +119,7 @@ struct rdmalog_ring_record {
 	__le64 lsn;
 	__le64 epoch;
 	__le64 timestamp_ns;
-	__le32 reserved;
+	__le32 gen;
 	__le32 hdr_crc;
 };
 

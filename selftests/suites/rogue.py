@@ -645,3 +645,115 @@ def an_announced_election_epoch_spreads(c):
     assert status(c[2])["election"]["vote"] is None, status(c[2])
     fresh(c, cluster_file())
     assert status(c[1])["log"]["epoch"] == vote + 1, status(c[1])["log"]
+
+
+def ask_vote(nd, args):
+    """Run the rogue as a candidate on nd; its JSON's "vote" object."""
+    r = nd.run(f"{ROGUE} -c {CLUSTER} -C {CAPACITY} {args}", timeout=300)
+    print(r.out)
+    res = rogue_result(r.out)
+    assert r.rc == 0 and res.get("vote"), (r.rc, res)
+    return res["vote"]
+
+
+@test
+def a_vote_fences_the_primary_first(c):
+    """The voter's rules (protocol.rst, "Votes") with a rogue candidate.
+    Node 2's module goes down and a rogue node 2 asks node 3, a backup of
+    node 1, for its vote in the next epoch: one record behind node 3 it
+    is refused and nothing changes; with node 3's position it is granted,
+    and node 3 first fenced node 1: it closed node 1's connection and
+    never grants node 1 its ring again, so node 1 (quorum, node 2 down)
+    can commit nothing more and node 3's log does not take its record. A
+    rogue node 1 then asks for the same epoch and is refused: node 3
+    voted in it already."""
+    fresh(c, cluster_file())
+    wait_connected(c, 1)
+    wait_connected(c, 3)
+    nxt = status(c[1])["log"]["next_lsn"]
+    append(c[1], ["before-vote-1", "before-vote-2"])
+    wait_commit(c, nxt + 2)
+    e = status(c[1])["log"]["epoch"]
+    c[2].run("rdmalogctl node down", timeout=120, check=True)
+    wait_for(lambda: peer(c[3], 2)["state"] != "connected", timeout=WAIT,
+             interval=1, what="node 3 lost node 2")
+    c[3].run("dmesg -c >/dev/null", timeout=60, check=True)
+    as_2 = "-a 198.18.0.3 -n 2 -d 3"
+
+    v = ask_vote(c[2], f"{as_2} --vote {e + 1} --vote-pos-epoch {e} --vote-behind 1")
+    held = {"epoch": e, "gen": 0, "lsn": nxt + 1}
+    assert v == {"epoch": e + 1, "reason": "behind", "vote_epoch": 0,
+                 "vote_for": 0, "pos": held}, v
+    assert status(c[3])["election"]["vote"] is None, status(c[3])
+    assert peer(c[3], 1)["state"] == "connected", peer(c[3], 1)
+
+    v = ask_vote(c[2], f"{as_2} --vote {e + 1} --vote-pos-epoch {e}")
+    assert v == {"epoch": e + 1, "reason": "granted", "vote_epoch": e + 1,
+                 "vote_for": 2, "pos": held}, v
+    assert status(c[3])["election"]["vote"] == {"epoch": e + 1, "for": 2}
+    d = c[3].run("dmesg", timeout=60, check=True).out
+    assert f"node 3: refused node 2 a vote in epoch {e + 1}: its log is " \
+        "behind ours" in d, d
+    assert f"node 3: voted for node 2 in epoch {e + 1}, its primary " \
+        f"fenced (holding epoch {e}, generation 0, LSN {nxt + 1})" in d, d
+    # node 1 comes back and is refused the ring for good
+    wait_for(lambda: f"it leads epoch {e}, below epoch {e + 1} in which "
+             "this node voted (fenced)" in
+             c[3].run("dmesg", timeout=60, check=True).out,
+             timeout=WAIT, interval=2, what="node 3 refusing node 1's epoch")
+    r = c[1].run("echo after-fence | rdmalogcat -a", timeout=300)
+    assert r.rc != 0 and "timed out" in r.out, \
+        ("a fenced primary committed", r.rc, r.out)
+    assert [x[2] for x in records(c[3])][-2:] == \
+        ["before-vote-1", "before-vote-2"], records(c[3])
+    assert status(c[3])["log"]["next_lsn"] == nxt + 2, status(c[3])["log"]
+
+    # another candidate in the same epoch
+    wait_for(lambda: status(c[1])["election"]["epoch"] >= e + 1,
+             timeout=WAIT, interval=1, what="node 1 learned epoch e+1")
+    c[1].run("rdmalogctl node down", timeout=120, check=True)
+    v = ask_vote(c[1], f"-a 198.18.0.3 -n 1 -d 3 --vote {e + 1} --vote-pos-epoch {e}")
+    assert v["reason"] == "voted" and v["vote_epoch"] == e + 1 and \
+        v["vote_for"] == 2, v
+    # a new log of node 1 takes an epoch above the vote: node 3 serves it
+    fresh(c, cluster_file())
+    assert status(c[1])["log"]["epoch"] >= e + 2, status(c[1])["log"]
+    wait_connected(c, 1)
+
+
+@test
+def a_removed_record_is_not_held(c):
+    """The truncation generation (protocol.rst, "Record header"). With
+    durability all and node 2 down, two concurrent appends on node 1 are
+    written to node 3's ring and removed at their commit timeout; with
+    quorum, the next record takes the first one's LSN at the same length
+    and commits. The second removed record is still in node 3's ring
+    right after it, with the next LSN, the epoch and both CRCs right: only
+    its older generation tells it apart. Node 3's position, as its VOTE
+    says, ends at the committed record (generation 1), so a candidate at
+    that position gets the vote, and one of generation 0 is behind."""
+    fresh(c, rlnode.cluster_file(cluster=CLUSTER, durability="all"))
+    wait_connected(c, 1)
+    wait_connected(c, 3)
+    c[2].run("rdmalogctl node down", timeout=120, check=True)
+    wait_for(lambda: peer(c[1], 2)["state"] != "connected", timeout=WAIT,
+             interval=1, what="node 1 lost node 2")
+    n = status(c[1])["log"]["next_lsn"]
+    r = c[1].run("(echo removed-1 | rdmalogcat -a) 2>/tmp/e1 & "
+                 "(echo removed-2 | rdmalogcat -a) 2>/tmp/e2 & wait; "
+                 "cat /tmp/e1 /tmp/e2", timeout=300)
+    assert r.out.count("timed out") == 2, r.out
+    assert status(c[1])["log"]["next_lsn"] == n, status(c[1])["log"]
+    c[1].run("rdmalogctl log set durability quorum", timeout=60, check=True)
+    assert append(c[1], ["written-1"]) == [n]
+    wait_commit(c, n + 1, nodes=(1, 3))
+    e = status(c[3])["log"]["epoch"]
+    c[1].run("rdmalogctl node down", timeout=120, check=True)
+    as_2 = "-a 198.18.0.3 -n 2 -d 3"
+    v = ask_vote(c[2], f"{as_2} --vote {e + 1} --vote-pos-epoch {e}")
+    assert v["reason"] == "behind", v
+    assert v["pos"] == {"epoch": e, "gen": 1, "lsn": n}, v
+    v = ask_vote(c[2], f"{as_2} --vote {e + 1} --vote-pos-epoch {e} --vote-gen 1")
+    assert v["reason"] == "granted" and v["pos"] == \
+        {"epoch": e, "gen": 1, "lsn": n}, v
+    fresh(c, cluster_file())
