@@ -527,6 +527,9 @@ const char *rdmalog_conn_process(struct rdmalog_ep *ep,
 	rdmalog_conn_epoch_seen_raise(epoch);
 	if (data && epoch < conn->local.epoch)
 		return "data from a primary of an older epoch";
+	if (data && test_bit(RDMALOG_EP_HELLO, &ep->flags) &&
+	    epoch != ep->hello_epoch)
+		return "data of another epoch than the primary's HELLO";
 	/* Nothing counts before the peer's HELLO (and its proof). */
 	if (hdr->type != RDMALOG_MSG_HELLO &&
 	    !test_bit(RDMALOG_EP_HELLO, &ep->flags))
@@ -549,6 +552,7 @@ const char *rdmalog_conn_process(struct rdmalog_ep *ep,
 		if (test_bit(RDMALOG_EP_HELLO, &ep->flags))
 			return "second HELLO";
 		ep->peer_log_id = le64_to_cpu(m->hello.log_id);
+		ep->hello_epoch = epoch;
 		set_bit(RDMALOG_EP_HELLO, &ep->flags);
 		rdmalog_note_peer_interval(ep, m->hello.interval_ms);
 		rdmalog_conn_note_remote(conn, epoch, m->hello.first_lsn,

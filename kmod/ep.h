@@ -209,6 +209,9 @@ struct rdmalog_sbuf {
  * @peer_hb_ms: the peer's heartbeat interval (READ_ONCE/WRITE_ONCE)
  * @peer_epoch: the highest epoch the peer sent a message in; CQ handler
  *	only
+ * @hello_epoch: the epoch of the peer's HELLO: a primary's data (APPEND,
+ *	CATCHUP) must be of it (its epoch changes only with a new connection);
+ *	CQ handler only
  * @peer_log_id: the log the peer serves (a primary) or follows (a backup;
  *	0: none yet), from its HELLO; written by the CQ handler before the
  *	RING or CATCHUP that queues the works that read it, and (primary
@@ -300,6 +303,7 @@ struct rdmalog_ep {
 	u32 peer_recv_depth;
 	u32 peer_hb_ms;
 	u64 peer_epoch;
+	u64 hello_epoch;
 	u64 peer_log_id;
 
 	unsigned long flags;

@@ -354,6 +354,7 @@ struct rdmalog_log *rdmalog_log_create(const struct rdmalog_log_params *p)
 	log->capacity = p->capacity;
 	log->max_record = p->max_record;
 	log->epoch = p->epoch;
+	log->last_epoch = p->epoch;
 	log->id = p->id;
 	log->nr_slots = div_u64(p->capacity, RDMALOG_LOG_MIN_FOOTPRINT) + 1;
 	spin_lock_init(&log->lock);

@@ -118,12 +118,12 @@ out:
  * @limit).
  */
 static u64 rdmalog_log_verify_at(struct rdmalog_log *log, u64 pos, u64 lsn,
-				 u64 limit, u64 epoch, u32 *gen,
-				 const char **why, bool *incomplete)
+				 u64 limit, u64 max_epoch, u64 *epoch,
+				 u32 *gen, const char **why, bool *incomplete)
 {
 	struct rdmalog_ring_record rec;
-	u64 footprint;
-	u32 len;
+	u64 footprint, e;
+	u32 len, g;
 
 	*incomplete = false;
 	if (limit - pos < RDMALOG_LOG_HDR_SIZE) {
@@ -146,13 +146,19 @@ static u64 rdmalog_log_verify_at(struct rdmalog_log *log, u64 pos, u64 lsn,
 		*why = "record LSNs are not contiguous";
 		return 0;
 	}
-	if (le64_to_cpu(rec.epoch) != epoch) {
-		*why = "record of another epoch";
+	e = le64_to_cpu(rec.epoch);
+	g = le32_to_cpu(rec.gen);
+	if (!e || e > max_epoch) {
+		*why = "record of a later epoch than its primary's";
 		return 0;
 	}
-	/* Generations never go back along a log (a removed record's did). */
-	if (le32_to_cpu(rec.gen) < *gen) {
-		*why = "record of an older truncation generation";
+	/*
+	 * (epoch, generation) never goes back along a log: a record a
+	 * primary removed, left after the one written in its place, has an
+	 * older generation; one of a deposed primary, an older epoch.
+	 */
+	if (e < *epoch || (e == *epoch && g < *gen)) {
+		*why = "record of an older epoch or truncation generation than the one before it";
 		return 0;
 	}
 	if (!len || len > log->max_record) {
@@ -170,7 +176,8 @@ static u64 rdmalog_log_verify_at(struct rdmalog_log *log, u64 pos, u64 lsn,
 		*why = "record payload CRC32C mismatch";
 		return 0;
 	}
-	*gen = le32_to_cpu(rec.gen);
+	*epoch = e;
+	*gen = g;
 	return footprint;
 }
 
@@ -183,7 +190,7 @@ static int rdmalog_log_apply_below(struct rdmalog_log *log, u64 limit,
 				   u64 upto_pos, u64 upto_lsn, u64 epoch,
 				   const char **why)
 {
-	u64 pos, lsn, tail, fp, n;
+	u64 pos, lsn, tail, fp, n, last;
 	bool dead, incomplete;
 	int ret = 0;
 	u32 gen;
@@ -196,6 +203,7 @@ static int rdmalog_log_apply_below(struct rdmalog_log *log, u64 limit,
 	lsn = log->next_lsn;
 	tail = log->tail;
 	gen = log->gen;
+	last = log->last_epoch;
 	spin_unlock_bh(&log->lock);
 	if (dead) {
 		ret = -ENETDOWN;
@@ -222,8 +230,8 @@ static int rdmalog_log_apply_below(struct rdmalog_log *log, u64 limit,
 	 * filled in without the lock and become visible with next_lsn below.
 	 */
 	while (lsn < upto_lsn) {
-		fp = rdmalog_log_verify_at(log, pos, lsn, limit, epoch, &gen,
-					   why, &incomplete);
+		fp = rdmalog_log_verify_at(log, pos, lsn, limit, epoch, &last,
+					   &gen, why, &incomplete);
 		if (!fp && incomplete && limit < upto_pos) {
 			*why = NULL;	/* the rest is not here yet */
 			break;
@@ -256,6 +264,7 @@ static int rdmalog_log_apply_below(struct rdmalog_log *log, u64 limit,
 		log->next_lsn = lsn;
 		log->commit_lsn = lsn;
 		log->gen = gen;
+		log->last_epoch = last;
 	}
 	spin_unlock_bh(&log->lock);
 	if (!ret) {
@@ -334,6 +343,9 @@ int rdmalog_log_follow(struct rdmalog_log *log, u64 id, u64 epoch)
 			log->id = id;
 			log->epoch = epoch;
 		}
+	} else if (epoch > log->epoch) {
+		/* The same log, led by a later primary (a leader change). */
+		log->epoch = epoch;
 	}
 	spin_unlock_bh(&log->lock);
 	return ret;
@@ -341,39 +353,43 @@ int rdmalog_log_follow(struct rdmalog_log *log, u64 id, u64 epoch)
 
 void rdmalog_log_held(struct rdmalog_log *log, struct rdmalog_log_held *held)
 {
-	u64 pos, lsn, limit, fp;
+	u64 pos, lsn, limit, fp, max_epoch, e;
 	const char *why;
 	bool incomplete;
-	u32 gen, g;
+	u32 g;
 
 	mutex_lock(&log->append_mutex);
 	spin_lock_bh(&log->lock);
 	pos = log->head;
 	lsn = log->next_lsn;
 	limit = log->tail + log->capacity;
-	gen = log->gen;
-	held->epoch = log->epoch;
+	held->gen = log->gen;
+	held->epoch = log->last_epoch;
+	max_epoch = log->epoch;
 	spin_unlock_bh(&log->lock);
 	held->lsn = lsn - 1;
 	/*
 	 * Past the head: what the primary wrote and had not (or not yet
-	 * here) said is committed. Whatever verifies, contiguous, of the
-	 * log's epoch and of no older generation, is held.
+	 * here) said is committed. Whatever verifies, contiguous, of no
+	 * later epoch than the primary's and of no older (epoch,
+	 * generation) than the record before it, is held.
 	 */
-	for (g = gen;; lsn++) {
-		fp = rdmalog_log_verify_at(log, pos, lsn, limit, held->epoch,
-					   &g, &why, &incomplete);
+	for (e = held->epoch, g = held->gen;; lsn++) {
+		fp = rdmalog_log_verify_at(log, pos, lsn, limit, max_epoch,
+					   &e, &g, &why, &incomplete);
 		if (!fp)
 			break;
 		pos += fp;
 		held->lsn = lsn;
-		gen = g;
+		held->epoch = e;
+		held->gen = g;
 		cond_resched();
 	}
 	mutex_unlock(&log->append_mutex);
-	held->gen = gen;
-	if (!held->lsn)
+	if (!held->lsn) {
 		held->epoch = 0;
+		held->gen = 0;
+	}
 }
 
 u64 rdmalog_log_id(struct rdmalog_log *log)

@@ -34,8 +34,10 @@
  * @capacity: ring size in bytes, a multiple of PAGE_SIZE (not necessarily
  *	a power of two); constant
  * @max_record: largest payload; constant
- * @epoch: stamped into every record; a backup's, the epoch of the log it
- *	follows; under @lock (set by rdmalog_log_follow(), with @id)
+ * @epoch: a primary's: stamped into every record it appends; a backup's:
+ *	the epoch of the primary it follows, the highest so far (records of
+ *	any epoch up to it are taken); under @lock (set by
+ *	rdmalog_log_follow(), with @id)
  * @id: the log's identity (&struct rdmalog_log_params); a backup's, set
  *	by rdmalog_log_follow(), and changed by it only while the log has
  *	never held a record (@next_lsn 1, @head 0); under @lock. While it is
@@ -58,6 +60,9 @@
  *	records, raised by every rdmalog_log_truncate() that removes some
  *	(changed under @append_mutex and @lock); a backup's: the generation
  *	of its last published record (under @append_mutex and @lock)
+ * @last_epoch: the epoch of the last published record (a primary's:
+ *	@epoch once it appended); along the log (epoch, generation) never
+ *	decreases. Under @append_mutex and @lock
  * @append_mutex: serializes appenders from reserving space to publishing;
  *	taken before @lock. Readers and rdmalog_log_trim() never take it:
  *	neither waits for the other nor for an appender
@@ -98,6 +103,7 @@ struct rdmalog_log {
 	u64 *pos_of;
 	bool dead;
 	u32 gen;
+	u64 last_epoch;
 
 	struct mutex append_mutex;	/* before @lock */
 	wait_queue_head_t commit_wq;

@@ -52,7 +52,9 @@
  * with RDMA READ and reject) and waits up to 15 s for the backup to drop
  * the connection: a DISCONNECTED event or a failed or flushed completion.
  * KIND "valid" is the control: a valid HEARTBEAT, and the connection must
- * still be there 3 s later. With --vote-epoch N our HELLO and HEARTBEATs
+ * still be there 3 s later; so is "new_epoch": one sound record of our
+ * epoch (--primary-epoch E: of the backup's log, or a later one, as a new
+ * primary after a leader change) committed by our APPEND. With --vote-epoch N our HELLO and HEARTBEATs
  * announce the election epoch N (the backup must take it as the highest
  * epoch it knows of and announce it to its own peers). The JSON says "dropped" and "how".
  *
@@ -156,6 +158,13 @@ struct opts {
  * announce (0 by default, as a node that never voted)
  */
 static uint64_t opt_vote_epoch;
+
+/*
+ * --primary-epoch E: the epoch our messages and records are of (by
+ * default the backup's handshake epoch, or 1): as a primary, the epoch
+ * of the backup's log, or a later one after a leader change
+ */
+static uint64_t opt_primary_epoch;
 
 /* One connection to (or from) the backup. */
 struct session {
@@ -569,7 +578,7 @@ static int hs_check(const struct opts *o, struct session *s,
 	s->peer_depth = le16toh(hs->recv_depth);
 	s->credits = s->peer_depth;
 	/* a backup that never was a primary is at epoch 0; we speak in 1 */
-	s->epoch = le64toh(hs->epoch) ?: 1;
+	s->epoch = opt_primary_epoch ?: le64toh(hs->epoch) ?: 1;
 	return 0;
 }
 
@@ -1958,9 +1967,14 @@ static int g_append_garbage(const struct opts *o, struct session *s)
 	return raw_send(s, &m, sizeof(m));
 }
 
-static int g_epoch(const struct opts *o, struct session *s)
+/*
+ * One record at the backup's head, sound in every respect, of @rec_epoch
+ * (generation @gen), committed by an APPEND of @append_epoch.
+ */
+static int append_one(const struct opts *o, struct session *s,
+		      uint64_t rec_epoch, uint32_t gen, uint64_t append_epoch)
 {
-	static const char payload[] = "rogue-stale-epoch";
+	static const char payload[] = "rogue-record-of-an-epoch";
 	struct rdmalog_ring_record rec = {};
 	uint8_t buf[128] = {};
 	struct rdmalog_msg_append m;
@@ -1968,7 +1982,6 @@ static int g_epoch(const struct opts *o, struct session *s)
 	uint32_t len = sizeof(payload) - 1;
 	uint32_t fp = (sizeof(rec) + len + RDMALOG_RECORD_ALIGN - 1) &
 		      ~(RDMALOG_RECORD_ALIGN - 1);
-	uint64_t rec_epoch = s->epoch;
 
 	positions(s, &p);
 	/* a record that is valid in every respect, of epoch rec_epoch */
@@ -1979,19 +1992,41 @@ static int g_epoch(const struct opts *o, struct session *s)
 	rec.lsn = htole64(p.next);
 	rec.epoch = htole64(rec_epoch);
 	rec.timestamp_ns = htole64((uint64_t)time(NULL) * 1000000000ULL);
+	rec.gen = htole32(gen);
 	rec.hdr_crc = htole32(crc32c(&rec, offsetof(struct rdmalog_ring_record,
 						     hdr_crc)));
 	memcpy(buf, &rec, sizeof(rec));
 	memcpy(buf + sizeof(rec), payload, len);
 	if (ring_write(o, s, p.head, buf, fp))
 		return -1;
-	/* committed by an APPEND of the next epoch: the record is stale */
 	append_fill(s, &m, p.head + fp, p.next + 1, p.head + fp, p.next + 1,
 		    p.first);
-	m.hdr.epoch = htole64(rec_epoch + 1);
-	diag("record epoch %" PRIu64 ", APPEND epoch %" PRIu64, rec_epoch,
-	     rec_epoch + 1);
+	m.hdr.epoch = htole64(append_epoch);
+	diag("LSN %" PRIu64 ": record epoch %" PRIu64 " generation %u, APPEND "
+	     "epoch %" PRIu64, p.next, rec_epoch, gen, append_epoch);
 	return raw_send(s, &m, sizeof(m));
+}
+
+/* An APPEND of the next epoch on a connection whose HELLO was of ours. */
+static int g_epoch(const struct opts *o, struct session *s)
+{
+	return append_one(o, s, s->epoch, 0, s->epoch + 1);
+}
+
+/* A record of a later epoch than the primary's. */
+static int g_record_epoch(const struct opts *o, struct session *s)
+{
+	return append_one(o, s, s->epoch + 1, 0, s->epoch);
+}
+
+/*
+ * Valid: a record of our epoch, committed by our APPEND. With
+ * --primary-epoch above the backup's epoch, what a new primary of the
+ * same log sends after a leader change.
+ */
+static int g_new_epoch(const struct opts *o, struct session *s)
+{
+	return append_one(o, s, s->epoch, 0, s->epoch);
 }
 
 static int g_ack(const struct opts *o, struct session *s)
@@ -2299,7 +2334,9 @@ static const struct garbage_kind garbage_kinds[] = {
 	{ "append_back", "APPEND moving the commit LSN back", g_append_back },
 	{ "append_garbage", "APPEND committing random ring bytes",
 	  g_append_garbage },
-	{ "epoch", "APPEND whose epoch differs from its record's", g_epoch },
+	{ "epoch", "APPEND of another epoch than our HELLO's", g_epoch },
+	{ "record_epoch", "a record of a later epoch than ours", g_record_epoch },
+	{ "new_epoch", "a record of our epoch (valid: kept)", g_new_epoch },
 	{ "ack", "an ACK sent to a backup", g_ack },
 	{ "fwd_done", "FWD_DONE for an unknown request", g_fwd_done },
 	{ "catchup_range", "CATCHUP with start_pos above target_pos",
@@ -2344,7 +2381,7 @@ static int run_garbage(const struct opts *o)
 		fprintf(stderr, "\n");
 		return 2;
 	}
-	control = k->send == g_valid;
+	control = k->send == g_valid || k->send == g_new_epoch;
 	json_add(",\"garbage\":\"%s\"", k->name);
 	if (session_start(o, &s, k->name)) {
 		session_close(&s);
@@ -2384,7 +2421,7 @@ static void usage(const char *argv0)
 		"       %s --listen -a OUR_ADDR -n NODE -d DST -c CLUSTER -C CAPACITY\n"
 		"          --fwd-len LEN [--fwd-count N]\n"
 		"       %s -a ADDR [-p PORT] [-n NODE] [-d DST] -c CLUSTER -C CAPACITY\n"
-		"          --garbage KIND [--vote-epoch N]\n"
+		"          --garbage KIND [--vote-epoch N] [--primary-epoch E]\n"
 		"       %s -a ADDR [-p PORT] [-n NODE] [-d DST] -c CLUSTER -C CAPACITY\n"
 		"          --grant-probe [--secret FILE]\n"
 		"       %s --listen -a OUR_ADDR -n NODE -d DST -c CLUSTER -C CAPACITY\n"
@@ -2447,6 +2484,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		{ "vote-behind", required_argument, NULL, 'B' },
 		{ "vote-gen", required_argument, NULL, 'J' },
 		{ "vote-pos-epoch", required_argument, NULL, 'P' },
+		{ "primary-epoch", required_argument, NULL, 'Q' },
 		{}
 	};
 	int c;
@@ -2484,6 +2522,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'B': o->vote_behind = strtoull(optarg, NULL, 0); break;
 		case 'J': o->vote_gen = strtoul(optarg, NULL, 0); break;
 		case 'P': o->vote_pos_epoch = strtoull(optarg, NULL, 0); break;
+		case 'Q': opt_primary_epoch = strtoull(optarg, NULL, 0); break;
 		default: usage(argv[0]);
 		}
 	}

@@ -252,8 +252,10 @@ GARBAGE = [
     ("append_back", BAD, "APPEND moved the commit or first LSN back"),
     ("append_garbage", "crc_errors",
      r"record failed verification: bad record magic, version or flags"),
-    ("epoch", "crc_errors",
-     r"record failed verification: record of another epoch"),
+    ("epoch", BAD, "data of another epoch than the primary's HELLO"),
+    ("record_epoch", "crc_errors",
+     r"record failed verification: record of a later epoch than its "
+     r"primary's"),
     ("ack", BAD, "ACK before RING"),
     ("fwd_done", BAD, "FWD_DONE for a request not outstanding"),
     ("catchup_range", BAD, "CATCHUP with an inconsistent range"),
@@ -333,7 +335,9 @@ def garbage_control_messages_drop_the_connection(c):
         return float(c[2].run("cat /proc/uptime", timeout=60,
                               check=True).out.split()[0])
 
-    rogue = f"{ROGUE} -a 198.18.0.2 -n 1 -d 2 -c {CLUSTER} -C {CAPACITY}"
+    # the rogue primary speaks in the epoch of node 2's log
+    rogue = (f"{ROGUE} -a 198.18.0.2 -n 1 -d 2 -c {CLUSTER} -C {CAPACITY} "
+             f"--primary-epoch {log0['epoch']}")
     for kind, counter, why in [("valid", None, None)] + GARBAGE:
         if window["lines"] >= 8:
             end = window["begin"] + 6
@@ -715,6 +719,24 @@ def a_vote_fences_the_primary_first(c):
     v = ask_vote(c[1], f"-a 198.18.0.3 -n 1 -d 3 --vote {e + 1} --vote-pos-epoch {e}")
     assert v["reason"] == "voted" and v["vote_epoch"] == e + 1 and \
         v["vote_for"] == 2, v
+    # the primary of epoch e is still refused the ring ...
+    new = (f"{ROGUE} -a 198.18.0.3 -n 2 -d 3 -c {CLUSTER} -C {CAPACITY} "
+           "--garbage new_epoch --primary-epoch")
+    r = c[2].run(f"{new} {e}", timeout=300)
+    print(r.out)
+    assert r.rc == 2 and "no RING" in r.out, (r.rc, r.out)
+    # ... the primary of epoch e + 1 of the same log is granted it, and
+    # node 3 takes its record after those of epoch e: the log goes on
+    r = c[2].run(f"{new} {e + 1}", timeout=300)
+    print(r.out)
+    res = rogue_result(r.out)
+    assert r.rc == 0 and res["dropped"] is False, (r.rc, res)
+    out = c[3].run("rdmalogcat -j --headers", timeout=300, check=True).out
+    epochs = [(x["lsn"], x["epoch"]) for x in map(json.loads,
+                                                   out.splitlines())]
+    assert epochs[-3:] == [(nxt, e), (nxt + 1, e), (nxt + 2, e + 1)], \
+        epochs
+    assert status(c[3])["log"]["epoch"] == e + 1, status(c[3])["log"]
     # a new log of node 1 takes an epoch above the vote: node 3 serves it
     fresh(c, cluster_file())
     assert status(c[1])["log"]["epoch"] >= e + 2, status(c[1])["log"]
