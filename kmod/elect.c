@@ -29,7 +29,9 @@
  * (rdmalog_conn_set_vote_epoch()), set under it so that announcements
  * never go back. &rdmalog_elect.vote_mutex (process context) serializes
  * the votes and protects the up period's @log, @node_id, @role and
- * @fence_ms; it is taken before the lock and held while fencing sleeps.
+ * @fence_ms; it is taken before the lock and dropped while fencing
+ * sleeps (the fenced primary's close waits for its own vote work, which
+ * may wait for the mutex): every rule is checked again after it.
  */
 #include <linux/bitmap.h>
 #include <linux/mutex.h>
@@ -257,20 +259,27 @@ static const char *const rdmalog_vote_why[__RDMALOG_VOTE_MAX] = {
 	[RDMALOG_VOTE_BUSY]		= "the primary could not be fenced in time",
 };
 
+/* rdmalog_elect_judge(): every rule before fencing holds; fence first. */
+#define RDMALOG_ELECT_FENCE_FIRST	__RDMALOG_VOTE_MAX
+
 /*
  * Judge @ee's request from node @cand; on a grant the vote is recorded
  * (and announced) before the answer leaves. @mine: our position, as
- * answered. vote_mutex held.
+ * answered. Until @fenced_epoch (the epoch our ring is fenced below) is
+ * the request's, a request that passes every earlier rule is answered
+ * %RDMALOG_ELECT_FENCE_FIRST: the caller fences without vote_mutex (the
+ * fenced holder's close waits for its own vote work, which may wait for
+ * the mutex) and asks again, when every rule is checked anew. vote_mutex
+ * held.
  */
 static u32 rdmalog_elect_judge(const struct rdmalog_elect_ep *ee, u32 cand,
-			       struct rdmalog_log_held *mine, u32 *fenced)
+			       struct rdmalog_log_held *mine, u64 fenced_epoch)
 {
 	struct rdmalog_log *log = rdmalog_elect.log;
 	u64 vote_epoch, log_epoch, id;
 	u32 vote_for;
 	bool may;
 
-	*fenced = 0;
 	memset(mine, 0, sizeof(*mine));
 	if (!log)
 		return RDMALOG_VOTE_LEADING;	/* not reached: no connection */
@@ -301,11 +310,12 @@ static u32 rdmalog_elect_judge(const struct rdmalog_elect_ep *ee, u32 cand,
 	 */
 	if (rdmalog_pos_below(&ee->pos, mine))
 		return RDMALOG_VOTE_BEHIND;
-	if (rdmalog_conn_fence(ee->epoch, rdmalog_elect.fence_ms, fenced))
-		return RDMALOG_VOTE_BUSY;
-	rdmalog_log_held(log, mine);
-	if (rdmalog_pos_below(&ee->pos, mine))
-		return RDMALOG_VOTE_BEHIND;
+	/*
+	 * Once fenced below the request's epoch, no primary of a lower one
+	 * holds our ring or is granted it again: the ring no longer grows.
+	 */
+	if (fenced_epoch < ee->epoch)
+		return RDMALOG_ELECT_FENCE_FIRST;
 
 	spin_lock_bh(&rdmalog_elect.lock);
 	rdmalog_elect.vote_epoch = ee->epoch;
@@ -324,13 +334,21 @@ static void rdmalog_elect_work(struct work_struct *work)
 	struct rdmalog_elect_ep *ee = container_of(work, struct rdmalog_elect_ep,
 						   work);
 	struct rdmalog_ep *ep = container_of(ee, struct rdmalog_ep, elect);
-	u32 cand = ep->conn->peer_id, reason, fenced;
+	u32 cand = ep->conn->peer_id, reason, fenced = 0, fence_ms;
 	struct rdmalog_msg_vote m = {};
 	struct rdmalog_log_held mine;
 	int err;
 
 	mutex_lock(&rdmalog_elect.vote_mutex);
-	reason = rdmalog_elect_judge(ee, cand, &mine, &fenced);
+	reason = rdmalog_elect_judge(ee, cand, &mine, 0);
+	if (reason == RDMALOG_ELECT_FENCE_FIRST) {
+		fence_ms = rdmalog_elect.fence_ms;
+		mutex_unlock(&rdmalog_elect.vote_mutex);
+		err = rdmalog_conn_fence(ee->epoch, fence_ms, &fenced);
+		mutex_lock(&rdmalog_elect.vote_mutex);
+		reason = err ? RDMALOG_VOTE_BUSY :
+			       rdmalog_elect_judge(ee, cand, &mine, ee->epoch);
+	}
 	spin_lock_bh(&rdmalog_elect.lock);
 	m.vote_epoch = cpu_to_le64(rdmalog_elect.vote_epoch);
 	m.vote_for = cpu_to_le32(rdmalog_elect.vote_for);
