@@ -46,9 +46,12 @@
 /**
  * struct rdmalog_elect - the election state, a singleton
  * @lock: protects the fields below up to @heard (see above)
- * @epoch: &rdmalog_elect_info.epoch
- * @log_epoch: &rdmalog_elect_info.log_epoch
- * @vote_known: &rdmalog_elect_info.vote_known
+ * @log_epoch: the highest epoch of a log this node knows of: its own, or
+ *	one a peer's message was sent in (a vote is only for an epoch above)
+ * @vote_known: the highest election epoch it knows of: its own vote's or
+ *	one a peer announced (what its HELLOs and HEARTBEATs announce). The
+ *	highest epoch known, &rdmalog_elect_info.epoch, is the larger of the
+ *	two
  * @vote_epoch: &rdmalog_elect_info.vote_epoch
  * @vote_for: &rdmalog_elect_info.vote_for
  * @learned: a majority of the members was heard since the module
@@ -64,7 +67,6 @@
  */
 struct rdmalog_elect {
 	spinlock_t lock; /* see above */
-	u64 epoch;
 	u64 log_epoch;
 	u64 vote_known;
 	u64 vote_epoch;
@@ -125,6 +127,16 @@ static bool rdmalog_elect_may_vote(void)
 	return rdmalog_elect.learned || !rdmalog_elect_members();
 }
 
+/* An election epoch is known: announce it from now on, never less. */
+static void rdmalog_elect_raise_known(u64 epoch)
+{
+	lockdep_assert_held(&rdmalog_elect.lock);
+	if (epoch > rdmalog_elect.vote_known) {
+		rdmalog_elect.vote_known = epoch;
+		rdmalog_conn_set_vote_epoch(epoch);
+	}
+}
+
 /**
  * rdmalog_elect_set_members() - the configured peers
  * @ids: their node ids, each 1 .. %RDMALOG_MAX_NODE_ID
@@ -153,7 +165,6 @@ void rdmalog_elect_set_members(const u32 *ids, u32 n)
 void rdmalog_elect_note_epoch(u64 epoch)
 {
 	spin_lock_bh(&rdmalog_elect.lock);
-	rdmalog_elect.epoch = max(rdmalog_elect.epoch, epoch);
 	rdmalog_elect.log_epoch = max(rdmalog_elect.log_epoch, epoch);
 	spin_unlock_bh(&rdmalog_elect.lock);
 }
@@ -167,12 +178,8 @@ void rdmalog_elect_note_epoch(u64 epoch)
 void rdmalog_elect_heard(u32 node_id, u64 epoch, u64 vote_epoch)
 {
 	spin_lock_bh(&rdmalog_elect.lock);
-	rdmalog_elect.epoch = max3(rdmalog_elect.epoch, epoch, vote_epoch);
 	rdmalog_elect.log_epoch = max(rdmalog_elect.log_epoch, epoch);
-	if (vote_epoch > rdmalog_elect.vote_known) {
-		rdmalog_elect.vote_known = vote_epoch;
-		rdmalog_conn_set_vote_epoch(vote_epoch);
-	}
+	rdmalog_elect_raise_known(vote_epoch);
 	if (node_id && node_id <= RDMALOG_MAX_NODE_ID &&
 	    !test_bit(node_id, rdmalog_elect.heard)) {
 		__set_bit(node_id, rdmalog_elect.heard);
@@ -191,9 +198,7 @@ void rdmalog_elect_get_info(struct rdmalog_elect_info *info)
 
 	spin_lock_bh(&rdmalog_elect.lock);
 	n = rdmalog_elect_members();
-	info->epoch = rdmalog_elect.epoch;
-	info->log_epoch = rdmalog_elect.log_epoch;
-	info->vote_known = rdmalog_elect.vote_known;
+	info->epoch = max(rdmalog_elect.log_epoch, rdmalog_elect.vote_known);
 	info->vote_epoch = rdmalog_elect.vote_epoch;
 	info->vote_for = rdmalog_elect.vote_for;
 	info->learned = rdmalog_elect_may_vote();
@@ -320,11 +325,7 @@ static u32 rdmalog_elect_judge(const struct rdmalog_elect_ep *ee, u32 cand,
 	spin_lock_bh(&rdmalog_elect.lock);
 	rdmalog_elect.vote_epoch = ee->epoch;
 	rdmalog_elect.vote_for = cand;
-	rdmalog_elect.epoch = max(rdmalog_elect.epoch, ee->epoch);
-	if (ee->epoch > rdmalog_elect.vote_known) {
-		rdmalog_elect.vote_known = ee->epoch;
-		rdmalog_conn_set_vote_epoch(ee->epoch);
-	}
+	rdmalog_elect_raise_known(ee->epoch);
 	spin_unlock_bh(&rdmalog_elect.lock);
 	return RDMALOG_VOTE_GRANTED;
 }

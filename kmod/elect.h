@@ -18,11 +18,7 @@ union rdmalog_msg_any;
 /**
  * struct rdmalog_elect_info - a snapshot of the election state
  * @epoch: the highest epoch this node knows of: its own log's, any
- *	peer's message's, any election epoch a peer reported
- * @log_epoch: the highest epoch of a log it knows of: its own, or one a
- *	peer's message was sent in (a vote is only for an epoch above it)
- * @vote_known: the highest election epoch it knows of: its own vote's
- *	or one a peer reported (what its HELLOs and HEARTBEATs announce)
+ *	peer's message's, any election epoch a peer reported or it voted in
  * @vote_epoch: the epoch of its vote; 0: none since the module loaded
  * @vote_for: the node it voted for in @vote_epoch (0 with no vote)
  * @learned: it may vote: it has heard from a majority of the other
@@ -34,8 +30,6 @@ union rdmalog_msg_any;
  */
 struct rdmalog_elect_info {
 	u64 epoch;
-	u64 log_epoch;
-	u64 vote_known;
 	u64 vote_epoch;
 	u32 vote_for;
 	bool learned;

@@ -210,8 +210,10 @@ struct rdmalog_sbuf {
  * @peer_epoch: the highest epoch the peer sent a message in; CQ handler
  *	only
  * @hello_epoch: the epoch of the peer's HELLO: a primary's data (APPEND,
- *	CATCHUP) must be of it (its epoch changes only with a new connection);
- *	CQ handler only
+ *	CATCHUP) must be of it (its epoch changes only with a new connection),
+ *	and the ring grant and fencing judge the primary by it. Written once
+ *	by the CQ handler before the HELLO flag is set and before any grant;
+ *	constant afterwards
  * @peer_log_id: the log the peer serves (a primary) or follows (a backup;
  *	0: none yet), from its HELLO; written by the CQ handler before the
  *	RING or CATCHUP that queues the works that read it, and (primary

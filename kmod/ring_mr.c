@@ -226,7 +226,7 @@ static u32 rdmalog_ring_hold(struct rdmalog_ep *ep, u64 *fence)
 	spin_lock_bh(&rdmalog_conns.ring_lock);
 	h = rdmalog_conns.ring_holder;
 	*fence = rdmalog_conns.fence_epoch;
-	if (ep->peer_epoch < *fence)
+	if (ep->hello_epoch < *fence)
 		other = U32_MAX;
 	else if (!h || h == ep || h->conn->peer_id == ep->conn->peer_id)
 		rdmalog_conns.ring_holder = ep;
@@ -276,7 +276,7 @@ int rdmalog_conn_fence(u64 epoch, unsigned int timeout_ms, u32 *peer)
 	spin_lock_bh(&rdmalog_conns.ring_lock);
 	rdmalog_conns.fence_epoch = max(rdmalog_conns.fence_epoch, epoch);
 	h = rdmalog_conns.ring_holder;
-	if (h && h->peer_epoch < epoch)
+	if (h && h->hello_epoch < epoch)
 		rdmalog_ep_get(h);
 	else
 		h = NULL;
@@ -324,7 +324,7 @@ static const char *rdmalog_ep_grant_ring(struct rdmalog_ep *ep)
 	if (holder == U32_MAX) {
 		rdmalog_ep_error(ep,
 				 "it leads epoch %llu, below epoch %llu in which this node voted (fenced)",
-				 ep->peer_epoch, fence);
+				 ep->hello_epoch, fence);
 		return NULL;
 	}
 	if (holder) {

@@ -59,8 +59,11 @@ union rdmalog_msg_any;
  *	we take records from. At most one at a time: a second peer that says
  *	it is primary is refused while it holds, unless it is the same peer
  *	on a new connection. Cleared by the holder's close work after its QP
- *	is destroyed (the grant is dead then); never dereferenced but to
- *	compare its peer id, under @ring_lock
+ *	is destroyed (the grant is dead then) and before that work drops its
+ *	reference, so the endpoint is alive while it is set: under
+ *	@ring_lock only its peer id and &rdmalog_ep.hello_epoch (set before
+ *	the grant, then constant) are read, and rdmalog_conn_fence() takes a
+ *	reference on it
  * @fence_epoch: (backup) no primary of an epoch below it is granted our
  *	ring: this node voted in it (rdmalog_conn_fence()); only grows
  */
