@@ -1043,6 +1043,36 @@ struct rdmalog_ep *rdmalog_conn_primary_ep(void)
 }
 
 /**
+ * rdmalog_conn_live_eps() - every established connection
+ * @eps: filled with up to @max endpoints, each with a reference the
+ *	caller drops (rdmalog_ep_put())
+ * @max: room in @eps
+ *
+ * Return: how many were filled in.
+ */
+u32 rdmalog_conn_live_eps(struct rdmalog_ep **eps, u32 max)
+{
+	struct rdmalog_conn *conn;
+	struct rdmalog_ep *ep;
+	u32 n = 0;
+
+	mutex_lock(&rdmalog_conns.mutex);
+	list_for_each_entry(conn, &rdmalog_conns.list, list) {
+		if (n == max)
+			break;
+		mutex_lock(&conn->lock);
+		ep = conn->ep;
+		if (ep && ep->established && !ep->closing) {
+			rdmalog_ep_get(ep);
+			eps[n++] = ep;
+		}
+		mutex_unlock(&conn->lock);
+	}
+	mutex_unlock(&rdmalog_conns.mutex);
+	return n;
+}
+
+/**
  * rdmalog_conn_get_info() - the connection fields of a peer's snapshot
  * @conn: the peer's object
  * @info: state, msg, counters and what the peer reported are filled in

@@ -36,6 +36,7 @@
 #include <linux/bitmap.h>
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
+#include <linux/wait.h>
 
 #include "../uapi/rdmalog_genl.h"
 #include "conn.h"
@@ -59,6 +60,16 @@
  * @members: the configured peers' ids
  * @heard: the ids heard from since the module loaded (any id the
  *	transport took a HELLO or HEARTBEAT from)
+ * @standing: the epoch this node stands for now (0: it does not); set
+ *	and cleared by rdmalog_elect_stand() only
+ * @stood: the highest epoch it ever stood for: a VOTE of no epoch above
+ *	it is an answer, late or not, to one of its requests
+ * @granted: the configured peers that granted it their vote in
+ *	@standing
+ * @refused: those that refused, and @why, the reasons (bits of &enum
+ *	rdmalog_vote_reason)
+ * @why: see @refused
+ * @stand_wq: rdmalog_elect_stand() waits here for the answers
  * @vote_mutex: see above
  * @log: the up period's log, referenced; NULL while down
  * @node_id: this node's id in the up period
@@ -74,6 +85,12 @@ struct rdmalog_elect {
 	bool learned;
 	DECLARE_BITMAP(members, RDMALOG_MAX_NODE_ID + 1);
 	DECLARE_BITMAP(heard, RDMALOG_MAX_NODE_ID + 1);
+	u64 standing;
+	u64 stood;
+	DECLARE_BITMAP(granted, RDMALOG_MAX_NODE_ID + 1);
+	DECLARE_BITMAP(refused, RDMALOG_MAX_NODE_ID + 1);
+	u32 why;
+	wait_queue_head_t stand_wq;
 
 	struct mutex vote_mutex; /* see above */
 	struct rdmalog_log *log;
@@ -85,6 +102,7 @@ struct rdmalog_elect {
 static struct rdmalog_elect rdmalog_elect = {
 	.lock = __SPIN_LOCK_UNLOCKED(rdmalog_elect.lock),
 	.vote_mutex = __MUTEX_INITIALIZER(rdmalog_elect.vote_mutex),
+	.stand_wq = __WAIT_QUEUE_HEAD_INITIALIZER(rdmalog_elect.stand_wq),
 };
 
 /* A majority of @n others; none to hear from with no peer. */
@@ -419,6 +437,211 @@ const char *rdmalog_elect_rx_vote_req(struct rdmalog_ep *ep,
 const char *rdmalog_elect_rx_vote(struct rdmalog_ep *ep,
 				  const union rdmalog_msg_any *m, u32 len)
 {
-	/* This node stands for no epoch yet: nobody asked for it. */
-	return "VOTE that answers no VOTE_REQ of ours";
+	const struct rdmalog_msg_vote *v = &m->vote;
+	u32 reason = le32_to_cpu(v->reason), peer = ep->conn->peer_id;
+	u64 epoch = le64_to_cpu(v->epoch);
+	const char *err = NULL;
+
+	if (reason >= __RDMALOG_VOTE_MAX)
+		return "VOTE with an unknown reason";
+	if (v->pos.reserved)
+		return "VOTE with reserved bits set";
+	spin_lock_bh(&rdmalog_elect.lock);
+	rdmalog_elect_raise_known(le64_to_cpu(v->vote_epoch));
+	if (!epoch || epoch > rdmalog_elect.stood) {
+		err = "VOTE that answers no VOTE_REQ of ours";
+	} else if (epoch == rdmalog_elect.standing &&
+		   test_bit(peer, rdmalog_elect.members) &&
+		   !test_bit(peer, rdmalog_elect.granted) &&
+		   !test_bit(peer, rdmalog_elect.refused)) {
+		if (reason == RDMALOG_VOTE_GRANTED) {
+			__set_bit(peer, rdmalog_elect.granted);
+		} else {
+			__set_bit(peer, rdmalog_elect.refused);
+			rdmalog_elect.why |= BIT(reason);
+		}
+		wake_up(&rdmalog_elect.stand_wq);
+	}
+	/* Else a late answer to an earlier candidacy: nothing to count. */
+	spin_unlock_bh(&rdmalog_elect.lock);
+	return err;
+}
+
+/* ------------------------------------------------------------------ */
+/* Standing */
+
+/* Votes counted so far in @epoch, this node's own included. */
+static bool rdmalog_elect_decided(u32 needed, u32 nodes)
+{
+	u32 yes, no;
+	bool ret;
+
+	spin_lock_bh(&rdmalog_elect.lock);
+	yes = 1 + bitmap_weight_and(rdmalog_elect.granted,
+				    rdmalog_elect.members,
+				    RDMALOG_MAX_NODE_ID + 1);
+	no = bitmap_weight_and(rdmalog_elect.refused, rdmalog_elect.members,
+			       RDMALOG_MAX_NODE_ID + 1);
+	ret = yes >= needed || nodes - no < needed;
+	spin_unlock_bh(&rdmalog_elect.lock);
+	return ret;
+}
+
+/* Why a majority refused, in the words of its most telling reason. */
+static const char *rdmalog_elect_refusal_msg(u32 why)
+{
+	if (why & BIT(RDMALOG_VOTE_BEHIND))
+		return "refused by a majority: a voter holds more of the log than this node";
+	if (why & BIT(RDMALOG_VOTE_LEADING))
+		return "refused by a majority: a voter is the primary";
+	if (why & BIT(RDMALOG_VOTE_OTHER_LOG))
+		return "refused by a majority: a voter holds another log";
+	if (why & BIT(RDMALOG_VOTE_NOT_LEARNED))
+		return "refused by a majority: a voter reloaded has not learned the epoch";
+	if (why & BIT(RDMALOG_VOTE_BUSY))
+		return "refused by a majority: a voter could not fence its primary in time";
+	return "refused by a majority: a voter voted in this epoch or knows a later one";
+}
+
+/* Ask every connected peer for its vote in @epoch, at position @held. */
+static u32 rdmalog_elect_ask(u64 epoch, u64 log_id,
+			     const struct rdmalog_log_held *held)
+{
+	struct rdmalog_ep *eps[RDMALOG_MAX_PEERS];
+	struct rdmalog_msg_vote_req r = {};
+	u32 n, i, asked = 0;
+	int err;
+
+	r.epoch = cpu_to_le64(epoch);
+	r.log_id = cpu_to_le64(log_id);
+	rdmalog_pos_to_wire(held, &r.pos);
+	n = rdmalog_conn_live_eps(eps, ARRAY_SIZE(eps));
+	for (i = 0; i < n; i++) {
+		err = rdmalog_ep_send(eps[i], &r, sizeof(r),
+				      RDMALOG_MSG_VOTE_REQ, 2);
+		if (!err)
+			asked++;
+		else if (err != -ENOTCONN)
+			rdmalog_ep_error(eps[i], "cannot send a VOTE_REQ: %d",
+					 err);
+		rdmalog_ep_put(eps[i]);
+	}
+	return asked;
+}
+
+/**
+ * rdmalog_elect_stand() - stand for election in the next epoch
+ * @res: out: the epoch stood for, the position it stood with, the votes
+ *	and the reasons of the refusals
+ *
+ * The node takes the epoch one above every epoch it knows of, votes for
+ * itself (its vote in that epoch is spent), fences the primary it follows
+ * as a voter would, and asks every connected peer; it wins once a
+ * majority of the configured nodes, itself included, granted. Process
+ * context; sleeps up to twice the fencing time and a second.
+ *
+ * Return: 0 (won: @res->epoch is this node's to lead), -ENETDOWN (not
+ * up), -EALREADY (the primary), -EAGAIN (it has not learned yet: it may
+ * neither vote nor stand), -EBUSY (it could not fence its primary in
+ * time), -ECONNREFUSED (too many refused: @res->why says why),
+ * -ETIMEDOUT (too few answered), -EINTR (a signal).
+ */
+int rdmalog_elect_stand(struct rdmalog_elect_result *res)
+{
+	u32 nodes, needed, self, fence_ms, fenced = 0;
+	struct rdmalog_log *log;
+	long left;
+	u64 epoch, id;
+	int err = 0;
+
+	memset(res, 0, sizeof(*res));
+	mutex_lock(&rdmalog_elect.vote_mutex);
+	log = rdmalog_elect.log;
+	if (!log)
+		err = -ENETDOWN;
+	else if (rdmalog_elect.role == RDMALOG_ROLE_PRIMARY)
+		err = -EALREADY;
+	if (err) {
+		mutex_unlock(&rdmalog_elect.vote_mutex);
+		res->msg = err == -ENETDOWN ? "the log is down" :
+					      "this node is the primary";
+		return err;
+	}
+	rdmalog_log_get(log);
+	self = rdmalog_elect.node_id;
+	fence_ms = rdmalog_elect.fence_ms;
+	spin_lock_bh(&rdmalog_elect.lock);
+	if (!rdmalog_elect_may_vote()) {
+		err = -EAGAIN;
+		res->msg = "it has not heard from a majority of its peers since loaded";
+	} else {
+		epoch = max3(rdmalog_elect.log_epoch, rdmalog_elect.vote_known,
+			     rdmalog_elect.vote_epoch) + 1;
+		rdmalog_elect.vote_epoch = epoch;
+		rdmalog_elect.vote_for = self;
+		rdmalog_elect_raise_known(epoch);
+		rdmalog_elect.standing = epoch;
+		rdmalog_elect.stood = epoch;
+		bitmap_zero(rdmalog_elect.granted, RDMALOG_MAX_NODE_ID + 1);
+		bitmap_zero(rdmalog_elect.refused, RDMALOG_MAX_NODE_ID + 1);
+		rdmalog_elect.why = 0;
+	}
+	nodes = rdmalog_elect_members() + 1;
+	spin_unlock_bh(&rdmalog_elect.lock);
+	mutex_unlock(&rdmalog_elect.vote_mutex);
+	if (err)
+		goto out_put;
+	needed = nodes / 2 + 1;
+	res->epoch = epoch;
+	res->needed = needed;
+
+	/* As a voter does: nothing of an older primary lands any more. */
+	err = rdmalog_conn_fence(epoch, fence_ms, &fenced);
+	if (err) {
+		err = -EBUSY;
+		res->msg = "could not fence the primary it follows in time";
+		goto out_clear;
+	}
+	rdmalog_log_held(log, &res->held);
+	id = rdmalog_log_id(log);
+	pr_info("node %u: stands for epoch %llu (holding epoch %llu, generation %u, LSN %llu)%s\n",
+		self, epoch, res->held.epoch, res->held.gen, res->held.lsn,
+		fenced ? ", its primary fenced" : "");
+	res->asked = rdmalog_elect_ask(epoch, id, &res->held);
+	left = wait_event_interruptible_timeout(rdmalog_elect.stand_wq,
+						rdmalog_elect_decided(needed,
+								      nodes),
+						msecs_to_jiffies(2 * fence_ms +
+								 1000));
+	spin_lock_bh(&rdmalog_elect.lock);
+	res->granted = 1 + bitmap_weight_and(rdmalog_elect.granted,
+					     rdmalog_elect.members,
+					     RDMALOG_MAX_NODE_ID + 1);
+	res->refused = bitmap_weight_and(rdmalog_elect.refused,
+					 rdmalog_elect.members,
+					 RDMALOG_MAX_NODE_ID + 1);
+	res->why = rdmalog_elect.why;
+	spin_unlock_bh(&rdmalog_elect.lock);
+	if (res->granted >= needed) {
+		err = 0;
+	} else if (left < 0) {
+		err = -EINTR;
+		res->msg = "interrupted";
+	} else if (nodes - res->refused < needed) {
+		err = -ECONNREFUSED;
+		res->msg = rdmalog_elect_refusal_msg(res->why);
+	} else {
+		err = -ETIMEDOUT;
+		res->msg = "too few of the configured nodes answered in time";
+	}
+	pr_info("node %u: %s epoch %llu: %u of %u votes, %u needed, %u refused\n",
+		self, err ? "lost" : "won", epoch, res->granted, nodes, needed,
+		res->refused);
+out_clear:
+	spin_lock_bh(&rdmalog_elect.lock);
+	rdmalog_elect.standing = 0;
+	spin_unlock_bh(&rdmalog_elect.lock);
+out_put:
+	rdmalog_log_put(log);
+	return err;
 }

@@ -58,6 +58,30 @@ struct rdmalog_elect_ep {
 	struct rdmalog_log_held pos;
 };
 
+/**
+ * struct rdmalog_elect_result - how a candidacy went
+ * @epoch: the epoch stood for (0: it did not stand)
+ * @held: the position it stood with (after fencing its primary)
+ * @asked: connected peers it asked
+ * @granted: votes it got, its own included
+ * @refused: peers that refused
+ * @needed: votes it needed: a majority of the configured nodes
+ * @why: the refusals' reasons, bits of &enum rdmalog_vote_reason
+ * @msg: on failure, why, for the operator (static text)
+ */
+struct rdmalog_elect_result {
+	u64 epoch;
+	struct rdmalog_log_held held;
+	u32 asked;
+	u32 granted;
+	u32 refused;
+	u32 needed;
+	u32 why;
+	const char *msg;
+};
+
+int rdmalog_elect_stand(struct rdmalog_elect_result *res);
+
 /*
  * The up period: votes are judged against @log (referenced until stop),
  * as node @node_id in @role; fencing waits up to @fence_ms for the old

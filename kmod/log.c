@@ -363,6 +363,7 @@ struct rdmalog_log *rdmalog_log_create(const struct rdmalog_log_params *p)
 	init_waitqueue_head(&log->space_wq);
 	INIT_LIST_HEAD(&log->waiters);
 	log->floor = U64_MAX;
+	log->lead_lsn = 1;
 	log->self_commit = true;
 	log->commit_timeout = msecs_to_jiffies(RDMALOG_DEFAULT_COMMIT_TIMEOUT_MS);
 
@@ -536,7 +537,7 @@ static int rdmalog_log_reserve(struct rdmalog_log *log, u64 footprint,
  * meanwhile, which discard what they see). Caller holds append_mutex.
  */
 static int rdmalog_log_fill(struct rdmalog_log *log, u64 pos, u64 lsn,
-			    struct iov_iter *from, size_t len)
+			    struct iov_iter *from, size_t len, u16 flags)
 {
 	u64 footprint = rdmalog_log_footprint(len);
 	struct rdmalog_ring_record rec = {};
@@ -549,7 +550,7 @@ static int rdmalog_log_fill(struct rdmalog_log *log, u64 pos, u64 lsn,
 
 	rec.magic = cpu_to_le32(RDMALOG_RECORD_MAGIC);
 	rec.version = cpu_to_le16(RDMALOG_RECORD_VERSION);
-	rec.flags = cpu_to_le16(0);
+	rec.flags = cpu_to_le16(flags);
 	rec.len = cpu_to_le32(len);
 	/* CRC of what the ring holds: the user may change the source. */
 	rec.data_crc = cpu_to_le32(rdmalog_ring_crc(log, data, len));
@@ -643,8 +644,10 @@ static int rdmalog_log_wait_commit(struct rdmalog_log *log,
 	return ret;
 }
 
-int rdmalog_log_append(struct rdmalog_log *log, struct iov_iter *from,
-		       bool nonblock, u64 *lsnp)
+/* rdmalog_log_append() of a record with header @flags. */
+static int rdmalog_log_append_flags(struct rdmalog_log *log,
+				    struct iov_iter *from, bool nonblock,
+				    u64 *lsnp, u16 flags)
 {
 	struct rdmalog_log_waiter w;
 	size_t len = iov_iter_count(from);
@@ -664,7 +667,7 @@ int rdmalog_log_append(struct rdmalog_log *log, struct iov_iter *from,
 		return ret;
 	/* Holding the reservation: the interleaving of review-kernel.md #5. */
 	rdmalog_inject_delay(RDMALOG_INJ_LOG_FILL);
-	ret = rdmalog_log_fill(log, pos, lsn, from, len);
+	ret = rdmalog_log_fill(log, pos, lsn, from, len, flags);
 	if (!ret) {
 		/* Before replication can see it: traces stay in order. */
 		trace_rdmalog_append(lsn, len, pos);
@@ -698,6 +701,26 @@ err:
 	return ret;
 }
 
+int rdmalog_log_append(struct rdmalog_log *log, struct iov_iter *from,
+		       bool nonblock, u64 *lsnp)
+{
+	return rdmalog_log_append_flags(log, from, nonblock, lsnp, 0);
+}
+
+int rdmalog_log_append_epoch_start(struct rdmalog_log *log, u64 *lsnp)
+{
+	__le64 epoch;
+	struct kvec v = { .iov_base = &epoch, .iov_len = sizeof(epoch) };
+	struct iov_iter it;
+
+	spin_lock_bh(&log->lock);
+	epoch = cpu_to_le64(log->epoch);
+	spin_unlock_bh(&log->lock);
+	iov_iter_kvec(&it, ITER_SOURCE, &v, 1, sizeof(epoch));
+	return rdmalog_log_append_flags(log, &it, false, lsnp,
+					RDMALOG_RECORD_EPOCH_START);
+}
+
 /*
  * Whether record @lsn is still retained: the check a reader makes after it
  * read the record's ring bytes. True means that no appender wrote over
@@ -724,7 +747,7 @@ static bool rdmalog_rec_ok(const struct rdmalog_log *log,
 
 	return le32_to_cpu(rec->magic) == RDMALOG_RECORD_MAGIC &&
 	       le16_to_cpu(rec->version) == RDMALOG_RECORD_VERSION &&
-	       !rec->flags && le64_to_cpu(rec->lsn) == lsn &&
+	       rdmalog_rec_flags_ok(rec) && le64_to_cpu(rec->lsn) == lsn &&
 	       le32_to_cpu(rec->hdr_crc) == rdmalog_hdr_crc(rec) &&
 	       len && len <= log->max_record &&
 	       rdmalog_log_footprint(len) == footprint;
@@ -989,7 +1012,7 @@ void rdmalog_log_set_floor(struct rdmalog_log *log, u64 floor)
 u64 rdmalog_log_truncate(struct rdmalog_log *log)
 {
 	struct rdmalog_log_waiter *w;
-	u64 n = 0, head, next;
+	u64 n = 0, head, next, from;
 	bool hooks;
 
 	/* A timed-out writer: the interleaving of review-kernel.md #6. */
@@ -1002,13 +1025,15 @@ u64 rdmalog_log_truncate(struct rdmalog_log *log)
 	if (hooks)
 		log->hooks->quiesce(log);
 	spin_lock_bh(&log->lock);
-	if (!log->dead && log->next_lsn > log->commit_lsn) {
-		n = log->next_lsn - log->commit_lsn;
+	/* Nothing below the epoch's first record: it may be committed. */
+	from = max(log->commit_lsn, log->lead_lsn);
+	if (!log->dead && log->next_lsn > from) {
+		n = log->next_lsn - from;
 		list_for_each_entry(w, &log->waiters, node)
-			if (w->lsn >= log->commit_lsn)
+			if (w->lsn >= from)
 				w->err = -ETIMEDOUT;
-		log->head = *rdmalog_log_slot(log, log->commit_lsn);
-		log->next_lsn = log->commit_lsn;
+		log->head = *rdmalog_log_slot(log, from);
+		log->next_lsn = from;
 		/* What is written from here on is told from what was. */
 		log->gen++;
 	}

@@ -122,6 +122,20 @@ int rdmalog_log_append(struct rdmalog_log *log, struct iov_iter *from,
 		       bool nonblock, u64 *lsn);
 
 /**
+ * rdmalog_log_append_epoch_start() - append a new primary's first record
+ * @log: the log, of the primary that just won its election
+ *	(rdmalog_log_lead())
+ * @lsn: out: the record's LSN on success
+ *
+ * An epoch-start record (%RDMALOG_RECORD_EPOCH_START, its payload the
+ * epoch), appended as rdmalog_log_append() does and waiting for its
+ * commit, which commits every record it adopted before it.
+ *
+ * Return: as rdmalog_log_append().
+ */
+int rdmalog_log_append_epoch_start(struct rdmalog_log *log, u64 *lsn);
+
+/**
  * rdmalog_log_read() - copy the payload of record @lsn to @to
  * @log: the log
  * @lsn: the record to read
@@ -448,6 +462,26 @@ struct rdmalog_log_held {
  */
 void rdmalog_log_held(struct rdmalog_log *log, struct rdmalog_log_held *held);
 
+/**
+ * rdmalog_log_lead() - a backup's log becomes a primary's
+ * @log: the log, of a backup that won an election; nothing writes its
+ *	ring any more (no primary holds it: the caller stopped the
+ *	connections)
+ * @epoch: the epoch it leads; above the log's
+ * @id: the identity to take if it follows no log yet (non-zero)
+ * @held: out: the last record it holds now (as rdmalog_log_held())
+ *
+ * The records after the head that rdmalog_log_held() counts are
+ * published, not committed: the new primary's commits decide them. From
+ * now on the log appends in @epoch with generation 0, and
+ * rdmalog_log_truncate() removes nothing below its next LSN. Process
+ * context.
+ *
+ * Return: 0, -EINVAL (@epoch not above the log's), -ENETDOWN.
+ */
+int rdmalog_log_lead(struct rdmalog_log *log, u64 epoch, u64 id,
+		     struct rdmalog_log_held *held);
+
 /* The log's identity (0: a backup's that follows no log yet). */
 u64 rdmalog_log_id(struct rdmalog_log *log);
 
@@ -456,7 +490,9 @@ u64 rdmalog_log_id(struct rdmalog_log *log);
  * @log: the log
  *
  * What a commit timeout does (see rdmalog_log_set_policy()); the appends
- * of the removed records fail with -ETIMEDOUT. Process context.
+ * of the removed records fail with -ETIMEDOUT. A primary that won an
+ * election removes none of the records it adopted (rdmalog_log_lead()):
+ * only its own epoch's. Process context.
  *
  * Return: the number of records removed.
  */

@@ -134,7 +134,8 @@ static u64 rdmalog_log_verify_at(struct rdmalog_log *log, u64 pos, u64 lsn,
 	rdmalog_ring_read(log, pos, &rec, sizeof(rec));
 	len = le32_to_cpu(rec.len);
 	if (le32_to_cpu(rec.magic) != RDMALOG_RECORD_MAGIC ||
-	    le16_to_cpu(rec.version) != RDMALOG_RECORD_VERSION || rec.flags) {
+	    le16_to_cpu(rec.version) != RDMALOG_RECORD_VERSION ||
+	    !rdmalog_rec_flags_ok(&rec)) {
 		*why = "bad record magic, version or flags";
 		return 0;
 	}
@@ -390,6 +391,72 @@ void rdmalog_log_held(struct rdmalog_log *log, struct rdmalog_log_held *held)
 		held->epoch = 0;
 		held->gen = 0;
 	}
+}
+
+int rdmalog_log_lead(struct rdmalog_log *log, u64 epoch, u64 id,
+		     struct rdmalog_log_held *held)
+{
+	u64 pos, lsn, limit, fp, max_epoch, e, n;
+	const char *why;
+	bool incomplete;
+	int ret = 0;
+	u32 g;
+
+	mutex_lock(&log->append_mutex);
+	spin_lock_bh(&log->lock);
+	if (log->dead)
+		ret = -ENETDOWN;
+	else if (epoch <= log->epoch)
+		ret = -EINVAL;
+	pos = log->head;
+	lsn = log->next_lsn;
+	limit = log->tail + log->capacity;
+	e = log->last_epoch;
+	g = log->gen;
+	max_epoch = log->epoch;
+	spin_unlock_bh(&log->lock);
+	if (ret)
+		goto out;
+	/*
+	 * As rdmalog_log_held() counts them, and with their index slots
+	 * filled in (read by nobody above next_lsn) before they are
+	 * published below. Nothing writes the ring: no primary holds it.
+	 */
+	n = lsn;
+	for (;;) {
+		fp = rdmalog_log_verify_at(log, pos, lsn, limit, max_epoch,
+					   &e, &g, &why, &incomplete);
+		if (!fp)
+			break;
+		pos += fp;
+		lsn++;
+		*rdmalog_log_slot(log, lsn) = pos;
+		cond_resched();
+	}
+	n = lsn - n;
+	spin_lock_bh(&log->lock);
+	if (log->dead) {
+		ret = -ENETDOWN;
+	} else {
+		log->head = pos;
+		log->next_lsn = lsn;
+		log->last_epoch = e;
+		log->epoch = epoch;
+		log->gen = 0;
+		log->lead_lsn = lsn;
+		if (!log->id)
+			log->id = id;
+	}
+	spin_unlock_bh(&log->lock);
+	held->lsn = lsn - 1;
+	held->epoch = lsn > 1 ? e : 0;
+	held->gen = lsn > 1 ? g : 0;
+	if (n)
+		pr_info("took %llu record%s its primary had not committed, up to LSN %llu\n",
+			n, n == 1 ? "" : "s", lsn - 1);
+out:
+	mutex_unlock(&log->append_mutex);
+	return ret;
 }
 
 u64 rdmalog_log_id(struct rdmalog_log *log)

@@ -76,6 +76,10 @@
  * @reserved_end: where the space an appender reserved and has not
  *	published yet ends (0: none); under @lock. rdmalog_log_plan() must
  *	not lower @floor under it
+ * @lead_lsn: a primary's first LSN of its epoch: rdmalog_log_truncate()
+ *	removes nothing below it (the records before it, adopted when it
+ *	won its election, may have been committed by the primary before it).
+ *	1 for a log created by a primary; under @append_mutex and @lock
  * @self_commit: appends commit themselves (rdmalog_log_set_policy());
  *	under @lock
  * @commit_timeout: jiffies an append waits for its commit otherwise;
@@ -111,6 +115,7 @@ struct rdmalog_log {
 
 	u64 floor;
 	u64 reserved_end;
+	u64 lead_lsn;
 	bool self_commit;
 	unsigned long commit_timeout;
 	struct list_head waiters;
@@ -120,6 +125,18 @@ struct rdmalog_log {
 static inline u64 rdmalog_log_footprint(u64 len)
 {
 	return ALIGN(RDMALOG_LOG_HDR_SIZE + len, RDMALOG_RECORD_ALIGN);
+}
+
+/*
+ * Whether a record header's flags are known, for its payload length:
+ * none (an application's record), or an epoch-start record (8 bytes).
+ */
+static inline bool rdmalog_rec_flags_ok(const struct rdmalog_ring_record *rec)
+{
+	u16 flags = le16_to_cpu(rec->flags);
+
+	return !flags || (flags == RDMALOG_RECORD_EPOCH_START &&
+			  le32_to_cpu(rec->len) == sizeof(__le64));
 }
 
 static inline u64 *rdmalog_log_slot(struct rdmalog_log *log, u64 lsn)

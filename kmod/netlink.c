@@ -826,6 +826,16 @@ static int rdmalog_nl_down(struct sk_buff *skb, struct genl_info *info)
 	return rdmalog_node_down(info->extack);
 }
 
+static int rdmalog_nl_promote(struct sk_buff *skb, struct genl_info *info)
+{
+	int err;
+
+	err = rdmalog_nl_attrs(info, 0);
+	if (err < 0)
+		return err;
+	return rdmalog_node_promote(info->extack);
+}
+
 static int rdmalog_nl_put_status(struct sk_buff *skb,
 				 const struct rdmalog_node_status *st, bool priv)
 {
@@ -1036,6 +1046,11 @@ static const struct genl_ops rdmalog_nl_ops[] = {
 	{
 		.cmd = RDMALOG_CMD_TRIM,
 		.doit = rdmalog_nl_trim,
+		.flags = GENL_ADMIN_PERM,
+	},
+	{
+		.cmd = RDMALOG_CMD_PROMOTE,
+		.doit = rdmalog_nl_promote,
 		.flags = GENL_ADMIN_PERM,
 	},
 };

@@ -70,7 +70,7 @@ static void rdmalog_nl_event_send(struct sk_buff *skb, void *hdr,
 
 /**
  * rdmalog_netlink_notify_node() - send an event about the node or log
- * @event: %RDMALOG_EVENT_UP, _DOWN, _NODE_CHANGED or _LOG_CHANGED
+ * @event: %RDMALOG_EVENT_UP, _DOWN, _NODE_CHANGED, _LOG_CHANGED or _ROLE
  * @cfg: the configuration after the change
  * @epoch: the epoch after the change
  */
@@ -91,6 +91,7 @@ void rdmalog_netlink_notify_node(enum rdmalog_event event,
 		err = nla_put_u8(skb, RDMALOG_A_UP, event == RDMALOG_EVENT_UP);
 		break;
 	case RDMALOG_EVENT_NODE_CHANGED:
+	case RDMALOG_EVENT_ROLE:
 		err = rdmalog_nl_put_node(skb, cfg, epoch, false);
 		break;
 	case RDMALOG_EVENT_LOG_CHANGED:

@@ -16,11 +16,15 @@
  * states come from conn.c. repl.c replicates the log of an up period: it
  * is started before the connections and stopped after them, and told of
  * every change of durability, commit timeout and number of peers. The role
- * cannot change while up (leader change is not supported yet).
+ * changes while up only when a backup wins an election
+ * (rdmalog_node_promote()): the log stays, everything serving it
+ * restarts in the new role.
  */
 #include <crypto/algapi.h>
 #include <linux/errno.h>
+#include <linux/delay.h>
 #include <linux/fs.h>
+#include <linux/jiffies.h>
 #include <linux/kernel.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
@@ -297,19 +301,15 @@ int rdmalog_node_init(void)
 }
 
 /*
- * End the current up period: every peer connection is closed and released
- * (this waits), no new descriptor gets the log, blocked and later calls on
- * open descriptors get -ENETDOWN, and the node's reference goes; the
- * memory goes with the last descriptor's.
+ * Stop everything that serves the log, which stays as it is: the peer
+ * connections are closed and released (this waits), then the election,
+ * forwarding and replication of the up period stop.
  */
-static void rdmalog_node_stop_log(void)
+static void rdmalog_node_stop_serving(void)
 {
-	struct rdmalog_log *log = rdmalog_node.log;
 	struct rdmalog_peer *peer;
 
 	lockdep_assert_held(&rdmalog_node.config_mutex);
-	/* Waiting appends fail at once; the connections go next. */
-	rdmalog_log_shutdown(log);
 	rdmalog_conn_stop();
 	rdmalog_elect_stop();
 	rdmalog_fwd_stop();
@@ -318,6 +318,22 @@ static void rdmalog_node_stop_log(void)
 		rdmalog_conn_put(peer->conn);
 		peer->conn = NULL;
 	}
+}
+
+/*
+ * End the current up period: every peer connection is closed and released
+ * (this waits), no new descriptor gets the log, blocked and later calls on
+ * open descriptors get -ENETDOWN, and the node's reference goes; the
+ * memory goes with the last descriptor's.
+ */
+static void rdmalog_node_stop_log(void)
+{
+	struct rdmalog_log *log = rdmalog_node.log;
+
+	lockdep_assert_held(&rdmalog_node.config_mutex);
+	/* Waiting appends fail at once; the connections go next. */
+	rdmalog_log_shutdown(log);
+	rdmalog_node_stop_serving();
 	rdmalog_node.log = NULL;
 	rdmalog_node.up = false;
 	rdmalog_log_put(log);
@@ -804,6 +820,65 @@ err_put:
 	return err;
 }
 
+/*
+ * Start serving @log in the configured role: replication, forwarding and
+ * the election, then the connections (not yet activated). On error
+ * nothing is left started.
+ */
+static int rdmalog_node_start_serving(struct rdmalog_log *log,
+				      struct netlink_ext_ack *extack)
+{
+	const struct rdmalog_node_config *cfg = &rdmalog_node.config;
+	struct rdmalog_repl_params rp = {};
+	struct rdmalog_fwd_params fp = {};
+	int err;
+
+	lockdep_assert_held(&rdmalog_node.config_mutex);
+	rp.log = log;
+	rp.role = cfg->role;
+	rp.durability = cfg->durability;
+	rp.nr_nodes = rdmalog_node.npeers + 1;
+	rp.commit_timeout_ms = cfg->commit_timeout_ms;
+	rp.in_sync_changed = rdmalog_node_in_sync_changed;
+	rdmalog_repl_start(&rp);
+	fp.log = log;
+	fp.role = cfg->role;
+	fp.commit_timeout_ms = cfg->commit_timeout_ms;
+	rdmalog_fwd_start(&fp);
+	/* Fencing waits for the old primary's queue pair a peer timeout. */
+	rdmalog_elect_start(log, cfg->node_id, cfg->role, cfg->peer_timeout_ms);
+	err = rdmalog_node_start_conns(log, extack);
+	if (err) {
+		rdmalog_elect_stop();
+		rdmalog_fwd_stop();
+		rdmalog_repl_stop();
+	}
+	return err;
+}
+
+/*
+ * After the event that starts serving (UP, ROLE), which implies the
+ * requested durability and every peer CONNECTING: the durability in
+ * force is announced if it is not that one, and the peers connect.
+ */
+static void rdmalog_node_serve(void)
+{
+	struct rdmalog_peer *peer;
+
+	lockdep_assert_held(&rdmalog_node.config_mutex);
+	/* UP implies the requested durability; say at once if it is not. */
+	rdmalog_node.dur_sent = rdmalog_node.config.durability;
+	rdmalog_node.dur_req_sent = rdmalog_node.config.durability;
+	rdmalog_node_durability_check(false);
+	/*
+	 * After UP, which implies that every peer is CONNECTING (and DOWN
+	 * that every peer is CONFIGURED again): PEER_STATE events report the
+	 * changes in between.
+	 */
+	list_for_each_entry(peer, &rdmalog_node.peers, list)
+		rdmalog_conn_activate(peer->conn);
+}
+
 /**
  * rdmalog_node_up() - allocate the ring and start serving
  * @extack: where to say why it failed; may be NULL
@@ -818,9 +893,6 @@ err_put:
 int rdmalog_node_up(struct netlink_ext_ack *extack)
 {
 	struct rdmalog_log_params params = {};
-	struct rdmalog_repl_params rp = {};
-	struct rdmalog_fwd_params fp = {};
-	struct rdmalog_peer *peer;
 	struct rdmalog_log *log;
 	int err = 0;
 
@@ -865,26 +937,8 @@ int rdmalog_node_up(struct netlink_ext_ack *extack)
 				       "cannot create the log with these settings");
 		goto out_unlock;
 	}
-	rp.log = log;
-	rp.role = rdmalog_node.config.role;
-	rp.durability = rdmalog_node.config.durability;
-	rp.nr_nodes = rdmalog_node.npeers + 1;
-	rp.commit_timeout_ms = rdmalog_node.config.commit_timeout_ms;
-	rp.in_sync_changed = rdmalog_node_in_sync_changed;
-	rdmalog_repl_start(&rp);
-	fp.log = log;
-	fp.role = rdmalog_node.config.role;
-	fp.commit_timeout_ms = rdmalog_node.config.commit_timeout_ms;
-	rdmalog_fwd_start(&fp);
-	/* Fencing waits for the old primary's queue pair a peer timeout. */
-	rdmalog_elect_start(log, rdmalog_node.config.node_id,
-			    rdmalog_node.config.role,
-			    rdmalog_node.config.peer_timeout_ms);
-	err = rdmalog_node_start_conns(log, extack);
+	err = rdmalog_node_start_serving(log, extack);
 	if (err) {
-		rdmalog_elect_stop();
-		rdmalog_fwd_stop();
-		rdmalog_repl_stop();
 		rdmalog_log_put(log);
 		goto out_unlock;
 	}
@@ -899,17 +953,7 @@ int rdmalog_node_up(struct netlink_ext_ack *extack)
 			    rdmalog_node.config.max_record, rdmalog_node.epoch);
 	rdmalog_netlink_notify_node(RDMALOG_EVENT_UP, &rdmalog_node.config,
 				    rdmalog_node.epoch);
-	/* UP implies the requested durability; say at once if it is not. */
-	rdmalog_node.dur_sent = rdmalog_node.config.durability;
-	rdmalog_node.dur_req_sent = rdmalog_node.config.durability;
-	rdmalog_node_durability_check(false);
-	/*
-	 * After UP, which implies that every peer is CONNECTING (and DOWN
-	 * that every peer is CONFIGURED again): PEER_STATE events report the
-	 * changes in between.
-	 */
-	list_for_each_entry(peer, &rdmalog_node.peers, list)
-		rdmalog_conn_activate(peer->conn);
+	rdmalog_node_serve();
 out_unlock:
 	mutex_unlock(&rdmalog_node.config_mutex);
 	return err;
@@ -939,6 +983,139 @@ int rdmalog_node_down(struct netlink_ext_ack *extack)
 				    rdmalog_node.epoch);
 out_unlock:
 	mutex_unlock(&rdmalog_node.config_mutex);
+	return err;
+}
+
+/*
+ * A backup won the election of @epoch: it leads now, with the log it
+ * holds. Everything that served it as a backup stops (the log is not
+ * shut down: open descriptors keep it), the records it holds beyond its
+ * commit point are published uncommitted, and it serves as the primary
+ * of @epoch. If the log cannot lead (a primary of a later epoch reached
+ * it meanwhile), it serves on as a backup.
+ */
+static int rdmalog_node_lead(u64 epoch, struct netlink_ext_ack *extack)
+{
+	struct rdmalog_node_config *cfg = &rdmalog_node.config;
+	struct rdmalog_log *log = rdmalog_node.log;
+	struct rdmalog_log_held held;
+	int err, err2;
+
+	lockdep_assert_held(&rdmalog_node.config_mutex);
+	rdmalog_node_stop_serving();
+	err = rdmalog_log_lead(log, epoch, get_random_u64() ?: 1, &held);
+	if (err) {
+		NL_SET_ERR_MSG(extack,
+			       "a primary of a later epoch took this node's log meanwhile");
+	} else {
+		cfg->role = RDMALOG_ROLE_PRIMARY;
+		rdmalog_node.epoch = epoch;
+		rdmalog_elect_note_epoch(epoch);
+	}
+	err2 = rdmalog_node_start_serving(log, err ? NULL : extack);
+	if (err2) {
+		/* Nothing serves the log: it goes down as by "node down". */
+		rdmalog_log_shutdown(log);
+		rdmalog_node.log = NULL;
+		rdmalog_node.up = false;
+		rdmalog_log_put(log);
+		rdmalog_netlink_notify_node(RDMALOG_EVENT_DOWN, cfg,
+					    rdmalog_node.epoch);
+		return err2;
+	}
+	if (!err) {
+		pr_info("node %u: leads epoch %llu from LSN %llu\n",
+			cfg->node_id, epoch, held.lsn + 1);
+		rdmalog_netlink_notify_node(RDMALOG_EVENT_ROLE, cfg, epoch);
+	}
+	rdmalog_node_serve();
+	return err;
+}
+
+/**
+ * rdmalog_node_promote() - stand for election and lead on a win
+ * @extack: where to say why it failed; may be NULL
+ *
+ * The election runs without config_mutex (the node's events and the
+ * device's GET_STATE go on; netlink commands wait, genetlink runs one at
+ * a time); the change of role takes it, if the up period it stood in is
+ * still on. Returns once the epoch-start record is committed.
+ *
+ * Return: 0; -ENETDOWN (down, or went down meanwhile); -EALREADY (the
+ * primary); -EPERM (configured not to lead); those of
+ * rdmalog_elect_stand(); -ESTALE (won, but a primary of a later epoch
+ * took the log meanwhile: it stays a backup); after the change of role,
+ * those of rdmalog_log_append_epoch_start() (-ETIMEDOUT: it leads, but
+ * its epoch-start record was not committed within the commit timeout).
+ */
+int rdmalog_node_promote(struct netlink_ext_ack *extack)
+{
+	u32 durability = 0, in_sync, needed;
+	struct rdmalog_elect_result res;
+	unsigned long wait = jiffies;
+	struct rdmalog_log *log;
+	int err = 0;
+	u64 lsn;
+
+	mutex_lock(&rdmalog_node.config_mutex);
+	if (!rdmalog_node.up) {
+		NL_SET_ERR_MSG(extack, "the log is down");
+		err = -ENETDOWN;
+	} else if (rdmalog_node.config.role == RDMALOG_ROLE_PRIMARY) {
+		NL_SET_ERR_MSG(extack, "this node is the primary");
+		err = -EALREADY;
+	} else if (!rdmalog_node.config.lead) {
+		NL_SET_ERR_MSG(extack, "this node is configured not to lead");
+		err = -EPERM;
+	}
+	log = rdmalog_node.log;
+	if (!err)
+		rdmalog_log_get(log);
+	mutex_unlock(&rdmalog_node.config_mutex);
+	if (err)
+		return err;
+
+	err = rdmalog_elect_stand(&res);
+	if (err) {
+		/* Static text, as NL_SET_ERR_MSG() sets (it takes literals). */
+		if (extack && res.msg)
+			extack->_msg = res.msg;
+		goto out_put;
+	}
+	mutex_lock(&rdmalog_node.config_mutex);
+	if (rdmalog_node.log != log) {
+		NL_SET_ERR_MSG(extack, "the log went down meanwhile");
+		err = -ENETDOWN;
+	} else if (rdmalog_node.config.role == RDMALOG_ROLE_PRIMARY) {
+		NL_SET_ERR_MSG(extack, "this node is the primary");
+		err = -EALREADY;
+	} else {
+		err = rdmalog_node_lead(res.epoch, extack);
+		if (err == -EINVAL)
+			err = -ESTALE;
+	}
+	durability = rdmalog_node.config.durability;
+	wait = jiffies + msecs_to_jiffies(rdmalog_node.config.peer_timeout_ms);
+	mutex_unlock(&rdmalog_node.config_mutex);
+	if (err)
+		goto out_put;
+	/*
+	 * The backups reconnect to their new primary: give them a peer
+	 * timeout to join before the record's commit timeout runs.
+	 */
+	while (rdmalog_repl_effective(durability, &in_sync, &needed) !=
+	       durability && time_before(jiffies, wait) &&
+	       !rdmalog_log_is_dead(log))
+		msleep(20);
+	err = rdmalog_log_append_epoch_start(log, &lsn);
+	if (err)
+		NL_SET_ERR_MSG(extack,
+			       "it leads, but its epoch-start record was not committed");
+	else
+		pr_info("epoch %llu: its first record, LSN %llu, is committed\n",
+			res.epoch, lsn);
+out_put:
+	rdmalog_log_put(log);
 	return err;
 }
 

@@ -154,6 +154,8 @@ static void print_json(const struct rdmalog_read_record *rr,
 		jw_u64("epoch", rr->hdr.epoch);
 		jw_u64("timestamp_ns", rr->hdr.timestamp_ns);
 		jw_u64("crc32c", rr->hdr.crc32c);
+		if (rr->hdr.flags & RDMALOG_RECORD_EPOCH_START)
+			jw_bool("epoch_start", 1);
 	}
 	jw_bytes("data", buf, rr->hdr.len);
 	if (!json_utf8_valid(buf, rr->hdr.len))
@@ -239,10 +241,12 @@ static int do_read(__u64 start, int have_start, long count, int follow,
 		} else {
 			printf("%llu", (unsigned long long)rr.hdr.lsn);
 			if (headers)
-				printf(" epoch %llu ts %llu crc32c 0x%08x len %u",
+				printf(" epoch %llu ts %llu crc32c 0x%08x len %u%s",
 				       (unsigned long long)rr.hdr.epoch,
 				       (unsigned long long)rr.hdr.timestamp_ns,
-				       rr.hdr.crc32c, rr.hdr.len);
+				       rr.hdr.crc32c, rr.hdr.len,
+				       rr.hdr.flags & RDMALOG_RECORD_EPOCH_START ?
+				       " epoch-start" : "");
 			printf("\t");
 			print_payload(buf, rr.hdr.len);
 			printf("\n");

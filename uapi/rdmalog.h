@@ -63,7 +63,7 @@ enum rdmalog_durability {
  * @timestamp_ns: CLOCK_REALTIME of the append on the primary, in ns
  * @len: payload length in bytes (1 .. max_record)
  * @crc32c: CRC32C (Castagnoli, seed ~0, final xor ~0) of the payload
- * @flags: reserved for record flags; 0 today
+ * @flags: %RDMALOG_RECORD_EPOCH_START, or 0 for an application's record
  * @reserved: zero
  *
  * The same fields are stored, little-endian, in front of every record in
@@ -79,6 +79,16 @@ struct rdmalog_record_header {
 	__u32 reserved;
 };
 
+/**
+ * RDMALOG_RECORD_EPOCH_START - record flag: the first record of a primary
+ * that won an election. Its payload is 8 bytes, the epoch it leads
+ * (little-endian, the same as the header's); it is committed before any
+ * application record of that epoch. read() returns it like any record;
+ * %RDMALOG_IOC_READ_RECORD shows the flag, so readers that want only
+ * their applications' records skip it there.
+ */
+#define RDMALOG_RECORD_EPOCH_START	0x1
+
 /** RDMALOG_RECORD_MAGIC - first word of every record in the ring ("RDLG") */
 #define RDMALOG_RECORD_MAGIC	0x474c4452U
 /** RDMALOG_RECORD_VERSION - layout version of &struct rdmalog_ring_record */
@@ -91,7 +101,7 @@ struct rdmalog_record_header {
  * sent to peers; all fields little-endian
  * @magic: %RDMALOG_RECORD_MAGIC
  * @version: %RDMALOG_RECORD_VERSION
- * @flags: 0 today; a reader rejects unknown flags
+ * @flags: %RDMALOG_RECORD_EPOCH_START or 0; a reader rejects any other
  * @len: payload length in bytes; the payload follows the header
  * @data_crc: CRC32C of the payload
  * @lsn: the record's LSN

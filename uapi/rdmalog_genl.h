@@ -102,6 +102,11 @@
  * @RDMALOG_CMD_STATS_GET: counters
  * @RDMALOG_CMD_TRIM: discard records below an LSN (admin)
  * @RDMALOG_CMD_EVENT: notification on the "events" multicast group
+ * @RDMALOG_CMD_PROMOTE: (admin) a backup stands for election in the next
+ *	epoch and, once a majority of the configured nodes granted it their
+ *	votes, leads: it keeps its log, appends an epoch-start record and
+ *	returns once that is committed (Documentation/netlink.rst gives
+ *	every error)
  * @__RDMALOG_CMD_MAX: number of commands
  */
 enum rdmalog_cmd {
@@ -119,6 +124,7 @@ enum rdmalog_cmd {
 	RDMALOG_CMD_STATS_GET,
 	RDMALOG_CMD_TRIM,
 	RDMALOG_CMD_EVENT,
+	RDMALOG_CMD_PROMOTE,
 
 	__RDMALOG_CMD_MAX
 };
@@ -624,6 +630,9 @@ enum rdmalog_stat {
  *	diverged and is not replicated to: its log holds records ours never
  *	had, or is another log's (another history), or retains bytes we
  *	would overwrite (carries PEER)
+ * @RDMALOG_EVENT_ROLE: this node's role changed while up: it won an
+ *	election and leads now (carries NODE_GET's attributes, the new ROLE,
+ *	and EPOCH: the epoch it leads)
  * @__RDMALOG_EVENT_MAX: number of events
  */
 enum rdmalog_event {
@@ -640,6 +649,7 @@ enum rdmalog_event {
 	RDMALOG_EVENT_LOG_RESET,
 	RDMALOG_EVENT_DURABILITY,
 	RDMALOG_EVENT_PEER_DIVERGED,
+	RDMALOG_EVENT_ROLE,
 
 	__RDMALOG_EVENT_MAX
 };

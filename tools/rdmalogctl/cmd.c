@@ -78,6 +78,7 @@ void usage_node(FILE *f)
 		"                          [ lead { yes | no } ]\n"
 		"       " PROG " node up\n"
 		"       " PROG " node down\n"
+		"       " PROG " node promote\n"
 		"       " PROG " node help\n"
 		"ID is 1..%d; CLUSTER_ID is a non-zero 64-bit number; ADDR is an IPv4 or\n"
 		"IPv6 address; PORT is 1..65535. id, cluster, address, port and role can\n"
@@ -89,8 +90,11 @@ void usage_node(FILE *f)
 		"'-' reads standard input): peers must prove they know it. It is never\n"
 		"shown; secret none removes it. It can only change while the log is down.\n"
 		"failover (default auto), priority (0..%d, default 0) and lead (default\n"
-		"yes) say how a leader change starts and who may stand; they are recorded\n"
-		"and shown, but leader change is not implemented yet.\n",
+		"yes) say how a leader change starts and who may stand; lead is obeyed,\n"
+		"the other two are recorded and shown (no automatic leader change yet).\n"
+		"promote makes this backup stand for election in the next epoch; with a\n"
+		"majority's votes it leads with the log it holds and returns once its\n"
+		"epoch-start record is committed.\n",
 		RDMALOG_MAX_NODE_ID, RDMALOG_MIN_HEARTBEAT_MS,
 		RDMALOG_MAX_HEARTBEAT_MS, RDMALOG_DEFAULT_HEARTBEAT_MS,
 		RDMALOG_MAX_PEER_TIMEOUT_MS, RDMALOG_DEFAULT_PEER_TIMEOUT_MS,
@@ -311,7 +315,7 @@ static int node_show(int argc, char **argv)
 int do_node(int argc, char **argv)
 {
 	static const char *const cmds[] = {
-		"show", "set", "up", "down", "list", "help", NULL
+		"show", "set", "up", "down", "list", "help", "promote", NULL
 	};
 	int ret;
 
@@ -334,6 +338,11 @@ int do_node(int argc, char **argv)
 	case 5:
 		usage_node(stdout);
 		return EXIT_OK;
+	case 6:
+		ret = no_more_args("node promote", argc - 1, argv + 1);
+		return ret ? ret : simple_request("node promote",
+						  RDMALOG_CMD_PROMOTE, NULL,
+						  NULL);
 	}
 	if (is_help(argv[0])) {
 		usage_node(stdout);

@@ -321,6 +321,7 @@ const char *event_name(uint32_t ev)
 		[RDMALOG_EVENT_LOG_RESET] = "log_reset",
 		[RDMALOG_EVENT_DURABILITY] = "durability",
 		[RDMALOG_EVENT_PEER_DIVERGED] = "peer_diverged",
+		[RDMALOG_EVENT_ROLE] = "role",
 	};
 
 	/* Bounded by the table, not by the uapi: an event added there

@@ -1,0 +1,239 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Leader change by hand: `rdmalogctl node promote` (issue 11).
+
+Three soft-RoCE nodes, node 1 the primary of the cluster file, durability
+quorum. A backup that is promoted stands for election in the next epoch
+(Documentation/protocol.rst, "Votes"): it votes for itself, fences the
+primary it follows, asks its peers, and leads once a majority of the
+configured nodes granted. It keeps the log it holds, appends an
+epoch-start record (Documentation/device.rst) and returns once that is
+committed; the other backup follows it into the new epoch.
+
+  * node 1 down, node 2 promoted: node 2 leads epoch e + 1 with every
+    committed record, its epoch-start record after them, node 3 holds the
+    same log and takes the next record; promote on the primary or on a
+    node that is down is refused;
+  * node 2 promoted with both others down: no majority, it stays a backup
+    with its vote spent; node 3 back (an empty log), node 2 wins the next
+    epoch and node 3 catches up;
+  * node 3 promoted while node 1 is alive: node 1 refuses (it leads), node
+    2 grants and fences node 1, so node 1 commits nothing more.
+
+States are polled; nothing passes or fails on a clock.
+"""
+
+import json
+
+from testlib import test, wait_for
+import rlnode
+from rlnode import status, records
+
+NODES = 3
+TIMEOUT = 900
+WAIT = 180
+CONF = "/etc/rdmalog.conf"
+CLUSTER = 46
+
+
+def cluster_file():
+    return rlnode.cluster_file(cluster=CLUSTER)
+
+
+def peer(nd, pid):
+    return {p["id"]: p for p in status(nd)["peers"]}[pid]
+
+
+def wait_connected(c, n, nodes=(1, 2, 3)):
+    wait_for(lambda: all(p["state"] == "connected"
+                         for p in status(c[n])["peers"] if p["id"] in nodes),
+             timeout=WAIT, interval=2, what=f"node {n} connected to {nodes}")
+
+
+def wait_lost(c, n, pid):
+    wait_for(lambda: peer(c[n], pid)["state"] != "connected", timeout=WAIT,
+             interval=1, what=f"node {n} lost node {pid}")
+
+
+def wait_commit(c, lsn, nodes=(1, 2, 3)):
+    wait_for(lambda: all(status(c[n])["log"]["commit_lsn"] >= lsn
+                         for n in nodes),
+             timeout=WAIT, interval=1,
+             what=f"commit LSN {lsn} on nodes {nodes}")
+
+
+def append(nd, lines):
+    r = nd.run(f"printf '{''.join(x + chr(92) + 'n' for x in lines)}' | "
+               "rdmalogcat -a", timeout=300, check=True)
+    return [int(x) for x in r.out.split()]
+
+
+def headers(nd):
+    """Every committed record of nd with its header, as rdmalogcat -j -H."""
+    out = nd.run("rdmalogcat -j -H", timeout=300, check=True).out
+    return [json.loads(x) for x in out.splitlines()]
+
+
+def promote(nd):
+    return nd.run("rdmalogctl node promote", timeout=300)
+
+
+def fresh(c):
+    """A new log on every node from the cluster file, every module
+    reloaded: node 1, the configured primary, would otherwise take an
+    epoch the others voted in while it was down, and be refused (a
+    returning primary learning the epoch first is not done yet)."""
+    for nd in c:
+        nd.run("rdmalogctl node down 2>/dev/null; rmmod rdmalog && "
+               "modprobe rdmalog", timeout=120, check=True)
+    for nd in c:
+        rlnode.apply(nd, cluster_file())
+    wait_connected(c, 1)
+    wait_connected(c, 2)
+    wait_connected(c, 3)
+
+
+def setup(c):
+    for nd in c:
+        nd.run("modprobe rdmalog", timeout=60, check=True)
+
+
+@test
+def a_promoted_backup_keeps_the_log(c):
+    fresh(c)
+    lsns = append(c[1], ["one", "two", "three"])
+    wait_commit(c, lsns[-1] + 1)
+    e = status(c[1])["log"]["epoch"]
+    r = promote(c[1])
+    assert r.rc != 0 and "this node is the primary" in r.out, (r.rc, r.out)
+
+    c[1].run("rdmalogctl node down", timeout=120, check=True)
+    r = promote(c[1])
+    assert r.rc != 0 and "the log is down" in r.out, (r.rc, r.out)
+    wait_lost(c, 2, 1)
+    wait_lost(c, 3, 1)
+    c[2].run("dmesg -c >/dev/null", timeout=60, check=True)
+    r = promote(c[2])
+    assert r.rc == 0, (r.rc, r.out)
+
+    st = status(c[2])
+    assert st["node"]["role"] == "primary", st["node"]
+    assert st["log"]["epoch"] == e + 1, st["log"]
+    assert st["election"]["vote"] == {"epoch": e + 1, "for": 2}, st
+    hs = headers(c[2])
+    assert [h["data"] for h in hs[-4:-1]] == ["one", "two", "three"], hs
+    start = hs[-1]
+    assert start.get("epoch_start") is True and start["epoch"] == e + 1 \
+        and start["len"] == 8 and start["lsn"] == lsns[-1] + 1, start
+    assert all(h["epoch"] == e and "epoch_start" not in h
+               for h in hs[:-1]), hs
+    d = c[2].run("dmesg", timeout=60, check=True).out
+    assert f"node 2: won epoch {e + 1}: 2 of 3 votes, 2 needed" in d, d
+
+    # node 3 voted, follows the new primary into its epoch, and the log
+    # goes on with quorum (nodes 2 and 3)
+    assert status(c[3])["election"]["vote"] == {"epoch": e + 1, "for": 2}
+    wait_commit(c, start["lsn"] + 1, nodes=(2, 3))
+    n = append(c[2], ["after"])
+    assert n == [start["lsn"] + 1], n
+    wait_commit(c, n[0] + 1, nodes=(2, 3))
+    assert headers(c[3]) == headers(c[2]), (headers(c[3]), headers(c[2]))
+    assert status(c[3])["log"]["epoch"] == e + 1, status(c[3])["log"]
+    assert status(c[3])["primary"] == {"id": 2, "epoch": e + 1}, \
+        status(c[3])
+    r = promote(c[2])
+    assert r.rc != 0 and "this node is the primary" in r.out, (r.rc, r.out)
+
+
+@test
+def a_promote_needs_a_majority(c):
+    fresh(c)
+    lsns = append(c[1], ["kept"])
+    wait_commit(c, lsns[-1] + 1)
+    e = status(c[1])["log"]["epoch"]
+    c[1].run("rdmalogctl node down", timeout=120, check=True)
+    c[3].run("rdmalogctl node down", timeout=120, check=True)
+    wait_lost(c, 2, 1)
+    wait_lost(c, 2, 3)
+    r = promote(c[2])
+    assert r.rc != 0 and "too few of the configured nodes answered" in r.out, \
+        (r.rc, r.out)
+    st = status(c[2])
+    assert st["node"]["role"] == "backup", st["node"]
+    assert st["election"]["vote"] == {"epoch": e + 1, "for": 2}, st
+    assert [x[2] for x in records(c[2])][-1:] == ["kept"], records(c[2])
+
+    # node 3 comes back with an empty log: node 2 wins the next epoch with
+    # its vote, and node 3 gets the whole log from node 2
+    c[3].run("rdmalogctl node up", timeout=120, check=True)
+    wait_connected(c, 2, nodes=(3,))
+    r = promote(c[2])
+    assert r.rc == 0, (r.rc, r.out)
+    st = status(c[2])
+    assert st["node"]["role"] == "primary" and \
+        st["log"]["epoch"] == e + 2, st
+    wait_commit(c, st["log"]["next_lsn"], nodes=(2, 3))
+    assert records(c[3]) == records(c[2]), (records(c[3]), records(c[2]))
+    assert status(c[3])["election"]["vote"] == {"epoch": e + 2, "for": 2}
+
+
+@test
+def a_promoted_backup_fences_a_live_primary(c):
+    fresh(c)
+    lsns = append(c[1], ["before"])
+    wait_commit(c, lsns[-1] + 1)
+    e = status(c[1])["log"]["epoch"]
+    c[2].run("dmesg -c >/dev/null", timeout=60, check=True)
+    r = promote(c[3])
+    assert r.rc == 0, (r.rc, r.out)
+    d = c[2].run("dmesg", timeout=60, check=True).out
+    assert f"node 2: voted for node 3 in epoch {e + 1}, its primary " \
+        "fenced" in d, d
+    st = status(c[3])
+    assert st["node"]["role"] == "primary" and \
+        st["log"]["epoch"] == e + 1, st
+    wait_commit(c, st["log"]["next_lsn"], nodes=(2, 3))
+    # node 1, fenced by both, commits nothing more
+    r = c[1].run("echo stale | rdmalogcat -a", timeout=300)
+    assert r.rc != 0 and "timed out" in r.out, (r.rc, r.out)
+    n = append(c[3], ["new"])
+    wait_commit(c, n[0] + 1, nodes=(2, 3))
+    for nd in (c[2], c[3]):
+        assert [x[2] for x in records(nd)][-1:] == ["new"], records(nd)
+        assert "stale" not in [x[2] for x in records(nd)], records(nd)
+    assert headers(c[2]) == headers(c[3])
+
+
+@test
+def a_promoted_backup_adopts_what_it_holds(c):
+    """A record node 2 holds beyond its commit point is adopted: node 1
+    (durability all, node 3 down) wrote it to node 2 and removed it at its
+    commit timeout, its writer told ETIMEDOUT, the outcome unknown after a
+    leader change (Documentation/leader-change.rst). Node 2, promoted,
+    publishes it and commits it under its epoch-start record."""
+    fresh(c)
+    c[1].run("rdmalogctl log set durability all", timeout=60, check=True)
+    lsns = append(c[1], ["committed"])
+    wait_commit(c, lsns[-1] + 1)
+    e = status(c[1])["log"]["epoch"]
+    c[3].run("rdmalogctl node down", timeout=120, check=True)
+    wait_lost(c, 1, 3)
+    r = c[1].run("echo unknown | rdmalogcat -a", timeout=300)
+    assert r.rc != 0 and "timed out" in r.out, (r.rc, r.out)
+    assert status(c[2])["log"]["next_lsn"] == lsns[-1] + 1, status(c[2])
+    c[1].run("rdmalogctl node down", timeout=120, check=True)
+    c[3].run("rdmalogctl node up", timeout=120, check=True)
+    wait_connected(c, 2, nodes=(3,))
+    c[2].run("rdmalogctl log set durability quorum; dmesg -c >/dev/null",
+             timeout=60, check=True)
+    r = promote(c[2])
+    assert r.rc == 0, (r.rc, r.out)
+    d = c[2].run("dmesg", timeout=60, check=True).out
+    assert "took 1 record its primary had not committed, up to LSN " \
+        f"{lsns[-1] + 1}" in d, d
+    hs = headers(c[2])
+    assert [(h["data"], h["epoch"], h.get("epoch_start", False))
+            for h in hs[-3:]] == [("committed", e, False),
+                                  ("unknown", e, False),
+                                  (hs[-1]["data"], e + 1, True)], hs
+    wait_commit(c, hs[-1]["lsn"] + 1, nodes=(2, 3))
+    assert headers(c[3]) == hs, (headers(c[3]), hs)
