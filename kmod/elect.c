@@ -70,6 +70,11 @@
  *	rdmalog_vote_reason)
  * @why: see @refused
  * @stand_wq: rdmalog_elect_stand() waits here for the answers
+ * @lead_epoch: while this node is up as a primary, the epoch it leads
+ *	(0 otherwise); cleared once @deposed was told
+ * @lead_log_id: the log it leads then
+ * @deposed: the node's callback, set at init: told (under @lock) that a
+ *	primary of a later epoch leads its log
  * @vote_mutex: see above
  * @log: the up period's log, referenced; NULL while down
  * @node_id: this node's id in the up period
@@ -91,6 +96,9 @@ struct rdmalog_elect {
 	DECLARE_BITMAP(refused, RDMALOG_MAX_NODE_ID + 1);
 	u32 why;
 	wait_queue_head_t stand_wq;
+	u64 lead_epoch;
+	u64 lead_log_id;
+	void (*deposed)(u64 epoch);
 
 	struct mutex vote_mutex; /* see above */
 	struct rdmalog_log *log;
@@ -104,6 +112,11 @@ static struct rdmalog_elect rdmalog_elect = {
 	.vote_mutex = __MUTEX_INITIALIZER(rdmalog_elect.vote_mutex),
 	.stand_wq = __WAIT_QUEUE_HEAD_INITIALIZER(rdmalog_elect.stand_wq),
 };
+
+void rdmalog_elect_set_deposed(void (*deposed)(u64 epoch))
+{
+	rdmalog_elect.deposed = deposed;
+}
 
 /* A majority of @n others; none to hear from with no peer. */
 static u32 rdmalog_elect_needed(u32 n)
@@ -193,10 +206,25 @@ void rdmalog_elect_note_epoch(u64 epoch)
  * @epoch: the epoch of its message
  * @vote_epoch: the election epoch it announced
  */
-void rdmalog_elect_heard(u32 node_id, u64 epoch, u64 vote_epoch)
+void rdmalog_elect_heard(u32 node_id, u64 epoch, u64 vote_epoch,
+			 u64 primary_log_id)
 {
 	spin_lock_bh(&rdmalog_elect.lock);
 	rdmalog_elect.log_epoch = max(rdmalog_elect.log_epoch, epoch);
+	/*
+	 * A primary of a later epoch leads our log: a majority elected it
+	 * (a new log of a configured primary has another id), so ours
+	 * commits nothing more. Step down.
+	 */
+	if (rdmalog_elect.lead_epoch && epoch > rdmalog_elect.lead_epoch &&
+	    primary_log_id == rdmalog_elect.lead_log_id) {
+		pr_info("node %u hears node %u lead its log in epoch %llu, above its own %llu\n",
+			rdmalog_elect.node_id, node_id, epoch,
+			rdmalog_elect.lead_epoch);
+		if (rdmalog_elect.deposed)
+			rdmalog_elect.deposed(rdmalog_elect.lead_epoch);
+		rdmalog_elect.lead_epoch = 0;
+	}
 	rdmalog_elect_raise_known(vote_epoch);
 	if (node_id && node_id <= RDMALOG_MAX_NODE_ID &&
 	    !test_bit(node_id, rdmalog_elect.heard)) {
@@ -231,12 +259,19 @@ void rdmalog_elect_get_info(struct rdmalog_elect_info *info)
 void rdmalog_elect_start(struct rdmalog_log *log, u32 node_id, u32 role,
 			 u32 fence_ms)
 {
+	struct rdmalog_log_state st;
+
 	rdmalog_log_get(log);
+	rdmalog_log_get_state(log, &st);
 	mutex_lock(&rdmalog_elect.vote_mutex);
 	rdmalog_elect.log = log;
 	rdmalog_elect.node_id = node_id;
 	rdmalog_elect.role = role;
 	rdmalog_elect.fence_ms = fence_ms;
+	spin_lock_bh(&rdmalog_elect.lock);
+	rdmalog_elect.lead_epoch = role == RDMALOG_ROLE_PRIMARY ? st.epoch : 0;
+	rdmalog_elect.lead_log_id = st.id;
+	spin_unlock_bh(&rdmalog_elect.lock);
 	mutex_unlock(&rdmalog_elect.vote_mutex);
 }
 
@@ -244,6 +279,9 @@ void rdmalog_elect_stop(void)
 {
 	struct rdmalog_log *log;
 
+	spin_lock_bh(&rdmalog_elect.lock);
+	rdmalog_elect.lead_epoch = 0;
+	spin_unlock_bh(&rdmalog_elect.lock);
 	mutex_lock(&rdmalog_elect.vote_mutex);
 	log = rdmalog_elect.log;
 	rdmalog_elect.log = NULL;

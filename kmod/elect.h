@@ -108,9 +108,19 @@ void rdmalog_elect_set_members(const u32 *ids, u32 n);
 void rdmalog_elect_note_epoch(u64 epoch);
 /*
  * A HELLO or HEARTBEAT of peer @node_id arrived, in @epoch, announcing
- * the election epoch @vote_epoch. Any context.
+ * the election epoch @vote_epoch; @primary_log_id: the log the peer leads
+ * (0: it is not a primary). Any context.
  */
-void rdmalog_elect_heard(u32 node_id, u64 epoch, u64 vote_epoch);
+void rdmalog_elect_heard(u32 node_id, u64 epoch, u64 vote_epoch,
+			 u64 primary_log_id);
+/*
+ * Who is told that this node, the primary of @epoch, was deposed: a
+ * primary of a later epoch leads its log. Called at most once per up
+ * period as a primary, in any context with the election's spinlock held:
+ * it may only queue work. Set once at module init by the node (elect.c
+ * never calls it by name).
+ */
+void rdmalog_elect_set_deposed(void (*deposed)(u64 epoch));
 void rdmalog_elect_get_info(struct rdmalog_elect_info *info);
 
 #endif /* _RDMALOG_ELECT_H */

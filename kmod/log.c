@@ -93,22 +93,6 @@
 #include "stats.h"
 #include "trace.h"
 
-/**
- * struct rdmalog_log_waiter - an append waiting for its commit
- * @node: entry on &rdmalog_log.waiters, from publish to the end of the wait
- * @lsn: its record
- * @err: set under the log's lock by rdmalog_log_truncate() when the record
- *	is removed (-ETIMEDOUT): checked before the commit LSN, because the
- *	LSN is reused by the next append and may be committed then
- *
- * Lives on the appender's stack.
- */
-struct rdmalog_log_waiter {
-	struct list_head node;
-	u64 lsn;
-	int err;
-};
-
 /* One contiguous piece of a range of the ring. */
 struct rdmalog_seg {
 	void *p;

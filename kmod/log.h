@@ -482,6 +482,20 @@ void rdmalog_log_held(struct rdmalog_log *log, struct rdmalog_log_held *held);
 int rdmalog_log_lead(struct rdmalog_log *log, u64 epoch, u64 id,
 		     struct rdmalog_log_held *held);
 
+/**
+ * rdmalog_log_step_down() - a primary's log becomes a backup's
+ * @log: the log, of a primary deposed by a later epoch's; nothing
+ *	replicates or appends it any more (the caller stopped serving it)
+ *
+ * Every record not committed is removed, its append failing with
+ * -ENOTCONN (its outcome is unknown: the new primary may hold it and
+ * commit it); the log then holds what a backup holds, its committed
+ * records, and follows the new primary from there. Process context.
+ *
+ * Return: the number of records removed.
+ */
+u64 rdmalog_log_step_down(struct rdmalog_log *log);
+
 /* The log's identity (0: a backup's that follows no log yet). */
 u64 rdmalog_log_id(struct rdmalog_log *log);
 

@@ -459,6 +459,44 @@ out:
 	return ret;
 }
 
+u64 rdmalog_log_step_down(struct rdmalog_log *log)
+{
+	struct rdmalog_ring_record rec;
+	struct rdmalog_log_waiter *w;
+	u64 n = 0, last = 0;
+	bool read = false;
+
+	mutex_lock(&log->append_mutex);
+	spin_lock_bh(&log->lock);
+	if (!log->dead) {
+		n = log->next_lsn - log->commit_lsn;
+		list_for_each_entry(w, &log->waiters, node)
+			if (w->lsn >= log->commit_lsn)
+				w->err = -ENOTCONN;
+		log->head = *rdmalog_log_slot(log, log->commit_lsn);
+		log->next_lsn = log->commit_lsn;
+		log->lead_lsn = log->next_lsn;
+		/* Its last record's (epoch, generation), if retained. */
+		read = log->next_lsn > log->first_lsn;
+		if (read)
+			last = *rdmalog_log_slot(log, log->next_lsn - 1);
+	}
+	spin_unlock_bh(&log->lock);
+	/* append_mutex held: nothing writes the ring. */
+	if (read)
+		rdmalog_ring_read(log, last, &rec, sizeof(rec));
+	spin_lock_bh(&log->lock);
+	if (read) {
+		log->last_epoch = le64_to_cpu(rec.epoch);
+		log->gen = le32_to_cpu(rec.gen);
+	}
+	spin_unlock_bh(&log->lock);
+	mutex_unlock(&log->append_mutex);
+	rdmalog_log_wake(&log->commit_wq);
+	rdmalog_log_wake(&log->space_wq);
+	return n;
+}
+
 u64 rdmalog_log_id(struct rdmalog_log *log)
 {
 	u64 id;

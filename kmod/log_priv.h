@@ -122,6 +122,23 @@ struct rdmalog_log {
 	const struct rdmalog_log_hooks *hooks;
 };
 
+/**
+ * struct rdmalog_log_waiter - an append waiting for its commit
+ * @node: entry on &rdmalog_log.waiters, from publish to the end of the wait
+ * @lsn: its record
+ * @err: set under the log's lock when the record is removed: by
+ *	rdmalog_log_truncate() (-ETIMEDOUT) or rdmalog_log_step_down()
+ *	(-ENOTCONN); checked before the commit LSN, because the LSN is
+ *	reused by the next append and may be committed then
+ *
+ * Lives on the appender's stack.
+ */
+struct rdmalog_log_waiter {
+	struct list_head node;
+	u64 lsn;
+	int err;
+};
+
 static inline u64 rdmalog_log_footprint(u64 len)
 {
 	return ALIGN(RDMALOG_LOG_HDR_SIZE + len, RDMALOG_RECORD_ALIGN);

@@ -251,7 +251,10 @@ static void rdmalog_msg_ep_info(struct rdmalog_ep *ep,
 static void rdmalog_msg_heard(struct rdmalog_ep *ep, u64 epoch,
 			      u64 vote_epoch)
 {
-	rdmalog_elect_heard(ep->conn->peer_id, epoch, vote_epoch);
+	/* A primary's messages say which log it leads. */
+	rdmalog_elect_heard(ep->conn->peer_id, epoch, vote_epoch,
+			    test_bit(RDMALOG_EP_PEER_PRIMARY, &ep->flags) ?
+			    ep->peer_log_id : 0);
 }
 
 const struct rdmalog_ep_ops rdmalog_msg_ops = {

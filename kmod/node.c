@@ -98,6 +98,10 @@ struct rdmalog_peer {
  *	no reply carries it; the connections key their transform with it
  *	when the log comes up. Wiped when replaced and at module exit
  * @secret_len: its length
+ * @deposed_epoch: the epoch led when the election said a primary of a
+ *	later one leads our log (atomic; 0: none): @step_down_work steps
+ *	down if the node still leads that epoch
+ * @step_down_work: see @deposed_epoch; cancelled at module exit
  */
 struct rdmalog_node {
 	struct mutex config_mutex; /* protects all below, see above */
@@ -113,15 +117,20 @@ struct rdmalog_node {
 	struct work_struct dur_work;
 	u8 secret[RDMALOG_MAX_SECRET];
 	u8 secret_len;
+	atomic64_t deposed_epoch;
+	struct work_struct step_down_work;
 };
 
 static void rdmalog_node_dur_work(struct work_struct *work);
+static void rdmalog_node_step_down_work(struct work_struct *work);
 
 static struct rdmalog_node rdmalog_node = {
 	.config_mutex = __MUTEX_INITIALIZER(rdmalog_node.config_mutex),
 	.peers = LIST_HEAD_INIT(rdmalog_node.peers),
 	.dur_work = __WORK_INITIALIZER(rdmalog_node.dur_work,
 				       rdmalog_node_dur_work),
+	.step_down_work = __WORK_INITIALIZER(rdmalog_node.step_down_work,
+					     rdmalog_node_step_down_work),
 };
 
 static bool rdmalog_addr_equal(const struct rdmalog_addr *a,
@@ -268,6 +277,16 @@ rdmalog_node_find_peer_addr(const struct rdmalog_addr *addr)
 	return NULL;
 }
 
+/*
+ * The election heard a primary of a later epoch lead our log: we lead
+ * @epoch no more (elect.c, under its spinlock: only queue the work).
+ */
+static void rdmalog_node_deposed(u64 epoch)
+{
+	atomic64_set(&rdmalog_node.deposed_epoch, epoch);
+	schedule_work(&rdmalog_node.step_down_work);
+}
+
 /**
  * rdmalog_node_init() - set the node to its defaults
  *
@@ -296,7 +315,9 @@ int rdmalog_node_init(void)
 	rdmalog_node.up = false;
 	rdmalog_node.log = NULL;
 	rdmalog_node.npeers = 0;
+	atomic64_set(&rdmalog_node.deposed_epoch, 0);
 	mutex_unlock(&rdmalog_node.config_mutex);
+	rdmalog_elect_set_deposed(rdmalog_node_deposed);
 	return 0;
 }
 
@@ -369,6 +390,7 @@ void rdmalog_node_exit(void)
 	mutex_unlock(&rdmalog_node.config_mutex);
 	/* Queued by the endpoints' release; finds the node down. */
 	cancel_work_sync(&rdmalog_node.dur_work);
+	cancel_work_sync(&rdmalog_node.step_down_work);
 }
 
 /**
@@ -987,6 +1009,61 @@ out_unlock:
 }
 
 /*
+ * A change of role stopped serving the log and could not start again
+ * (out of memory): nothing serves it, so it goes down as by "node down".
+ */
+static void rdmalog_node_drop_log(void)
+{
+	struct rdmalog_log *log = rdmalog_node.log;
+
+	lockdep_assert_held(&rdmalog_node.config_mutex);
+	pr_warn("node %u: cannot serve its log in its new role: down\n",
+		rdmalog_node.config.node_id);
+	rdmalog_log_shutdown(log);
+	rdmalog_node.log = NULL;
+	rdmalog_node.up = false;
+	rdmalog_log_put(log);
+	rdmalog_netlink_notify_node(RDMALOG_EVENT_DOWN, &rdmalog_node.config,
+				    rdmalog_node.epoch);
+}
+
+/*
+ * We were the primary of an epoch a later primary of our log deposed
+ * (rdmalog_node_deposed()): if we still lead it, step down and serve the
+ * same log as a backup. Its uncommitted records go (their appends fail
+ * with -ENOTCONN: the new primary may commit them); its committed ones
+ * stay, and the new primary judges it by them (it joins, or catches up).
+ */
+static void rdmalog_node_step_down_work(struct work_struct *work)
+{
+	struct rdmalog_node_config *cfg = &rdmalog_node.config;
+	u64 epoch = atomic64_read(&rdmalog_node.deposed_epoch), n;
+	struct rdmalog_log *log;
+	int err;
+
+	mutex_lock(&rdmalog_node.config_mutex);
+	log = rdmalog_node.log;
+	if (!rdmalog_node.up || cfg->role != RDMALOG_ROLE_PRIMARY ||
+	    rdmalog_node.epoch != epoch)
+		goto out_unlock;
+	rdmalog_node_stop_serving();
+	n = rdmalog_log_step_down(log);
+	cfg->role = RDMALOG_ROLE_BACKUP;
+	err = rdmalog_node_start_serving(log, NULL);
+	if (err) {
+		rdmalog_node_drop_log();
+		goto out_unlock;
+	}
+	pr_info("node %u: a primary of a later epoch leads its log: steps down from epoch %llu to a backup, %llu uncommitted record%s removed\n",
+		cfg->node_id, epoch, n, n == 1 ? "" : "s");
+	rdmalog_netlink_notify_node(RDMALOG_EVENT_ROLE, cfg,
+				    rdmalog_node.epoch);
+	rdmalog_node_serve();
+out_unlock:
+	mutex_unlock(&rdmalog_node.config_mutex);
+}
+
+/*
  * A backup won the election of @epoch: it leads now, with the log it
  * holds. Everything that served it as a backup stops (the log is not
  * shut down: open descriptors keep it), the records it holds beyond its
@@ -1014,13 +1091,7 @@ static int rdmalog_node_lead(u64 epoch, struct netlink_ext_ack *extack)
 	}
 	err2 = rdmalog_node_start_serving(log, err ? NULL : extack);
 	if (err2) {
-		/* Nothing serves the log: it goes down as by "node down". */
-		rdmalog_log_shutdown(log);
-		rdmalog_node.log = NULL;
-		rdmalog_node.up = false;
-		rdmalog_log_put(log);
-		rdmalog_netlink_notify_node(RDMALOG_EVENT_DOWN, cfg,
-					    rdmalog_node.epoch);
+		rdmalog_node_drop_log();
 		return err2;
 	}
 	if (!err) {
