@@ -205,6 +205,7 @@ void rdmalog_elect_note_epoch(u64 epoch)
  * @node_id: the peer (the transport checked it is a configured one)
  * @epoch: the epoch of its message
  * @vote_epoch: the election epoch it announced
+ * @primary_log_id: the log it leads, if its HELLO said primary (else 0)
  */
 void rdmalog_elect_heard(u32 node_id, u64 epoch, u64 vote_epoch,
 			 u64 primary_log_id)
