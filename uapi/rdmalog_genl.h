@@ -631,8 +631,9 @@ enum rdmalog_stat {
  *	had, or is another log's (another history), or retains bytes we
  *	would overwrite (carries PEER)
  * @RDMALOG_EVENT_ROLE: this node's role changed while up: it won an
- *	election and leads now (carries NODE_GET's attributes, the new ROLE,
- *	and EPOCH: the epoch it leads)
+ *	election and leads now, or a primary of a later epoch leads its log
+ *	and it stepped down to a backup (carries NODE_GET's attributes: the
+ *	new ROLE, and EPOCH, the epoch it leads now or led)
  * @__RDMALOG_EVENT_MAX: number of events
  */
 enum rdmalog_event {
