@@ -1043,6 +1043,22 @@ struct rdmalog_ep *rdmalog_conn_primary_ep(void)
 }
 
 /**
+ * rdmalog_conn_has_primary() - a primary holds our ring on a live
+ * connection (the node watches for its loss)
+ *
+ * Return: true when rdmalog_conn_primary_ep() finds one.
+ */
+bool rdmalog_conn_has_primary(void)
+{
+	struct rdmalog_ep *ep = rdmalog_conn_primary_ep();
+
+	if (!ep)
+		return false;
+	rdmalog_ep_put(ep);
+	return true;
+}
+
+/**
  * rdmalog_conn_live_eps() - every established connection
  * @eps: filled with up to @max endpoints, each with a reference the
  *	caller drops (rdmalog_ep_put())

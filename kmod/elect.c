@@ -75,6 +75,7 @@
  * @lead_log_id: the log it leads then
  * @deposed: the node's callback, set at init: told (under @lock) that a
  *	primary of a later epoch leads its log
+ * @granted_at: jiffies when it last granted a peer its vote (0: never)
  * @vote_mutex: see above
  * @log: the up period's log, referenced; NULL while down
  * @node_id: this node's id in the up period
@@ -99,6 +100,7 @@ struct rdmalog_elect {
 	u64 lead_epoch;
 	u64 lead_log_id;
 	void (*deposed)(u64 epoch);
+	unsigned long granted_at;
 
 	struct mutex vote_mutex; /* see above */
 	struct rdmalog_log *log;
@@ -233,6 +235,21 @@ void rdmalog_elect_heard(u32 node_id, u64 epoch, u64 vote_epoch,
 		rdmalog_elect_check_learned();
 	}
 	spin_unlock_bh(&rdmalog_elect.lock);
+}
+
+/**
+ * rdmalog_elect_granted_at() - when this node last granted a peer its vote
+ *
+ * Return: jiffies then, 0 if never since the module loaded.
+ */
+unsigned long rdmalog_elect_granted_at(void)
+{
+	unsigned long t;
+
+	spin_lock_bh(&rdmalog_elect.lock);
+	t = rdmalog_elect.granted_at;
+	spin_unlock_bh(&rdmalog_elect.lock);
+	return t;
 }
 
 /**
@@ -382,6 +399,7 @@ static u32 rdmalog_elect_judge(const struct rdmalog_elect_ep *ee, u32 cand,
 	spin_lock_bh(&rdmalog_elect.lock);
 	rdmalog_elect.vote_epoch = ee->epoch;
 	rdmalog_elect.vote_for = cand;
+	rdmalog_elect.granted_at = jiffies;
 	rdmalog_elect_raise_known(ee->epoch);
 	spin_unlock_bh(&rdmalog_elect.lock);
 	return RDMALOG_VOTE_GRANTED;
@@ -610,7 +628,10 @@ int rdmalog_elect_stand(struct rdmalog_elect_result *res)
 	self = rdmalog_elect.node_id;
 	fence_ms = rdmalog_elect.fence_ms;
 	spin_lock_bh(&rdmalog_elect.lock);
-	if (!rdmalog_elect_may_vote()) {
+	if (rdmalog_elect.standing) {
+		err = -EBUSY;
+		res->msg = "it stands for election already";
+	} else if (!rdmalog_elect_may_vote()) {
 		err = -EAGAIN;
 		res->msg = "it has not heard from a majority of its peers since loaded";
 	} else {

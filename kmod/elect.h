@@ -122,5 +122,7 @@ void rdmalog_elect_heard(u32 node_id, u64 epoch, u64 vote_epoch,
  */
 void rdmalog_elect_set_deposed(void (*deposed)(u64 epoch));
 void rdmalog_elect_get_info(struct rdmalog_elect_info *info);
+/* When it last granted a peer its vote (jiffies; 0: never). */
+unsigned long rdmalog_elect_granted_at(void);
 
 #endif /* _RDMALOG_ELECT_H */

@@ -102,6 +102,14 @@ struct rdmalog_peer {
  *	later one leads our log (atomic; 0: none): @step_down_work steps
  *	down if the node still leads that epoch
  * @step_down_work: see @deposed_epoch; cancelled at module exit
+ * @watch_work: a backup with failover auto that may lead looks for its
+ *	primary every heartbeat, and stands for election when it had one in
+ *	this up period and has seen none for its stand delay
+ *	(rdmalog_node_watch_work()); runs while that holds, cancelled at
+ *	module exit
+ * @primary_seen: jiffies when @watch_work last saw a primary hold our
+ *	ring (or this node granted a vote, or lost an election)
+ * @had_primary: it saw one in this up period
  */
 struct rdmalog_node {
 	struct mutex config_mutex; /* protects all below, see above */
@@ -119,10 +127,15 @@ struct rdmalog_node {
 	u8 secret_len;
 	atomic64_t deposed_epoch;
 	struct work_struct step_down_work;
+	struct delayed_work watch_work;
+	unsigned long primary_seen;
+	bool had_primary;
 };
 
 static void rdmalog_node_dur_work(struct work_struct *work);
 static void rdmalog_node_step_down_work(struct work_struct *work);
+static void rdmalog_node_watch_work(struct work_struct *work);
+static void rdmalog_node_watch(void);
 
 static struct rdmalog_node rdmalog_node = {
 	.config_mutex = __MUTEX_INITIALIZER(rdmalog_node.config_mutex),
@@ -131,6 +144,8 @@ static struct rdmalog_node rdmalog_node = {
 				       rdmalog_node_dur_work),
 	.step_down_work = __WORK_INITIALIZER(rdmalog_node.step_down_work,
 					     rdmalog_node_step_down_work),
+	.watch_work = __DELAYED_WORK_INITIALIZER(rdmalog_node.watch_work,
+						 rdmalog_node_watch_work, 0),
 };
 
 static bool rdmalog_addr_equal(const struct rdmalog_addr *a,
@@ -391,6 +406,7 @@ void rdmalog_node_exit(void)
 	/* Queued by the endpoints' release; finds the node down. */
 	cancel_work_sync(&rdmalog_node.dur_work);
 	cancel_work_sync(&rdmalog_node.step_down_work);
+	cancel_delayed_work_sync(&rdmalog_node.watch_work);
 }
 
 /**
@@ -508,7 +524,7 @@ int rdmalog_node_set_config(const struct rdmalog_node_config *cfg,
 {
 	struct rdmalog_node_config *cur = &rdmalog_node.config;
 	struct rdmalog_node_config new = *cfg;
-	bool node_changed, log_changed;
+	bool node_changed, log_changed, watch;
 	int err;
 
 	/* Compare and store addresses with their unused bytes zeroed. */
@@ -557,11 +573,14 @@ int rdmalog_node_set_config(const struct rdmalog_node_config *cfg,
 	}
 	new.auth = rdmalog_node.secret_len > 0;
 	node_changed |= new.auth != cur->auth;
+	watch = new.failover != cur->failover || new.lead != cur->lead;
 	*cur = new;
 	if (rdmalog_node.up) {
 		rdmalog_conn_set_timers(cur->heartbeat_ms, cur->peer_timeout_ms);
 		rdmalog_conn_set_role(cur->role);
 		rdmalog_node_repl_policy();
+		if (watch)
+			rdmalog_node_watch();
 	}
 
 	if (node_changed)
@@ -878,6 +897,91 @@ static int rdmalog_node_start_serving(struct rdmalog_log *log,
 	return err;
 }
 
+/* Whether this node watches for the loss of its primary. */
+static bool rdmalog_node_watches(void)
+{
+	const struct rdmalog_node_config *cfg = &rdmalog_node.config;
+
+	return rdmalog_node.up && cfg->role == RDMALOG_ROLE_BACKUP &&
+	       cfg->failover == RDMALOG_FAILOVER_AUTO && cfg->lead;
+}
+
+/* Start watching, if it should and does not already. */
+static void rdmalog_node_watch(void)
+{
+	lockdep_assert_held(&rdmalog_node.config_mutex);
+	if (!rdmalog_node_watches())
+		return;
+	rdmalog_node.primary_seen = jiffies;
+	queue_delayed_work(system_long_wq, &rdmalog_node.watch_work,
+			   msecs_to_jiffies(rdmalog_node.config.heartbeat_ms));
+}
+
+/*
+ * How long a backup waits, after it last saw its primary, before it
+ * stands: two heartbeats, and four more for each configured node of a
+ * lower id (any of which may be standing first), so that candidates
+ * rarely collide. Its primary is declared lost by the transport after
+ * the peer timeout of silence (or at once when it closes).
+ */
+static unsigned long rdmalog_node_stand_delay(void)
+{
+	const struct rdmalog_node_config *cfg = &rdmalog_node.config;
+	struct rdmalog_peer *peer;
+	u32 rank = 0;
+
+	lockdep_assert_held(&rdmalog_node.config_mutex);
+	list_for_each_entry(peer, &rdmalog_node.peers, list)
+		if (peer->node_id < cfg->node_id)
+			rank++;
+	return msecs_to_jiffies(cfg->heartbeat_ms * (2 + 4 * rank));
+}
+
+/*
+ * A backup with failover auto: once it had a primary in this up period
+ * and has seen none for its stand delay (counted again from any vote it
+ * granted: the winner needs a moment to connect), it stands for election
+ * as "node promote" does. Losing restarts the count.
+ */
+static void rdmalog_node_watch_work(struct work_struct *work)
+{
+	unsigned long now = jiffies, granted, silent = 0;
+	bool stand = false;
+	u32 id = 0;
+	int err;
+
+	mutex_lock(&rdmalog_node.config_mutex);
+	if (!rdmalog_node_watches())
+		goto out_unlock;
+	if (rdmalog_conn_has_primary()) {
+		rdmalog_node.primary_seen = now;
+		rdmalog_node.had_primary = true;
+	} else {
+		granted = rdmalog_elect_granted_at();
+		if (granted && time_after(granted, rdmalog_node.primary_seen))
+			rdmalog_node.primary_seen = granted;
+		silent = now - rdmalog_node.primary_seen;
+		stand = rdmalog_node.had_primary &&
+			silent >= rdmalog_node_stand_delay();
+	}
+	id = rdmalog_node.config.node_id;
+	queue_delayed_work(system_long_wq, &rdmalog_node.watch_work,
+			   msecs_to_jiffies(rdmalog_node.config.heartbeat_ms));
+out_unlock:
+	mutex_unlock(&rdmalog_node.config_mutex);
+	if (!stand)
+		return;
+	pr_info("node %u: no primary for %u ms: stands for election\n", id,
+		jiffies_to_msecs(silent));
+	err = rdmalog_node_promote(NULL);
+	if (err) {
+		pr_info("node %u: did not become the primary: %d\n", id, err);
+		mutex_lock(&rdmalog_node.config_mutex);
+		rdmalog_node.primary_seen = jiffies;
+		mutex_unlock(&rdmalog_node.config_mutex);
+	}
+}
+
 /*
  * After the event that starts serving (UP, ROLE), which implies the
  * requested durability and every peer CONNECTING: the durability in
@@ -899,6 +1003,8 @@ static void rdmalog_node_serve(void)
 	 */
 	list_for_each_entry(peer, &rdmalog_node.peers, list)
 		rdmalog_conn_activate(peer->conn);
+	rdmalog_node.had_primary = false;
+	rdmalog_node_watch();
 }
 
 /**

@@ -37,8 +37,9 @@ CONF = "/etc/rdmalog.conf"
 CLUSTER = 46
 
 
-def cluster_file():
-    return rlnode.cluster_file(cluster=CLUSTER)
+def cluster_file(failover="manual", primary=1):
+    return rlnode.cluster_file(cluster=CLUSTER, failover=failover,
+                               primary=primary)
 
 
 def peer(nd, pid):
@@ -79,16 +80,16 @@ def promote(nd):
     return nd.run("rdmalogctl node promote", timeout=300)
 
 
-def fresh(c):
+def fresh(c, failover="manual"):
     """A new log on every node from the cluster file, every module
     reloaded: node 1, the configured primary, would otherwise take an
     epoch the others voted in while it was down, and be refused (a
     returning primary learning the epoch first is not done yet)."""
     for nd in c:
-        nd.run("rdmalogctl node down 2>/dev/null; rmmod rdmalog && "
+        nd.run("rdmalogctl node down 2>/dev/null; rmmod rdmalog 2>/dev/null; "
                "modprobe rdmalog", timeout=120, check=True)
     for nd in c:
-        rlnode.apply(nd, cluster_file())
+        rlnode.apply(nd, cluster_file(failover))
     wait_connected(c, 1)
     wait_connected(c, 2)
     wait_connected(c, 3)
@@ -248,3 +249,44 @@ def a_promoted_backup_adopts_what_it_holds(c):
                                   (hs[-1]["data"], e + 1, True)], hs
     wait_commit(c, hs[-1]["lsn"] + 1, nodes=(2, 3))
     assert headers(c[3]) == hs, (headers(c[3]), hs)
+
+
+@test
+def a_lost_primary_is_replaced_on_its_own(c):
+    """failover auto: node 1's VM is killed. Its backups lose it after the
+    peer timeout; node 2, of the lower id, stands first and wins with
+    node 3's vote (node 3 waits longer, and again after it voted). The log
+    goes on under node 2 with every committed record, a write on node 3
+    is forwarded there, and node 1's machine, booted again and configured
+    as a backup of node 2, gets the whole log. Last in the suite: it
+    leaves node 1 rebooted."""
+    fresh(c, "auto")
+    lsns = append(c[1], ["a", "b", "c"])
+    wait_commit(c, lsns[-1] + 1)
+    e = status(c[1])["log"]["epoch"]
+    for nd in (c[2], c[3]):
+        nd.run("dmesg -c >/dev/null", timeout=60, check=True)
+    c[1].kill()
+    wait_for(lambda: status(c[2])["node"]["role"] == "primary",
+             timeout=WAIT, interval=1, what="node 2 leads")
+    d = c[2].run("dmesg", timeout=60, check=True).out
+    assert "node 2: no primary for " in d and \
+        f"node 2: won epoch {e + 1}: 2 of 3 votes" in d, d
+    assert status(c[3])["node"]["role"] == "backup", status(c[3])
+    assert "stands for election" not in \
+        c[3].run("dmesg", timeout=60, check=True).out
+    hs = headers(c[2])
+    assert [h["data"] for h in hs[-4:-1]] == ["a", "b", "c"], hs
+    assert hs[-1].get("epoch_start") and hs[-1]["epoch"] == e + 1, hs
+    wait_commit(c, hs[-1]["lsn"] + 1, nodes=(2, 3))
+    n = append(c[3], ["after"])
+    wait_commit(c, n[0] + 1, nodes=(2, 3))
+    assert headers(c[3]) == headers(c[2])
+    assert headers(c[2])[-1]["data"] == "after"
+
+    c[1].boot()
+    c[1].run("modprobe rdmalog", timeout=60, check=True)
+    rlnode.apply(c[1], cluster_file("auto", primary=2))
+    wait_commit(c, n[0] + 1)
+    assert headers(c[1]) == headers(c[2]), (headers(c[1]), headers(c[2]))
+    assert status(c[1])["node"]["role"] == "backup", status(c[1])

@@ -25,8 +25,10 @@ def scaled(ms):
 def cluster_file(capacity="1M", durability="quorum", max_record="64K",
                  timeout=3000, nodes=(1, 2, 3), *, cluster=44, primary=1,
                  heartbeat=250, peer_timeout=5000, addr="198.18.0.{}",
-                 scale=True):
+                 scale=True, failover="manual"):
     """A cluster file: node N at addr.format(N), `primary` the primary.
+    Leader change is by hand only (failover manual) unless failover="auto":
+    the suites that take a primary down expect its backups to wait.
     The commit and peer timeouts are times TIMEOUT_SCALE (make
     check-debug): a slow kernel must not look like a dead peer. A caller
     that times faults or bounds by its timers scales them itself (see
@@ -39,7 +41,7 @@ def cluster_file(capacity="1M", durability="quorum", max_record="64K",
             f"durability {durability} commit-timeout {timeout}\n"
             f"timers heartbeat {heartbeat} peer-timeout {peer_timeout}\n"
             + "".join(f"node {i} address {addr.format(i)}\n" for i in nodes)
-            + f"primary {primary}\n")
+            + f"primary {primary}\nfailover {failover}\n")
 
 
 def apply(nd, text, conf=CONF):
