@@ -37,11 +37,11 @@ struct netlink_ext_ack;
  * @peer_timeout_ms: silence after which a connected peer is declared dead
  * @auth: a shared secret is set (&enum rdmalog_auth: HMAC_SHA256); the
  *	secret itself never leaves node.c but towards the connections
- * @failover: &enum rdmalog_failover (uapi: recorded and shown; the leader
- *	change that follows it is not implemented yet)
+ * @failover: &enum rdmalog_failover: with auto, a backup that lost its
+ *	primary stands on its own (node.c's watch)
  * @priority: 0 .. RDMALOG_MAX_PRIORITY, higher stands first (not used yet)
- * @lead: this node may become the primary in a leader change (not used
- *	yet)
+ * @lead: this node may become the primary in a leader change (promote
+ *	and standing on its own are refused without it)
  */
 struct rdmalog_node_config {
 	u32 node_id;

@@ -90,8 +90,9 @@ void usage_node(FILE *f)
 		"'-' reads standard input): peers must prove they know it. It is never\n"
 		"shown; secret none removes it. It can only change while the log is down.\n"
 		"failover (default auto), priority (0..%d, default 0) and lead (default\n"
-		"yes) say how a leader change starts and who may stand; lead is obeyed,\n"
-		"the other two are recorded and shown (no automatic leader change yet).\n"
+		"yes) say how a leader change starts and who may stand: with failover\n"
+		"auto a backup that lost its primary stands on its own; priority is\n"
+		"recorded and shown only.\n"
 		"promote makes this backup stand for election in the next epoch; with a\n"
 		"majority's votes it leads with the log it holds and returns once its\n"
 		"epoch-start record is committed.\n",
