@@ -8,6 +8,8 @@
 #                   in QEMU and show the log working
 #   make check      the same set-up, then lint and the whole test suite
 #   make bench      rdmalog-bench beside perftest, in the same VMs and run
+#   make bench-failover  the primary's VM killed 20 times under load: each
+#                   leader change's phases beside ib_write_lat's round trip
 #   make soak       the history checker under faults for DURATION (default
 #                   30m; seconds or e.g. 30m, 2h), SEED=N replays a run,
 #                   NODES=5 on five VMs
@@ -91,7 +93,7 @@ TEST_BIN := $(patsubst selftests/%.c,$(BUILD)/selftests/%,$(TEST_SRC))
 
 .PHONY: all module tools selftests siw deps lint checkpatch sparse wbuild \
 	check demo install uninstall clean ksft dkms-build lintbuild bench soak \
-	check-run demo-run bench-run soak-run stress stress-run check-debug \
+	check-run demo-run bench-run bench-failover bench-failover-run soak-run stress stress-run check-debug \
 	check-debug-run
 
 # The module and the tools only: what a real host needs. The test
@@ -236,7 +238,7 @@ lint: doccheck checkpatch lintbuild
 -include selftests/vm/Makefile.inc
 
 # The entry points: deps in this make, the rest in a fresh one (above).
-demo bench soak stress check check-debug: deps
+demo bench bench-failover soak stress check check-debug: deps
 	@$(MAKE) --no-print-directory $@-run
 
 demo-run: all selftests vm
@@ -246,6 +248,13 @@ demo-run: all selftests vm
 # same VMs and the same run. make bench BENCH_ARGS=--quick for a smoke run.
 bench-run: all selftests vm
 	RDMALOG_KVER=$(VM_KVER) python3 selftests/bench.py $(BENCH_ARGS)
+
+# Leader change: the primary's VM killed 20 times under load, each time
+# from the kill to the new primary's first commit, split into its phases,
+# next to ib_write_lat's round trip in the same run; then a faultless run.
+# make bench-failover BENCH_ARGS=--quick for a smoke run.
+bench-failover-run: all selftests vm
+	RDMALOG_KVER=$(VM_KVER) python3 selftests/bench_failover.py $(BENCH_ARGS)
 
 # Soak: the history checker (selftests/history.py) for DURATION, on three
 # VMs; exits non-zero when a record was lost or altered, or anything else

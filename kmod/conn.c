@@ -1059,6 +1059,29 @@ bool rdmalog_conn_has_primary(void)
 }
 
 /**
+ * rdmalog_conn_nr_live() - how many peers are connected
+ *
+ * Return: the number of established connections not closing.
+ */
+u32 rdmalog_conn_nr_live(void)
+{
+	struct rdmalog_conn *conn;
+	struct rdmalog_ep *ep;
+	u32 n = 0;
+
+	mutex_lock(&rdmalog_conns.mutex);
+	list_for_each_entry(conn, &rdmalog_conns.list, list) {
+		mutex_lock(&conn->lock);
+		ep = conn->ep;
+		if (ep && ep->established && !ep->closing)
+			n++;
+		mutex_unlock(&conn->lock);
+	}
+	mutex_unlock(&rdmalog_conns.mutex);
+	return n;
+}
+
+/**
  * rdmalog_conn_live_eps() - every established connection
  * @eps: filled with up to @max endpoints, each with a reference the
  *	caller drops (rdmalog_ep_put())

@@ -105,6 +105,8 @@ void rdmalog_conn_stop(void);
 u64 rdmalog_conn_epoch_seen(void);
 /* A primary holds our ring on a live connection (a backup's). */
 bool rdmalog_conn_has_primary(void);
+/* How many peers are connected now. */
+u32 rdmalog_conn_nr_live(void);
 
 /* Settings that may change while up. */
 void rdmalog_conn_set_timers(u32 heartbeat_ms, u32 peer_timeout_ms);

@@ -76,6 +76,8 @@
  * @deposed: the node's callback, set at init: told (under @lock) that a
  *	primary of a later epoch leads its log
  * @granted_at: jiffies when it last granted a peer its vote (0: never)
+ * @yield: a primary steps down when it hears of a later election epoch
+ *	(failover auto; rdmalog_elect_set_yield())
  * @vote_mutex: see above
  * @log: the up period's log, referenced; NULL while down
  * @node_id: this node's id in the up period
@@ -101,6 +103,7 @@ struct rdmalog_elect {
 	u64 lead_log_id;
 	void (*deposed)(u64 epoch);
 	unsigned long granted_at;
+	bool yield;
 
 	struct mutex vote_mutex; /* see above */
 	struct rdmalog_log *log;
@@ -118,6 +121,13 @@ static struct rdmalog_elect rdmalog_elect = {
 void rdmalog_elect_set_deposed(void (*deposed)(u64 epoch))
 {
 	rdmalog_elect.deposed = deposed;
+}
+
+void rdmalog_elect_set_yield(bool yield)
+{
+	spin_lock_bh(&rdmalog_elect.lock);
+	rdmalog_elect.yield = yield;
+	spin_unlock_bh(&rdmalog_elect.lock);
 }
 
 /* A majority of @n others; none to hear from with no peer. */
@@ -223,6 +233,22 @@ void rdmalog_elect_heard(u32 node_id, u64 epoch, u64 vote_epoch,
 	    primary_log_id == rdmalog_elect.lead_log_id) {
 		pr_info("node %u hears node %u lead its log in epoch %llu, above its own %llu\n",
 			rdmalog_elect.node_id, node_id, epoch,
+			rdmalog_elect.lead_epoch);
+		if (rdmalog_elect.deposed)
+			rdmalog_elect.deposed(rdmalog_elect.lead_epoch);
+		rdmalog_elect.lead_epoch = 0;
+	}
+	/*
+	 * Yielding (failover auto): a later election epoch is announced, so
+	 * some node stood, and fenced itself against us: a node whose fence
+	 * is above our epoch never takes our records again. Step down, and
+	 * let the next election, in a later epoch still, settle it (Raft's
+	 * rule for a leader that sees a higher term).
+	 */
+	if (rdmalog_elect.lead_epoch && rdmalog_elect.yield &&
+	    vote_epoch > rdmalog_elect.lead_epoch) {
+		pr_info("node %u hears of election epoch %llu from node %u, above its own %llu\n",
+			rdmalog_elect.node_id, vote_epoch, node_id,
 			rdmalog_elect.lead_epoch);
 		if (rdmalog_elect.deposed)
 			rdmalog_elect.deposed(rdmalog_elect.lead_epoch);
@@ -607,6 +633,7 @@ int rdmalog_elect_stand(struct rdmalog_elect_result *res)
 {
 	u32 nodes, needed, self, fence_ms, fenced = 0;
 	struct rdmalog_log *log;
+	ktime_t t0;
 	long left;
 	u64 epoch, id;
 	int err = 0;
@@ -654,9 +681,11 @@ int rdmalog_elect_stand(struct rdmalog_elect_result *res)
 	needed = nodes / 2 + 1;
 	res->epoch = epoch;
 	res->needed = needed;
+	t0 = ktime_get();
 
 	/* As a voter does: nothing of an older primary lands any more. */
 	err = rdmalog_conn_fence(epoch, fence_ms, &fenced);
+	res->fence_ms = ktime_ms_delta(ktime_get(), t0);
 	if (err) {
 		err = -EBUSY;
 		res->msg = "could not fence the primary it follows in time";
@@ -682,6 +711,7 @@ int rdmalog_elect_stand(struct rdmalog_elect_result *res)
 					 RDMALOG_MAX_NODE_ID + 1);
 	res->why = rdmalog_elect.why;
 	spin_unlock_bh(&rdmalog_elect.lock);
+	res->elect_ms = ktime_ms_delta(ktime_get(), t0);
 	if (res->granted >= needed) {
 		err = 0;
 	} else if (left < 0) {

@@ -68,6 +68,8 @@ struct rdmalog_elect_ep {
  * @needed: votes it needed: a majority of the configured nodes
  * @why: the refusals' reasons, bits of &enum rdmalog_vote_reason
  * @msg: on failure, why, for the operator (static text)
+ * @elect_ms: from standing to the outcome
+ * @fence_ms: the part of it spent fencing its own primary
  */
 struct rdmalog_elect_result {
 	u64 epoch;
@@ -78,6 +80,8 @@ struct rdmalog_elect_result {
 	u32 needed;
 	u32 why;
 	const char *msg;
+	u32 elect_ms;
+	u32 fence_ms;
 };
 
 int rdmalog_elect_stand(struct rdmalog_elect_result *res);
@@ -115,12 +119,18 @@ void rdmalog_elect_heard(u32 node_id, u64 epoch, u64 vote_epoch,
 			 u64 primary_log_id);
 /*
  * Who is told that this node, the primary of @epoch, was deposed: a
- * primary of a later epoch leads its log. Called at most once per up
+ * primary of a later epoch leads its log (or, yielding, a later election
+ * epoch was announced). Called at most once per up
  * period as a primary, in any context with the election's spinlock held:
  * it may only queue work. Set once at module init by the node (elect.c
  * never calls it by name).
  */
 void rdmalog_elect_set_deposed(void (*deposed)(u64 epoch));
+/*
+ * Whether this node, as a primary, yields to a later election epoch it
+ * hears of (is deposed as by a later primary): the node's failover auto.
+ */
+void rdmalog_elect_set_yield(bool yield);
 void rdmalog_elect_get_info(struct rdmalog_elect_info *info);
 /* When it last granted a peer its vote (jiffies; 0: never). */
 unsigned long rdmalog_elect_granted_at(void);

@@ -113,6 +113,13 @@ static const struct nla_policy rdmalog_nl_policy[RDMALOG_A_MAX + 1] = {
 	[RDMALOG_A_LEARNED]		= RDMALOG_NL_READ_ONLY,
 	[RDMALOG_A_LEARN_HEARD]		= RDMALOG_NL_READ_ONLY,
 	[RDMALOG_A_LEARN_NEEDED]	= RDMALOG_NL_READ_ONLY,
+	[RDMALOG_A_CHANGE]		= RDMALOG_NL_READ_ONLY,
+	[RDMALOG_A_CHANGE_EPOCH]	= RDMALOG_NL_READ_ONLY,
+	[RDMALOG_A_CHANGE_AGO_MS]	= RDMALOG_NL_READ_ONLY,
+	[RDMALOG_A_CHANGE_DETECT_MS]	= RDMALOG_NL_READ_ONLY,
+	[RDMALOG_A_CHANGE_ELECT_MS]	= RDMALOG_NL_READ_ONLY,
+	[RDMALOG_A_CHANGE_FENCE_MS]	= RDMALOG_NL_READ_ONLY,
+	[RDMALOG_A_CHANGE_RECONCILE_MS]	= RDMALOG_NL_READ_ONLY,
 };
 
 /* The attributes each command takes. */
@@ -836,6 +843,35 @@ static int rdmalog_nl_promote(struct sk_buff *skb, struct genl_info *info)
 	return rdmalog_node_promote(info->extack);
 }
 
+/* The last change of role, if any (STATUS_GET). */
+static int rdmalog_nl_put_change(struct sk_buff *skb,
+				 const struct rdmalog_node_change *ch)
+{
+	u64 ago = div_u64(ktime_get_boottime_ns() - ch->done_ns,
+			  NSEC_PER_MSEC);
+	bool won = ch->why == RDMALOG_CHANGE_PROMOTED ||
+		   ch->why == RDMALOG_CHANGE_STOOD;
+
+	if (!ch->why)
+		return 0;
+	if (nla_put_u32(skb, RDMALOG_A_CHANGE, ch->why) ||
+	    nla_put_u64_64bit(skb, RDMALOG_A_CHANGE_EPOCH, ch->epoch,
+			      RDMALOG_A_PAD) ||
+	    nla_put_u64_64bit(skb, RDMALOG_A_CHANGE_AGO_MS, ago,
+			      RDMALOG_A_PAD))
+		return -EMSGSIZE;
+	if (ch->why == RDMALOG_CHANGE_STOOD &&
+	    nla_put_u32(skb, RDMALOG_A_CHANGE_DETECT_MS, ch->detect_ms))
+		return -EMSGSIZE;
+	if (won &&
+	    (nla_put_u32(skb, RDMALOG_A_CHANGE_ELECT_MS, ch->elect_ms) ||
+	     nla_put_u32(skb, RDMALOG_A_CHANGE_FENCE_MS, ch->fence_ms) ||
+	     nla_put_u32(skb, RDMALOG_A_CHANGE_RECONCILE_MS,
+			 ch->reconcile_ms)))
+		return -EMSGSIZE;
+	return 0;
+}
+
 static int rdmalog_nl_put_status(struct sk_buff *skb,
 				 const struct rdmalog_node_status *st, bool priv)
 {
@@ -882,6 +918,8 @@ static int rdmalog_nl_put_status(struct sk_buff *skb,
 	    nla_put_u8(skb, RDMALOG_A_LEARNED, st->elect.learned) ||
 	    nla_put_u32(skb, RDMALOG_A_LEARN_HEARD, st->elect.heard) ||
 	    nla_put_u32(skb, RDMALOG_A_LEARN_NEEDED, st->elect.needed))
+		return -EMSGSIZE;
+	if (rdmalog_nl_put_change(skb, &st->change))
 		return -EMSGSIZE;
 
 	/* The indices of a log exist only while it is up. */

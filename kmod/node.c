@@ -110,6 +110,11 @@ struct rdmalog_peer {
  * @primary_seen: jiffies when @watch_work last saw a primary hold our
  *	ring (or this node granted a vote, or lost an election)
  * @had_primary: it saw one in this up period
+ * @quorum_seen: (a primary with failover auto) jiffies when @watch_work
+ *	last found a majority of the configured nodes connected, itself
+ *	counted: after a peer timeout without, it steps down
+ * @had_quorum: it had a majority connected in this up period (or role)
+ * @change: the last change of role while up (since the module loaded)
  */
 struct rdmalog_node {
 	struct mutex config_mutex; /* protects all below, see above */
@@ -130,12 +135,18 @@ struct rdmalog_node {
 	struct delayed_work watch_work;
 	unsigned long primary_seen;
 	bool had_primary;
+	unsigned long quorum_seen;
+	bool had_quorum;
+	struct rdmalog_node_change change;
 };
 
 static void rdmalog_node_dur_work(struct work_struct *work);
 static void rdmalog_node_step_down_work(struct work_struct *work);
 static void rdmalog_node_watch_work(struct work_struct *work);
 static void rdmalog_node_watch(void);
+static void rdmalog_node_step_down(u32 kind, const char *why);
+static int rdmalog_node_stand(u32 why, u32 detect_ms,
+			      struct netlink_ext_ack *extack);
 
 static struct rdmalog_node rdmalog_node = {
 	.config_mutex = __MUTEX_INITIALIZER(rdmalog_node.config_mutex),
@@ -579,6 +590,7 @@ int rdmalog_node_set_config(const struct rdmalog_node_config *cfg,
 		rdmalog_conn_set_timers(cur->heartbeat_ms, cur->peer_timeout_ms);
 		rdmalog_conn_set_role(cur->role);
 		rdmalog_node_repl_policy();
+		rdmalog_elect_set_yield(cur->failover == RDMALOG_FAILOVER_AUTO);
 		if (watch)
 			rdmalog_node_watch();
 	}
@@ -887,6 +899,7 @@ static int rdmalog_node_start_serving(struct rdmalog_log *log,
 	fp.commit_timeout_ms = cfg->commit_timeout_ms;
 	rdmalog_fwd_start(&fp);
 	/* Fencing waits for the old primary's queue pair a peer timeout. */
+	rdmalog_elect_set_yield(cfg->failover == RDMALOG_FAILOVER_AUTO);
 	rdmalog_elect_start(log, cfg->node_id, cfg->role, cfg->peer_timeout_ms);
 	err = rdmalog_node_start_conns(log, extack);
 	if (err) {
@@ -897,13 +910,17 @@ static int rdmalog_node_start_serving(struct rdmalog_log *log,
 	return err;
 }
 
-/* Whether this node watches for the loss of its primary. */
+/*
+ * Whether this node watches, with failover auto: a backup that may lead
+ * for the loss of its primary, a primary for the loss of its majority.
+ */
 static bool rdmalog_node_watches(void)
 {
 	const struct rdmalog_node_config *cfg = &rdmalog_node.config;
 
-	return rdmalog_node.up && cfg->role == RDMALOG_ROLE_BACKUP &&
-	       cfg->failover == RDMALOG_FAILOVER_AUTO && cfg->lead;
+	if (!rdmalog_node.up || cfg->failover != RDMALOG_FAILOVER_AUTO)
+		return false;
+	return cfg->role == RDMALOG_ROLE_PRIMARY || cfg->lead;
 }
 
 /* Start watching, if it should and does not already. */
@@ -913,6 +930,8 @@ static void rdmalog_node_watch(void)
 	if (!rdmalog_node_watches())
 		return;
 	rdmalog_node.primary_seen = jiffies;
+	rdmalog_node.quorum_seen = jiffies;
+	rdmalog_node.had_quorum = false;
 	queue_delayed_work(system_long_wq, &rdmalog_node.watch_work,
 			   msecs_to_jiffies(rdmalog_node.config.heartbeat_ms));
 }
@@ -938,6 +957,32 @@ static unsigned long rdmalog_node_stand_delay(void)
 }
 
 /*
+ * A primary with failover auto must not lead into a partition: once it
+ * had a majority of the configured nodes connected (itself counted) and
+ * then has not had one for a peer timeout, it steps down, and its writers are told
+ * (-ENOTCONN for the records waiting, forwarding for later ones). The
+ * side of the partition with the majority elects a primary meanwhile.
+ */
+static void rdmalog_node_watch_quorum(unsigned long now)
+{
+	u32 nodes = rdmalog_node.npeers + 1;
+
+	lockdep_assert_held(&rdmalog_node.config_mutex);
+	if (rdmalog_conn_nr_live() + 1 >= nodes / 2 + 1) {
+		rdmalog_node.quorum_seen = now;
+		rdmalog_node.had_quorum = true;
+		return;
+	}
+	/* Coming up, its backups may not be there yet. */
+	if (!rdmalog_node.had_quorum ||
+	    time_before(now, rdmalog_node.quorum_seen +
+			msecs_to_jiffies(rdmalog_node.config.peer_timeout_ms)))
+		return;
+	rdmalog_node_step_down(RDMALOG_CHANGE_CUT_OFF,
+			       "cut off from a majority of the configured nodes for the peer timeout");
+}
+
+/*
  * A backup with failover auto: once it had a primary in this up period
  * and has seen none for its stand delay (counted again from any vote it
  * granted: the winner needs a moment to connect), it stands for election
@@ -953,6 +998,10 @@ static void rdmalog_node_watch_work(struct work_struct *work)
 	mutex_lock(&rdmalog_node.config_mutex);
 	if (!rdmalog_node_watches())
 		goto out_unlock;
+	if (rdmalog_node.config.role == RDMALOG_ROLE_PRIMARY) {
+		rdmalog_node_watch_quorum(now);
+		goto out_requeue;
+	}
 	if (rdmalog_conn_has_primary()) {
 		rdmalog_node.primary_seen = now;
 		rdmalog_node.had_primary = true;
@@ -961,19 +1010,30 @@ static void rdmalog_node_watch_work(struct work_struct *work)
 		if (granted && time_after(granted, rdmalog_node.primary_seen))
 			rdmalog_node.primary_seen = granted;
 		silent = now - rdmalog_node.primary_seen;
+		/*
+		 * Not cut off itself: a node that cannot reach a majority
+		 * cannot win, and its candidacy would fence it against the
+		 * primary the others keep (or elect).
+		 */
 		stand = rdmalog_node.had_primary &&
-			silent >= rdmalog_node_stand_delay();
+			silent >= rdmalog_node_stand_delay() &&
+			rdmalog_conn_nr_live() + 1 >=
+			(rdmalog_node.npeers + 1) / 2 + 1;
 	}
 	id = rdmalog_node.config.node_id;
-	queue_delayed_work(system_long_wq, &rdmalog_node.watch_work,
-			   msecs_to_jiffies(rdmalog_node.config.heartbeat_ms));
+out_requeue:
+	/* Not after a step-down that left the log down. */
+	if (rdmalog_node_watches())
+		queue_delayed_work(system_long_wq, &rdmalog_node.watch_work,
+				   msecs_to_jiffies(rdmalog_node.config.heartbeat_ms));
 out_unlock:
 	mutex_unlock(&rdmalog_node.config_mutex);
 	if (!stand)
 		return;
 	pr_info("node %u: no primary for %u ms: stands for election\n", id,
 		jiffies_to_msecs(silent));
-	err = rdmalog_node_promote(NULL);
+	err = rdmalog_node_stand(RDMALOG_CHANGE_STOOD, jiffies_to_msecs(silent),
+				 NULL);
 	if (err) {
 		pr_info("node %u: did not become the primary: %d\n", id, err);
 		mutex_lock(&rdmalog_node.config_mutex);
@@ -1134,38 +1194,53 @@ static void rdmalog_node_drop_log(void)
 }
 
 /*
- * We were the primary of an epoch a later primary of our log deposed
- * (rdmalog_node_deposed()): if we still lead it, step down and serve the
- * same log as a backup. Its uncommitted records go (their appends fail
- * with -ENOTCONN: the new primary may commit them); its committed ones
- * stay, and the new primary judges it by them (it joins, or catches up).
+ * The primary steps down (@why: for the kernel log) and serves the same
+ * log as a backup. Its uncommitted records go (their appends fail with
+ * -ENOTCONN: a new primary may commit them); its committed ones stay, and
+ * the primary that leads next judges it by them (it joins, or catches
+ * up). As it led, it counts as having had a primary: with failover auto
+ * it stands again if none appears.
  */
-static void rdmalog_node_step_down_work(struct work_struct *work)
+static void rdmalog_node_step_down(u32 kind, const char *why)
 {
 	struct rdmalog_node_config *cfg = &rdmalog_node.config;
-	u64 epoch = atomic64_read(&rdmalog_node.deposed_epoch), n;
-	struct rdmalog_log *log;
-	int err;
+	struct rdmalog_log *log = rdmalog_node.log;
+	u64 n;
 
-	mutex_lock(&rdmalog_node.config_mutex);
-	log = rdmalog_node.log;
-	if (!rdmalog_node.up || cfg->role != RDMALOG_ROLE_PRIMARY ||
-	    rdmalog_node.epoch != epoch)
-		goto out_unlock;
+	lockdep_assert_held(&rdmalog_node.config_mutex);
 	rdmalog_node_stop_serving();
 	n = rdmalog_log_step_down(log);
 	cfg->role = RDMALOG_ROLE_BACKUP;
-	err = rdmalog_node_start_serving(log, NULL);
-	if (err) {
+	if (rdmalog_node_start_serving(log, NULL)) {
 		rdmalog_node_drop_log();
-		goto out_unlock;
+		return;
 	}
-	pr_info("node %u: a primary of a later epoch leads its log: steps down from epoch %llu to a backup, %llu uncommitted record%s removed\n",
-		cfg->node_id, epoch, n, n == 1 ? "" : "s");
+	pr_info("node %u: %s: steps down from epoch %llu to a backup, %llu uncommitted record%s removed\n",
+		cfg->node_id, why, rdmalog_node.epoch, n, n == 1 ? "" : "s");
+	memset(&rdmalog_node.change, 0, sizeof(rdmalog_node.change));
+	rdmalog_node.change.why = kind;
+	rdmalog_node.change.epoch = rdmalog_node.epoch;
+	rdmalog_node.change.done_ns = ktime_get_boottime_ns();
 	rdmalog_netlink_notify_node(RDMALOG_EVENT_ROLE, cfg,
 				    rdmalog_node.epoch);
 	rdmalog_node_serve();
-out_unlock:
+	rdmalog_node.had_primary = true;
+}
+
+/*
+ * We were the primary of an epoch a later primary of our log deposed
+ * (rdmalog_node_deposed()): if we still lead it, step down.
+ */
+static void rdmalog_node_step_down_work(struct work_struct *work)
+{
+	u64 epoch = atomic64_read(&rdmalog_node.deposed_epoch);
+
+	mutex_lock(&rdmalog_node.config_mutex);
+	if (rdmalog_node.up &&
+	    rdmalog_node.config.role == RDMALOG_ROLE_PRIMARY &&
+	    rdmalog_node.epoch == epoch)
+		rdmalog_node_step_down(RDMALOG_CHANGE_DEPOSED,
+				       "a later epoch leads its log, or is being elected");
 	mutex_unlock(&rdmalog_node.config_mutex);
 }
 
@@ -1209,8 +1284,10 @@ static int rdmalog_node_lead(u64 epoch, struct netlink_ext_ack *extack)
 	return err;
 }
 
-/**
+/*
  * rdmalog_node_promote() - stand for election and lead on a win
+ * @why: &enum rdmalog_change: PROMOTED (the operator), STOOD (the watch)
+ * @detect_ms: STOOD: how long ago it lost its primary's connection
  * @extack: where to say why it failed; may be NULL
  *
  * The election runs without config_mutex (the node's events and the
@@ -1225,12 +1302,14 @@ static int rdmalog_node_lead(u64 epoch, struct netlink_ext_ack *extack)
  * those of rdmalog_log_append_epoch_start() (-ETIMEDOUT: it leads, but
  * its epoch-start record was not committed within the commit timeout).
  */
-int rdmalog_node_promote(struct netlink_ext_ack *extack)
+static int rdmalog_node_stand(u32 why, u32 detect_ms,
+			      struct netlink_ext_ack *extack)
 {
-	u32 durability = 0, in_sync, needed;
+	u32 durability = 0, in_sync, needed, id, ms;
 	struct rdmalog_elect_result res;
 	unsigned long wait = jiffies;
 	struct rdmalog_log *log;
+	ktime_t t_won;
 	int err = 0;
 	u64 lsn;
 
@@ -1246,6 +1325,7 @@ int rdmalog_node_promote(struct netlink_ext_ack *extack)
 		err = -EPERM;
 	}
 	log = rdmalog_node.log;
+	id = rdmalog_node.config.node_id;
 	if (!err)
 		rdmalog_log_get(log);
 	mutex_unlock(&rdmalog_node.config_mutex);
@@ -1271,6 +1351,18 @@ int rdmalog_node_promote(struct netlink_ext_ack *extack)
 		if (err == -EINVAL)
 			err = -ESTALE;
 	}
+	if (!err) {
+		struct rdmalog_node_change *ch = &rdmalog_node.change;
+
+		ch->why = why;
+		ch->epoch = res.epoch;
+		ch->detect_ms = detect_ms;
+		ch->elect_ms = res.elect_ms;
+		ch->fence_ms = res.fence_ms;
+		ch->reconcile_ms = 0;
+		ch->done_ns = ktime_get_boottime_ns();
+	}
+	t_won = ktime_get();
 	durability = rdmalog_node.config.durability;
 	wait = jiffies + msecs_to_jiffies(rdmalog_node.config.peer_timeout_ms);
 	mutex_unlock(&rdmalog_node.config_mutex);
@@ -1285,15 +1377,28 @@ int rdmalog_node_promote(struct netlink_ext_ack *extack)
 	       !rdmalog_log_is_dead(log))
 		msleep(20);
 	err = rdmalog_log_append_epoch_start(log, &lsn);
-	if (err)
+	if (err) {
 		NL_SET_ERR_MSG(extack,
 			       "it leads, but its epoch-start record was not committed");
-	else
-		pr_info("epoch %llu: its first record, LSN %llu, is committed\n",
-			res.epoch, lsn);
+		goto out_put;
+	}
+	ms = ktime_ms_delta(ktime_get(), t_won);
+	pr_info("node %u: epoch %llu: its first record, LSN %llu, is committed: election %u ms (fencing %u ms), reconciliation %u ms\n",
+		id, res.epoch, lsn, res.elect_ms, res.fence_ms, ms);
+	mutex_lock(&rdmalog_node.config_mutex);
+	if (rdmalog_node.log == log && rdmalog_node.change.epoch == res.epoch) {
+		rdmalog_node.change.reconcile_ms = ms;
+		rdmalog_node.change.done_ns = ktime_get_boottime_ns();
+	}
+	mutex_unlock(&rdmalog_node.config_mutex);
 out_put:
 	rdmalog_log_put(log);
 	return err;
+}
+
+int rdmalog_node_promote(struct netlink_ext_ack *extack)
+{
+	return rdmalog_node_stand(RDMALOG_CHANGE_PROMOTED, 0, extack);
 }
 
 /**
@@ -1431,6 +1536,7 @@ void rdmalog_node_get_status(struct rdmalog_node_status *st)
 		st->log.epoch = rdmalog_node.epoch;
 	}
 	st->npeers = rdmalog_node_peers_locked(st->peers, RDMALOG_MAX_PEERS);
+	st->change = rdmalog_node.change;
 	mutex_unlock(&rdmalog_node.config_mutex);
 	rdmalog_node_find_primary(st);
 	rdmalog_elect_get_info(&st->elect);

@@ -103,6 +103,27 @@ struct rdmalog_peer_info {
 };
 
 /**
+ * struct rdmalog_node_change - the last change of role while up
+ * @why: &enum rdmalog_change; NONE: none since the module loaded
+ * @epoch: the epoch led after (a win) or until (a step-down)
+ * @done_ns: boottime when it was complete
+ * @detect_ms: STOOD: from the loss of its primary's connection to standing
+ * @elect_ms: PROMOTED, STOOD: from standing to a majority's votes
+ * @fence_ms: the part of @elect_ms spent fencing its own primary
+ * @reconcile_ms: PROMOTED, STOOD: from the votes to the epoch-start
+ *	record committed
+ */
+struct rdmalog_node_change {
+	u32 why;
+	u64 epoch;
+	u64 done_ns;
+	u32 detect_ms;
+	u32 elect_ms;
+	u32 fence_ms;
+	u32 reconcile_ms;
+};
+
+/**
  * struct rdmalog_node_status - a consistent snapshot for STATUS_GET and
  * the GET_STATE ioctl
  * @up: the log is up
@@ -116,6 +137,7 @@ struct rdmalog_peer_info {
  * @primary_epoch: @primary's epoch
  * @msg: human-readable note on the state (may be empty)
  * @elect: the election state (for the module's lifetime, up or down)
+ * @change: the last change of role while up
  * @log: log indices, valid when @up
  * @npeers: entries in @peers
  * @peers: the configured peers
@@ -131,6 +153,7 @@ struct rdmalog_node_status {
 	u64 primary_epoch;
 	char msg[256];
 	struct rdmalog_elect_info elect;
+	struct rdmalog_node_change change;
 	struct rdmalog_log_state log;
 	u32 npeers;
 	struct rdmalog_peer_info peers[RDMALOG_MAX_PEERS];

@@ -186,14 +186,13 @@ enum rdmalog_cmd {
  *	"Authentication"). Empty: no secret. Cannot change while up
  * @RDMALOG_A_AUTH: u32, &enum rdmalog_auth: how peers are authenticated
  * @RDMALOG_A_FAILOVER: u32, &enum rdmalog_failover (default AUTO). May
- *	change while up. Recorded and shown; the leader change that follows
- *	it is not implemented yet (Documentation/leader-change.rst)
+ *	change while up (Documentation/protocol.rst, "Standing on its own")
  * @RDMALOG_A_PRIORITY: u32, 0 .. %RDMALOG_MAX_PRIORITY (default 0): among
  *	candidates of equal logs, a higher one stands for leadership first.
- *	May change while up; not used yet, as FAILOVER
+ *	May change while up; recorded and shown, not used yet
  * @RDMALOG_A_LEAD: u8, 1 (default): this node may become the primary in a
- *	leader change; 0: never ("no-lead" in a cluster file). May change
- *	while up; not used yet, as FAILOVER
+ *	leader change; 0: never ("no-lead" in a cluster file: PROMOTE fails,
+ *	and it does not stand on its own). May change while up
  * @RDMALOG_A_PRIMARY: u32, STATUS_GET while up: the primary this node
  *	knows of: itself when it is the primary, else the connected peer
  *	whose HELLO said it is; absent when none is known
@@ -214,6 +213,24 @@ enum rdmalog_cmd {
  *	since the module was loaded
  * @RDMALOG_A_LEARN_NEEDED: u32, STATUS_GET: how many LEARNED needs (a
  *	majority of the configured peers; 0 without peers)
+ * @RDMALOG_A_CHANGE: u32, STATUS_GET once this node's role changed while
+ *	up since its module was loaded: &enum rdmalog_change, why the last
+ *	change was (absent before any)
+ * @RDMALOG_A_CHANGE_EPOCH: u64, with CHANGE: the epoch it leads since
+ *	(it won) or led until then (it stepped down)
+ * @RDMALOG_A_CHANGE_AGO_MS: u64, with CHANGE: milliseconds since the
+ *	change was complete
+ * @RDMALOG_A_CHANGE_DETECT_MS: u32, with CHANGE STOOD: from the loss of
+ *	its primary's connection (a silent primary is declared dead after
+ *	the peer timeout) to its standing: at least its stand delay
+ * @RDMALOG_A_CHANGE_ELECT_MS: u32, with CHANGE PROMOTED or STOOD: from
+ *	standing to a majority's votes, the fencing of its own primary
+ *	included
+ * @RDMALOG_A_CHANGE_FENCE_MS: u32, with ELECT_MS: the part of it spent
+ *	fencing its own primary
+ * @RDMALOG_A_CHANGE_RECONCILE_MS: u32, with ELECT_MS: from the votes to
+ *	its epoch-start record committed (it restarts as the primary, its
+ *	backups join, the record commits)
  * @__RDMALOG_A_MAX: number of attributes
  */
 enum rdmalog_attr {
@@ -262,6 +279,13 @@ enum rdmalog_attr {
 	RDMALOG_A_LEARNED,
 	RDMALOG_A_LEARN_HEARD,
 	RDMALOG_A_LEARN_NEEDED,
+	RDMALOG_A_CHANGE,
+	RDMALOG_A_CHANGE_EPOCH,
+	RDMALOG_A_CHANGE_AGO_MS,
+	RDMALOG_A_CHANGE_DETECT_MS,
+	RDMALOG_A_CHANGE_ELECT_MS,
+	RDMALOG_A_CHANGE_FENCE_MS,
+	RDMALOG_A_CHANGE_RECONCILE_MS,
 
 	__RDMALOG_A_MAX
 };
@@ -275,6 +299,26 @@ enum rdmalog_attr {
 enum rdmalog_failover {
 	RDMALOG_FAILOVER_AUTO,
 	RDMALOG_FAILOVER_MANUAL,
+};
+
+/**
+ * enum rdmalog_change - %RDMALOG_A_CHANGE: why this node's role changed
+ * @RDMALOG_CHANGE_NONE: never reported
+ * @RDMALOG_CHANGE_PROMOTED: it won an election an operator started
+ *	(%RDMALOG_CMD_PROMOTE) and leads
+ * @RDMALOG_CHANGE_STOOD: it won an election it started on its own (its
+ *	primary was lost; failover auto) and leads
+ * @RDMALOG_CHANGE_DEPOSED: it stepped down: a primary of a later epoch
+ *	leads its log, or a later election epoch was announced
+ * @RDMALOG_CHANGE_CUT_OFF: it stepped down: it was cut off from a
+ *	majority of the configured nodes for the peer timeout
+ */
+enum rdmalog_change {
+	RDMALOG_CHANGE_NONE,
+	RDMALOG_CHANGE_PROMOTED,
+	RDMALOG_CHANGE_STOOD,
+	RDMALOG_CHANGE_DEPOSED,
+	RDMALOG_CHANGE_CUT_OFF,
 };
 
 /** RDMALOG_MAX_SECRET - longest shared secret, bytes */

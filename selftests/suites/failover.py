@@ -122,6 +122,13 @@ def a_promoted_backup_keeps_the_log(c):
     assert st["node"]["role"] == "primary", st["node"]
     assert st["log"]["epoch"] == e + 1, st["log"]
     assert st["election"]["vote"] == {"epoch": e + 1, "for": 2}, st
+    ch = st["last_change"]
+    assert ch["why"] == "promoted" and ch["epoch"] == e + 1 and \
+        "detect_ms" not in ch and \
+        all(isinstance(ch[k], int) for k in ("ago_ms", "elect_ms",
+                                               "fence_ms", "reconcile_ms")), \
+        ch
+    assert status(c[3])["last_change"] is None, status(c[3])
     hs = headers(c[2])
     assert [h["data"] for h in hs[-4:-1]] == ["one", "two", "three"], hs
     start = hs[-1]
@@ -203,8 +210,11 @@ def a_promoted_backup_deposes_a_live_primary(c):
     wait_for(lambda: status(c[1])["node"]["role"] == "backup",
              timeout=WAIT, interval=1, what="node 1 stepped down")
     d = c[1].run("dmesg", timeout=60, check=True).out
-    assert f"node 1: a primary of a later epoch leads its log: steps down " \
+    assert f"node 1: a later epoch leads its log, or is being elected: " \
+        f"steps down " \
         f"from epoch {e} to a backup, 0 uncommitted records removed" in d, d
+    ch = status(c[1])["last_change"]
+    assert ch == {"why": "deposed", "epoch": e, "ago_ms": ch["ago_ms"]}, ch
     wait_commit(c, status(c[3])["log"]["next_lsn"])
     n = append(c[1], ["via-node-1"])
     wait_commit(c, n[0] + 1)
@@ -252,6 +262,47 @@ def a_promoted_backup_adopts_what_it_holds(c):
 
 
 @test
+def a_primary_cut_off_steps_down(c):
+    """failover auto: node 1 is cut off silently (its traffic dropped, the
+    carrier up). Its write cannot commit (ETIMEDOUT); after the peer
+    timeout without a majority it steps down, while nodes 2 and 3 lose it
+    and elect node 2. A write on node 1 then finds no primary
+    (EHOSTUNREACH: not in the log). Healed, node 1 follows node 2 with
+    the same log, and neither of its writes is in it."""
+    fresh(c, "auto")
+    lsns = append(c[1], ["before"])
+    wait_commit(c, lsns[-1] + 1)
+    e = status(c[1])["log"]["epoch"]
+    c[1].run("dmesg -c >/dev/null", timeout=60, check=True)
+    c[1].blackhole(True)
+    try:
+        r = c[1].run("echo cut-off | rdmalogcat -a", timeout=300)
+        assert r.rc != 0 and "timed out" in r.out, (r.rc, r.out)
+        wait_for(lambda: status(c[1])["node"]["role"] == "backup",
+                 timeout=WAIT, interval=1, what="node 1 stepped down")
+        d = c[1].run("dmesg", timeout=60, check=True).out
+        assert "node 1: cut off from a majority of the configured nodes " \
+            f"for the peer timeout: steps down from epoch {e} to a backup" \
+            in d, d
+        assert status(c[1])["last_change"]["why"] == "cut_off", \
+            status(c[1])
+        wait_for(lambda: status(c[2])["node"]["role"] == "primary",
+                 timeout=WAIT, interval=1, what="node 2 leads")
+        r = c[1].run("echo no-primary | rdmalogcat -a", timeout=300)
+        assert r.rc != 0 and "No route to host" in r.out, (r.rc, r.out)
+    finally:
+        c[1].blackhole(False)
+    n = append(c[2], ["after"])
+    wait_commit(c, n[0] + 1)
+    hs = headers(c[2])
+    assert hs[-1]["data"] == "after" and hs[-1]["epoch"] > e, hs
+    assert headers(c[1]) == hs and headers(c[3]) == hs, \
+        (headers(c[1]), headers(c[3]), hs)
+    data = [h["data"] for h in hs]
+    assert "cut-off" not in data and "no-primary" not in data, data
+
+
+@test
 def a_lost_primary_is_replaced_on_its_own(c):
     """failover auto: node 1's VM is killed. Its backups lose it after the
     peer timeout; node 2, of the lower id, stands first and wins with
@@ -273,6 +324,12 @@ def a_lost_primary_is_replaced_on_its_own(c):
     assert "node 2: no primary for " in d and \
         f"node 2: won epoch {e + 1}: 2 of 3 votes" in d, d
     assert status(c[3])["node"]["role"] == "backup", status(c[3])
+    ch = status(c[2])["last_change"]
+    # from the loss of the connection to node 1 (the peer timeout after
+    # its last heartbeat) to standing: node 2's stand delay, 6 heartbeats
+    assert ch["why"] == "stood" and ch["epoch"] == e + 1 and \
+        ch["detect_ms"] >= 6 * 250 and "reconcile_ms" in ch, ch
+    print(f"leader change: {ch}")
     assert "stands for election" not in \
         c[3].run("dmesg", timeout=60, check=True).out
     hs = headers(c[2])

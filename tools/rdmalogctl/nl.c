@@ -628,6 +628,27 @@ int rl_parse(struct nlmsghdr *nlh, struct rl_info *in)
 		case RDMALOG_A_LEARN_NEEDED:
 			ok = get_int(a, &in->learn_needed, 4);
 			break;
+		case RDMALOG_A_CHANGE:
+			ok = get_int(a, &in->change, 4);
+			break;
+		case RDMALOG_A_CHANGE_EPOCH:
+			ok = get_int(a, &in->change_epoch, 8);
+			break;
+		case RDMALOG_A_CHANGE_AGO_MS:
+			ok = get_int(a, &in->change_ago_ms, 8);
+			break;
+		case RDMALOG_A_CHANGE_DETECT_MS:
+			ok = get_int(a, &in->change_detect_ms, 4);
+			break;
+		case RDMALOG_A_CHANGE_ELECT_MS:
+			ok = get_int(a, &in->change_elect_ms, 4);
+			break;
+		case RDMALOG_A_CHANGE_FENCE_MS:
+			ok = get_int(a, &in->change_fence_ms, 4);
+			break;
+		case RDMALOG_A_CHANGE_RECONCILE_MS:
+			ok = get_int(a, &in->change_reconcile_ms, 4);
+			break;
 		default:
 			ok = false;	/* PAD and friends */
 			break;

@@ -397,6 +397,25 @@ void out_status(const struct rl_info *st, const struct rl_info *node)
 		} else {
 			jw_null("election");
 		}
+		if (HAS(st, CHANGE)) {
+			jw_begin_obj("last_change");
+			jw_str("why", change_name(st->change));
+			jw_u64_if("epoch", HAS(st, CHANGE_EPOCH),
+				  st->change_epoch);
+			jw_u64_if("ago_ms", HAS(st, CHANGE_AGO_MS),
+				  st->change_ago_ms);
+			if (HAS(st, CHANGE_DETECT_MS))
+				jw_u64("detect_ms", st->change_detect_ms);
+			if (HAS(st, CHANGE_ELECT_MS))
+				jw_u64("elect_ms", st->change_elect_ms);
+			if (HAS(st, CHANGE_FENCE_MS))
+				jw_u64("fence_ms", st->change_fence_ms);
+			if (HAS(st, CHANGE_RECONCILE_MS))
+				jw_u64("reconcile_ms", st->change_reconcile_ms);
+			jw_end_obj();
+		} else {
+			jw_null("last_change");
+		}
 		jw_begin_arr("peers");
 		for (i = 0; i < st->npeers; i++)
 			out_peer_json(NULL, &st->peers[i]);
@@ -497,6 +516,21 @@ void out_status(const struct rl_info *st, const struct rl_info *node)
 		else
 			printf("may not vote yet: heard from %u of the %u peers it needs since loaded\n",
 			       st->learn_heard, st->learn_needed);
+	}
+	if (HAS(st, CHANGE) && HAS(st, CHANGE_EPOCH) && HAS(st, CHANGE_AGO_MS)) {
+		printf("%-16s%s, epoch %llu, %llu ms ago", "last change",
+		       change_text(st->change),
+		       (unsigned long long)st->change_epoch,
+		       (unsigned long long)st->change_ago_ms);
+		if (HAS(st, CHANGE_DETECT_MS))
+			printf(": detection %u ms", st->change_detect_ms);
+		if (HAS(st, CHANGE_ELECT_MS) && HAS(st, CHANGE_FENCE_MS) &&
+		    HAS(st, CHANGE_RECONCILE_MS))
+			printf("%s election %u ms (fencing %u ms), reconciliation %u ms",
+			       HAS(st, CHANGE_DETECT_MS) ? "," : ":",
+			       st->change_elect_ms, st->change_fence_ms,
+			       st->change_reconcile_ms);
+		printf("\n");
 	}
 	if (HAS(st, FAILOVER) && HAS(st, PRIORITY) && HAS(st, LEAD))
 		printf("%-16s%s, priority %u, %s\n", "failover",

@@ -109,6 +109,8 @@ const char *catchup_name(uint32_t cs);
 const char *peer_sync_name(uint32_t s);
 const char *refusal_name(uint32_t r);
 const char *event_name(uint32_t ev);
+const char *change_name(uint32_t c);
+const char *change_text(uint32_t c);
 const char *stat_name(unsigned int stat, char *buf, size_t len);
 
 /* "64M", "1G", else the number of bytes. */
@@ -187,6 +189,11 @@ struct rl_info {
 	bool learned;
 	uint32_t learn_heard;
 	uint32_t learn_needed;
+	/* The last change of role (RDMALOG_A_CHANGE ..). */
+	uint32_t change;
+	uint64_t change_epoch, change_ago_ms;
+	uint32_t change_detect_ms, change_elect_ms, change_fence_ms;
+	uint32_t change_reconcile_ms;
 	char status_msg[512];
 	uint32_t event;
 	struct rl_peer peer;			/* RDMALOG_A_PEER */

@@ -305,6 +305,31 @@ const char *refusal_name(uint32_t r)
 	return r < ARRAY_SIZE(names) ? names[r] : "other";
 }
 
+/* enum rdmalog_change, for JSON and for people. */
+const char *change_name(uint32_t c)
+{
+	static const char *const names[] = {
+		[RDMALOG_CHANGE_PROMOTED] = "promoted",
+		[RDMALOG_CHANGE_STOOD] = "stood",
+		[RDMALOG_CHANGE_DEPOSED] = "deposed",
+		[RDMALOG_CHANGE_CUT_OFF] = "cut_off",
+	};
+
+	return c < ARRAY_SIZE(names) && names[c] ? names[c] : "unknown";
+}
+
+const char *change_text(uint32_t c)
+{
+	static const char *const texts[] = {
+		[RDMALOG_CHANGE_PROMOTED] = "promoted: won an election an operator started",
+		[RDMALOG_CHANGE_STOOD] = "won an election it started (its primary was lost)",
+		[RDMALOG_CHANGE_DEPOSED] = "stepped down: a later epoch leads or is being elected",
+		[RDMALOG_CHANGE_CUT_OFF] = "stepped down: cut off from a majority",
+	};
+
+	return c < ARRAY_SIZE(texts) && texts[c] ? texts[c] : "unknown";
+}
+
 const char *event_name(uint32_t ev)
 {
 	static const char *const names[] = {

@@ -1,0 +1,309 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""make bench-failover: how long the loss of the primary interrupts the log.
+
+Boots three QEMU guests (soft-RoCE rxe0 on a private switch), measures the
+link's round trip with ib_write_lat (node 1 to node 2, 64 bytes) as the
+baseline of the same run, and applies a cluster file with failover auto
+and durability quorum. Writers on every node keep appending (those on a
+backup are forwarded to whoever leads). Then, KILLS times:
+
+  * wait until the primary has quorum in force;
+  * SIGKILL the primary's QEMU (a crash as its peers see it);
+  * poll the two others until one of them leads a later epoch and its
+    epoch-start record is committed (its status' last_change has the
+    reconciliation time): from the kill to that commit is the total;
+  * the new primary's last_change splits it: election (votes, its own
+    fencing included), reconciliation (restart as primary, the backups
+    joining, the epoch-start record committed), and detection, the rest:
+    the peer timeout of silence after the last heartbeat, then the stand
+    delay (detect_ms);
+  * boot the killed VM again and configure it as a backup of the new
+    primary; it gets the whole log before the next kill.
+
+Then, for FAULTLESS seconds, nothing is killed: every node's last change
+of role and election epoch are compared before and after (false leader
+changes; the answer with these timers should be 0).
+
+Output: a table in milliseconds, in peer timeouts and in ib_write_lat
+round trips, and OUT/results.json (OUT defaults to build/bench-failover).
+Nothing here passes or fails on a clock: the exit status is non-zero only
+when a leader change did not happen, a node did not rejoin, a record
+acknowledged before a kill is missing afterwards, or a kernel problem
+showed up on a console.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(HERE, "vm"))
+
+from cluster import Cluster, VMError  # noqa: E402
+import bench  # noqa: E402
+
+CLUSTER_ID = 4343
+CONF = "/etc/rdmalog-failover.conf"
+LOAD = ("while :; do echo load-$(hostname)-$(date +%s%N) | "
+        "rdmalogcat -a >/dev/null 2>&1 || sleep 0.05; done")
+
+
+def say(text):
+    print(f"==> {text}", flush=True)
+
+
+def cluster_file(c, primary, args):
+    return (f"cluster {CLUSTER_ID}\n"
+            f"log capacity 64M max-record 4K durability quorum "
+            f"commit-timeout {args.commit_timeout}\n"
+            f"timers heartbeat {args.heartbeat} "
+            f"peer-timeout {args.peer_timeout}\n"
+            + "".join(f"node {i} address {c[i].ip}\n" for i in (1, 2, 3))
+            + f"primary {primary}\nfailover auto\n")
+
+
+def status(nd):
+    return bench.status(nd)
+
+
+def apply(c, nd_id, primary, args):
+    nd = c[nd_id]
+    nd.put(cluster_file(c, primary, args), CONF)
+    nd.run(f"rdmalogctl apply --node {nd_id} {CONF}", timeout=120,
+           check=True)
+
+
+def wait_durable(nd, timeout=300):
+    r = nd.run(f"rdmalogctl wait durable --timeout {timeout}",
+               timeout=timeout + 60)
+    return r.rc == 0
+
+
+def committed(nd):
+    """(commit LSN, first LSN) of nd."""
+    lg = status(nd)["log"]
+    return lg["commit_lsn"], lg["first_lsn"]
+
+
+def marker(nd, text):
+    """Append text through nd and return its LSN (acknowledged)."""
+    r = nd.run(f"echo {text} | rdmalogcat -a", timeout=120, check=True)
+    return int(r.out.split()[-1])
+
+
+def has_record(nd, lsn, text):
+    r = nd.run(f"rdmalogcat -j -s {lsn} -n 1", timeout=120)
+    if r.rc != 0 or not r.out.strip():
+        return False
+    return json.loads(r.out.splitlines()[0]).get("data") == text
+
+
+def one_failover(c, prim, epoch, args, i):
+    """Kill prim; return (result dict, the new primary's id)."""
+    others = [n for n in (1, 2, 3) if n != prim]
+    text = f"before-kill-{i}"
+    lsn = marker(c[others[0]], text)
+    t_kill = time.monotonic()
+    c[prim].kill()
+    deadline = t_kill + args.wait
+    new = None
+    while time.monotonic() < deadline and new is None:
+        for n in others:
+            try:
+                st = status(c[n])
+            except VMError:
+                continue
+            t_q = time.monotonic()
+            ch = st.get("last_change")
+            if st["node"]["role"] == "primary" and ch and \
+                    ch["epoch"] > epoch and ch.get("reconcile_ms"):
+                new = n
+                done = t_q - ch["ago_ms"] / 1000.0
+                break
+        else:
+            time.sleep(0.05)
+    if new is None:
+        return {"error": f"no new primary {args.wait}s after the kill"}, \
+            None
+    total = (done - t_kill) * 1000.0
+    res = {"killed": prim, "new": new, "epoch": ch["epoch"],
+           "why": ch["why"], "total_ms": round(total, 1),
+           "detect_ms": ch.get("detect_ms"), "elect_ms": ch["elect_ms"],
+           "fence_ms": ch["fence_ms"], "reconcile_ms": ch["reconcile_ms"]}
+    res["detection_ms"] = round(total - ch["elect_ms"] - ch["reconcile_ms"],
+                                1)
+    res["kept"] = has_record(c[new], lsn, text)
+    return res, new
+
+
+def rejoin(c, old, new, args):
+    """Boot the killed node and configure it as a backup of new."""
+    c[old].boot()
+    c[old].run("modprobe rdmalog", timeout=120, check=True)
+    apply(c, old, new, args)
+    c[old].spawn(LOAD)
+    want, _ = committed(c[new])
+    t = time.monotonic()
+    while time.monotonic() - t < args.wait:
+        if committed(c[old])[0] >= want and wait_durable(c[new], 5):
+            return True
+        time.sleep(1)
+    return False
+
+
+def summary(vals):
+    vals = [v for v in vals if v is not None]
+    if not vals:
+        return None
+    return {"min": min(vals), "median": statistics.median(vals),
+            "max": max(vals), "n": len(vals)}
+
+
+def main():
+    ap = argparse.ArgumentParser(
+        description="leader change times next to ib_write_lat's round "
+                    "trip, in the same VMs and run")
+    ap.add_argument("--quick", action="store_true",
+                    help="3 kills and 60 s without faults")
+    ap.add_argument("--kills", type=int, default=None,
+                    help="primaries killed (default 20)")
+    ap.add_argument("--faultless", type=int, default=None,
+                    help="seconds without faults (default 300)")
+    ap.add_argument("--heartbeat", type=int, default=250)
+    ap.add_argument("--peer-timeout", type=int, default=3000)
+    ap.add_argument("--commit-timeout", type=int, default=5000)
+    ap.add_argument("--wait", type=int, default=300,
+                    help="seconds to wait for a new primary or a rejoin")
+    ap.add_argument("--out", default=os.path.join(REPO, "build",
+                                                  "bench-failover"))
+    args = ap.parse_args()
+    if args.kills is None:
+        args.kills = 3 if args.quick else 20
+    if args.faultless is None:
+        args.faultless = 60 if args.quick else 300
+    for path in ("build/bin/rdmalogctl", "build/bin/rdmalogcat",
+                 "rdmalog.ko"):
+        if not os.path.exists(os.path.join(REPO, path)):
+            sys.exit(f"bench-failover: {path} missing: run 'make all vm'")
+    out = os.path.abspath(args.out)
+    os.makedirs(out, exist_ok=True)
+
+    errors = []
+    results = {"meta": {}, "kills": [], "faultless": {}}
+    say("booting 3 VMs")
+    with Cluster(3, mem="768M") as c:
+        results["meta"] = {
+            "date": datetime.datetime.now(datetime.timezone.utc)
+                    .isoformat(timespec="seconds"),
+            "accel": c.accel, "smp": c.smp,
+            "guest_kernel": c[1].run("uname -r", timeout=30).out.strip(),
+            "host_kernel": platform.release(),
+            "host_cpu": bench._cpu_model(),
+            "heartbeat_ms": args.heartbeat,
+            "peer_timeout_ms": args.peer_timeout,
+            "commit_timeout_ms": args.commit_timeout,
+            "link": "soft-RoCE (rxe0) over virtio-net on one vde_switch",
+        }
+        c.run_all("modprobe rdmalog", timeout=120, check=True)
+
+        say("baseline: ib_write_lat -s 64, node 1 -> node 2")
+        lat, err = bench.perftest(c, "ib_write_lat", 64, 1000,
+                                  bench.parse_write_lat)
+        rtt_us = 2 * lat["t_typical_us"] if lat else None
+        results["ib_write_lat"] = lat
+        if err:
+            errors.append(err)
+        print(f"    round trip {rtt_us} us" if rtt_us else f"    {err}")
+
+        say("cluster file (failover auto) on every node, writers on all")
+        for n in (1, 2, 3):
+            apply(c, n, 1, args)
+        if not wait_durable(c[1]):
+            errors.append("quorum never in force on node 1")
+        for n in (1, 2, 3):
+            c[n].spawn(LOAD)
+        prim = 1
+        epoch = status(c[1])["log"]["epoch"]
+        for i in range(1, args.kills + 1):
+            if not wait_durable(c[prim]):
+                errors.append(f"kill {i}: quorum not in force before it")
+            res, new = one_failover(c, prim, epoch, args, i)
+            results["kills"].append(res)
+            if new is None:
+                errors.append(f"kill {i}: {res['error']}")
+                break
+            if not res["kept"]:
+                errors.append(f"kill {i}: an acknowledged record is "
+                              f"missing on node {new}")
+            print(f"    kill {i:2d}: node {prim} -> node {new}, epoch "
+                  f"{res['epoch']}: total {res['total_ms']:.0f} ms = "
+                  f"detection {res['detection_ms']:.0f} + election "
+                  f"{res['elect_ms']} (fencing {res['fence_ms']}) + "
+                  f"reconciliation {res['reconcile_ms']}", flush=True)
+            if not rejoin(c, prim, new, args):
+                errors.append(f"kill {i}: node {prim} did not rejoin")
+                break
+            prim, epoch = new, res["epoch"]
+
+        say(f"{args.faultless} s without faults")
+        before = {n: (status(c[n])["election"]["epoch"],
+                      status(c[n])["last_change"]) for n in (1, 2, 3)}
+        time.sleep(args.faultless)
+        after = {n: (status(c[n])["election"]["epoch"],
+                     status(c[n])["last_change"]) for n in (1, 2, 3)}
+        false = sum(1 for n in (1, 2, 3)
+                    if before[n][0] != after[n][0] or
+                    (before[n][1] or {}).get("epoch") !=
+                    (after[n][1] or {}).get("epoch"))
+        results["faultless"] = {"seconds": args.faultless,
+                                "false_changes": false}
+        problems = c.kernel_log_problems()
+        results["kernel_problems"] = problems
+        errors += [f"kernel: {p}" for p in problems]
+
+    ok = [k for k in results["kills"] if "error" not in k]
+    rows = {}
+    for key in ("total_ms", "detection_ms", "detect_ms", "elect_ms",
+                "fence_ms", "reconcile_ms"):
+        rows[key] = summary([k.get(key) for k in ok])
+    results["summary"] = rows
+    rtt_ms = rtt_us / 1000.0 if rtt_us else None
+    print()
+    print(f"{len(ok)} leader changes; ib_write_lat round trip "
+          f"{rtt_us} us; peer timeout {args.peer_timeout} ms, heartbeat "
+          f"{args.heartbeat} ms")
+    print(f"{'phase':<34}{'median ms':>10}{'min':>9}{'max':>9}"
+          f"{'/ peer t/o':>12}{'/ RTT':>10}")
+    names = {"total_ms": "kill to first commit",
+             "detection_ms": "  detection (timeout + delay)",
+             "detect_ms": "    of it the stand delay",
+             "elect_ms": "  election (fencing included)",
+             "fence_ms": "    of it fencing",
+             "reconcile_ms": "  reconciliation"}
+    for key, name in names.items():
+        s = rows.get(key)
+        if not s:
+            continue
+        med = s["median"]
+        print(f"{name:<34}{med:>10.0f}{s['min']:>9.0f}{s['max']:>9.0f}"
+              f"{med / args.peer_timeout:>12.2f}"
+              f"{(med / rtt_ms if rtt_ms else float('nan')):>10.0f}")
+    print(f"false leader changes in {args.faultless} s without faults: "
+          f"{results['faultless'].get('false_changes')}")
+    with open(os.path.join(out, "results.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    print(f"results: {os.path.join(out, 'results.json')}")
+    for e in errors:
+        print(f"ERROR: {e}")
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
