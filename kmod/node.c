@@ -114,6 +114,7 @@ struct rdmalog_peer {
  *	last found a majority of the configured nodes connected, itself
  *	counted: after a peer timeout without, it steps down
  * @had_quorum: it had a majority connected in this up period (or role)
+ *	since the peers last changed
  * @change: the last change of role while up (since the module loaded)
  */
 struct rdmalog_node {
@@ -267,6 +268,12 @@ static void rdmalog_node_elect_members(void)
 		if (n < ARRAY_SIZE(ids))
 			ids[n++] = peer->node_id;
 	rdmalog_elect_set_members(ids, n);
+	/*
+	 * A majority of the new membership is what a primary must have had
+	 * before losing it counts: a peer just added has not connected.
+	 */
+	rdmalog_node.had_quorum = false;
+	rdmalog_node.quorum_seen = jiffies;
 }
 
 static void rdmalog_peer_to_info(const struct rdmalog_peer *peer,
