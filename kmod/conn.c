@@ -551,8 +551,10 @@ const char *rdmalog_conn_process(struct rdmalog_ep *ep,
 			return "HELLO with another ring capacity";
 		if (test_bit(RDMALOG_EP_HELLO, &ep->flags))
 			return "second HELLO";
-		ep->peer_log_id = le64_to_cpu(m->hello.log_id);
+		WRITE_ONCE(ep->peer_log_id, le64_to_cpu(m->hello.log_id));
 		ep->hello_epoch = epoch;
+		/* rdmalog_conn_census() reads them once the bit is set. */
+		smp_mb__before_atomic();
 		set_bit(RDMALOG_EP_HELLO, &ep->flags);
 		rdmalog_note_peer_interval(ep, m->hello.interval_ms);
 		rdmalog_conn_note_remote(conn, epoch, m->hello.first_lsn,
@@ -1079,6 +1081,42 @@ u32 rdmalog_conn_nr_live(void)
 	}
 	mutex_unlock(&rdmalog_conns.mutex);
 	return n;
+}
+
+/**
+ * rdmalog_conn_census() - what the connected peers said of their logs
+ * @c: filled in: @c->heard, connections whose peer's HELLO arrived;
+ *	@c->primaries, of those whose peer said it is a primary;
+ *	@c->with_log, of those whose peer serves or follows a log (a
+ *	non-zero log id: it is a primary, or a backup that holds records or
+ *	follows a primary)
+ *
+ * Only established connections not closing count. A node coming up
+ * (node.c) judges by it whether a peer holds a log it should join.
+ */
+void rdmalog_conn_census(struct rdmalog_conn_census *c)
+{
+	struct rdmalog_conn *conn;
+	struct rdmalog_ep *ep;
+
+	memset(c, 0, sizeof(*c));
+	mutex_lock(&rdmalog_conns.mutex);
+	list_for_each_entry(conn, &rdmalog_conns.list, list) {
+		mutex_lock(&conn->lock);
+		ep = conn->ep;
+		/* The HELLO bit is set after the fields it covers. */
+		if (ep && ep->established && !ep->closing &&
+		    test_bit(RDMALOG_EP_HELLO, &ep->flags)) {
+			smp_rmb();
+			c->heard++;
+			if (test_bit(RDMALOG_EP_PEER_PRIMARY, &ep->flags))
+				c->primaries++;
+			if (READ_ONCE(ep->peer_log_id))
+				c->with_log++;
+		}
+		mutex_unlock(&conn->lock);
+	}
+	mutex_unlock(&rdmalog_conns.mutex);
 }
 
 /**

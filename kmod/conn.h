@@ -108,6 +108,21 @@ bool rdmalog_conn_has_primary(void);
 /* How many peers are connected now. */
 u32 rdmalog_conn_nr_live(void);
 
+/**
+ * struct rdmalog_conn_census - the connected peers, as their HELLOs said
+ * @heard: peers connected whose HELLO arrived
+ * @primaries: of those, the ones that said they are a primary
+ * @with_log: of those, the ones serving or following a log (a non-zero
+ *	log id)
+ */
+struct rdmalog_conn_census {
+	u32 heard;
+	u32 primaries;
+	u32 with_log;
+};
+
+void rdmalog_conn_census(struct rdmalog_conn_census *c);
+
 /* Settings that may change while up. */
 void rdmalog_conn_set_timers(u32 heartbeat_ms, u32 peer_timeout_ms);
 void rdmalog_conn_set_role(u32 role);

@@ -116,6 +116,12 @@ struct rdmalog_peer {
  * @had_quorum: it had a majority connected in this up period (or role)
  *	since the peers last changed
  * @change: the last change of role while up (since the module loaded)
+ * @joining: the configured primary came up, with failover auto and peers,
+ *	as a backup, and looks for a log among its peers before it leads
+ *	(rdmalog_node_watch_join()); cleared when it leads or joins, and
+ *	when the log goes down
+ * @join_until: jiffies after which a @joining node leads even though some
+ *	peer has not answered
  */
 struct rdmalog_node {
 	struct mutex config_mutex; /* protects all below, see above */
@@ -139,6 +145,8 @@ struct rdmalog_node {
 	unsigned long quorum_seen;
 	bool had_quorum;
 	struct rdmalog_node_change change;
+	bool joining;
+	unsigned long join_until;
 };
 
 static void rdmalog_node_dur_work(struct work_struct *work);
@@ -148,6 +156,7 @@ static void rdmalog_node_watch(void);
 static void rdmalog_node_step_down(u32 kind, const char *why);
 static int rdmalog_node_stand(u32 why, u32 detect_ms,
 			      struct netlink_ext_ack *extack);
+static int rdmalog_node_lead(u64 epoch, struct netlink_ext_ack *extack);
 
 static struct rdmalog_node rdmalog_node = {
 	.config_mutex = __MUTEX_INITIALIZER(rdmalog_node.config_mutex),
@@ -390,6 +399,7 @@ static void rdmalog_node_stop_log(void)
 	rdmalog_node_stop_serving();
 	rdmalog_node.log = NULL;
 	rdmalog_node.up = false;
+	rdmalog_node.joining = false;
 	rdmalog_log_put(log);
 }
 
@@ -918,14 +928,20 @@ static int rdmalog_node_start_serving(struct rdmalog_log *log,
 }
 
 /*
- * Whether this node watches, with failover auto: a backup that may lead
- * for the loss of its primary, a primary for the loss of its majority.
+ * Whether this node watches: with failover auto, a backup that may lead
+ * for the loss of its primary, a primary for the loss of its majority;
+ * and a configured primary joining (rdmalog_node_watch_join()).
  */
 static bool rdmalog_node_watches(void)
 {
 	const struct rdmalog_node_config *cfg = &rdmalog_node.config;
 
-	if (!rdmalog_node.up || cfg->failover != RDMALOG_FAILOVER_AUTO)
+	if (!rdmalog_node.up)
+		return false;
+	/* Joining goes on to its end whatever failover is set to now. */
+	if (rdmalog_node.joining)
+		return true;
+	if (cfg->failover != RDMALOG_FAILOVER_AUTO)
 		return false;
 	return cfg->role == RDMALOG_ROLE_PRIMARY || cfg->lead;
 }
@@ -990,6 +1006,49 @@ static void rdmalog_node_watch_quorum(unsigned long now)
 }
 
 /*
+ * The configured primary came up as a backup (rdmalog_node_up()): a peer
+ * that leads, or serves or follows a log, means the cluster has a log
+ * already, and it joins it as a backup for good (a primary brings it the
+ * log; with none, the backups that hold it elect one). When every peer
+ * answered without a log, or after two peer timeouts with no peer
+ * holding one, it leads a new log as the configured primary does with
+ * failover manual. It never leads an empty log while a peer it reaches
+ * holds one.
+ */
+static void rdmalog_node_watch_join(unsigned long now)
+{
+	const struct rdmalog_node_config *cfg = &rdmalog_node.config;
+	struct rdmalog_node_change *ch = &rdmalog_node.change;
+	struct rdmalog_conn_census c;
+	struct rdmalog_elect_info ei;
+	u64 epoch;
+
+	lockdep_assert_held(&rdmalog_node.config_mutex);
+	rdmalog_conn_census(&c);
+	rdmalog_elect_get_info(&ei);
+	epoch = max3(rdmalog_node.epoch, rdmalog_conn_epoch_seen(), ei.epoch);
+	if (c.with_log || rdmalog_conn_has_primary()) {
+		rdmalog_node.joining = false;
+		pr_info("node %u: a peer %s (epoch %llu): joins it as a backup\n",
+			cfg->node_id, c.primaries ? "leads the log" :
+			"holds a log", epoch);
+		memset(ch, 0, sizeof(*ch));
+		ch->why = RDMALOG_CHANGE_JOINED;
+		ch->epoch = epoch;
+		ch->done_ns = ktime_get_boottime_ns();
+		return;
+	}
+	if (c.heard < rdmalog_node.npeers &&
+	    time_before(now, rdmalog_node.join_until))
+		return;
+	pr_info("node %u: %u of %u peers answered, none holds a log: leads a new one\n",
+		cfg->node_id, c.heard, rdmalog_node.npeers);
+	rdmalog_node.joining = false;
+	/* A log of no records: nothing to reconcile, no epoch-start record. */
+	rdmalog_node_lead(epoch + 1, NULL);
+}
+
+/*
  * A backup with failover auto: once it had a primary in this up period
  * and has seen none for its stand delay (counted again from any vote it
  * granted: the winner needs a moment to connect), it stands for election
@@ -1005,6 +1064,10 @@ static void rdmalog_node_watch_work(struct work_struct *work)
 	mutex_lock(&rdmalog_node.config_mutex);
 	if (!rdmalog_node_watches())
 		goto out_unlock;
+	if (rdmalog_node.joining) {
+		rdmalog_node_watch_join(now);
+		goto out_requeue;
+	}
 	if (rdmalog_node.config.role == RDMALOG_ROLE_PRIMARY) {
 		rdmalog_node_watch_quorum(now);
 		goto out_requeue;
@@ -1087,8 +1150,10 @@ static void rdmalog_node_serve(void)
  */
 int rdmalog_node_up(struct netlink_ext_ack *extack)
 {
+	struct rdmalog_node_config *cfg = &rdmalog_node.config;
 	struct rdmalog_log_params params = {};
 	struct rdmalog_log *log;
+	bool join = false;
 	int err = 0;
 
 	mutex_lock(&rdmalog_node.config_mutex);
@@ -1103,9 +1168,21 @@ int rdmalog_node_up(struct netlink_ext_ack *extack)
 		goto out_unlock;
 	}
 
-	params.capacity = rdmalog_node.config.capacity;
-	params.max_record = rdmalog_node.config.max_record;
-	if (rdmalog_node.config.role == RDMALOG_ROLE_PRIMARY) {
+	params.capacity = cfg->capacity;
+	params.max_record = cfg->max_record;
+	/*
+	 * With failover auto the configured primary only leads first: a
+	 * peer may hold the log already (this node rebooted, or its module
+	 * was reloaded, and another leads or is being elected). It comes up
+	 * as a backup and leads only once it finds no log among its peers
+	 * (rdmalog_node_watch_join()).
+	 */
+	if (cfg->role == RDMALOG_ROLE_PRIMARY &&
+	    cfg->failover == RDMALOG_FAILOVER_AUTO && rdmalog_node.npeers) {
+		cfg->role = RDMALOG_ROLE_BACKUP;
+		join = true;
+	}
+	if (cfg->role == RDMALOG_ROLE_PRIMARY) {
 		/*
 		 * A new log: a new identity, and an epoch above every one
 		 * this node used or heard of. A backup's log takes both from
@@ -1142,6 +1219,13 @@ int rdmalog_node_up(struct netlink_ext_ack *extack)
 	rdmalog_node.log = log;
 	rdmalog_node.up = true;
 	rdmalog_node.trim_announced = 1;
+	if (join) {
+		rdmalog_node.joining = true;
+		rdmalog_node.join_until = jiffies +
+			msecs_to_jiffies(2 * cfg->peer_timeout_ms);
+		pr_info("node %u: the configured primary: looks for a log among its peers before it leads\n",
+			cfg->node_id);
+	}
 	pr_info_ratelimited("node %u up: capacity %llu, max record %u, epoch %llu\n",
 			    rdmalog_node.config.node_id,
 			    rdmalog_node.config.capacity,
@@ -1150,6 +1234,8 @@ int rdmalog_node_up(struct netlink_ext_ack *extack)
 				    rdmalog_node.epoch);
 	rdmalog_node_serve();
 out_unlock:
+	if (join && err)
+		cfg->role = RDMALOG_ROLE_PRIMARY;
 	mutex_unlock(&rdmalog_node.config_mutex);
 	return err;
 }
@@ -1521,6 +1607,10 @@ void rdmalog_node_get_status(struct rdmalog_node_status *st)
 		strscpy(st->msg, "node id not set", sizeof(st->msg));
 	else if (!rdmalog_node.up)
 		strscpy(st->msg, "log is down", sizeof(st->msg));
+	else if (rdmalog_node.joining)
+		strscpy(st->msg,
+			"the configured primary: a backup until it finds no log among its peers",
+			sizeof(st->msg));
 	if (rdmalog_node.up) {
 		char note[224];
 

@@ -500,7 +500,7 @@ int rdmalog_repl_ep_join(struct rdmalog_ep *ep, u64 head, u64 next_lsn,
 		 * It follows our log from our CATCHUP on (or drops the
 		 * connection): its JOIN is judged as of our log.
 		 */
-		ep->peer_log_id = rdmalog_log_id(rdmalog_repl.log);
+		WRITE_ONCE(ep->peer_log_id, rdmalog_log_id(rdmalog_repl.log));
 		/* It reads [start, target) of our ring until it joins. */
 		r->hold_floor = plan->floor;
 		if (!r->holding) {

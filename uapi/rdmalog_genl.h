@@ -312,6 +312,9 @@ enum rdmalog_failover {
  *	leads its log, or a later election epoch was announced
  * @RDMALOG_CHANGE_CUT_OFF: it stepped down: it was cut off from a
  *	majority of the configured nodes for the peer timeout
+ * @RDMALOG_CHANGE_JOINED: configured as the primary (failover auto), it
+ *	came up and found a peer leading or holding a log: it follows that
+ *	log as a backup instead of leading a new one
  */
 enum rdmalog_change {
 	RDMALOG_CHANGE_NONE,
@@ -319,6 +322,7 @@ enum rdmalog_change {
 	RDMALOG_CHANGE_STOOD,
 	RDMALOG_CHANGE_DEPOSED,
 	RDMALOG_CHANGE_CUT_OFF,
+	RDMALOG_CHANGE_JOINED,
 };
 
 /** RDMALOG_MAX_SECRET - longest shared secret, bytes */

@@ -80,16 +80,22 @@ def promote(nd):
     return nd.run("rdmalogctl node promote", timeout=300)
 
 
+def reload(nd):
+    nd.run("rdmalogctl node down 2>/dev/null; rmmod rdmalog 2>/dev/null; "
+           "modprobe rdmalog && dmesg -c >/dev/null", timeout=120, check=True)
+
+
 def fresh(c, failover="manual"):
-    """A new log on every node from the cluster file, every module
-    reloaded: node 1, the configured primary, would otherwise take an
-    epoch the others voted in while it was down, and be refused (a
-    returning primary learning the epoch first is not done yet)."""
+    """A new cluster: every module reloaded (every log, vote and epoch
+    forgotten), then the cluster file applied on each node. With failover
+    manual node 1 leads at once; with auto it comes up as a backup and
+    leads once both peers said they hold no log."""
     for nd in c:
-        nd.run("rdmalogctl node down 2>/dev/null; rmmod rdmalog 2>/dev/null; "
-               "modprobe rdmalog", timeout=120, check=True)
+        reload(nd)
     for nd in c:
         rlnode.apply(nd, cluster_file(failover))
+    wait_for(lambda: status(c[1])["node"]["role"] == "primary",
+             timeout=WAIT, interval=1, what="node 1 leads")
     wait_connected(c, 1)
     wait_connected(c, 2)
     wait_connected(c, 3)
@@ -303,14 +309,51 @@ def a_primary_cut_off_steps_down(c):
 
 
 @test
+def a_reloaded_primary_joins_as_a_backup(c):
+    """failover auto. A cluster started from nothing: node 1, the
+    configured primary, comes up as a backup and leads a new log once
+    both peers said they hold none (fresh()). Then node 1's module is
+    reloaded under it and the same cluster file applied again: it comes
+    up as a backup again, finds its peers holding the log, and joins it
+    rather than leading an empty one. Node 2 is elected (node 1 votes
+    for it) and node 1 gets every committed record from it."""
+    fresh(c, "auto")
+    d = c[1].run("dmesg", timeout=60, check=True).out
+    assert "node 1: the configured primary: looks for a log" in d and \
+        "2 of 2 peers answered, none holds a log: leads a new one" in d, d
+    assert status(c[1])["last_change"] is None, status(c[1])
+    lsns = append(c[1], ["x", "y"])
+    wait_commit(c, lsns[-1] + 1)
+    e = status(c[1])["log"]["epoch"]
+
+    reload(c[1])
+    rlnode.apply(c[1], cluster_file("auto"))
+    wait_for(lambda: status(c[2])["node"]["role"] == "primary",
+             timeout=WAIT, interval=1, what="node 2 leads")
+    hs = headers(c[2])
+    assert [h["data"] for h in hs[:2]] == ["x", "y"] and \
+        hs[-1].get("epoch_start") and hs[-1]["epoch"] > e, hs
+    wait_commit(c, hs[-1]["lsn"] + 1)
+    assert headers(c[1]) == hs, (headers(c[1]), hs)
+    st = status(c[1])
+    assert st["node"]["role"] == "backup" and \
+        st["last_change"]["why"] == "joined", st
+    d = c[1].run("dmesg", timeout=60, check=True).out
+    assert "joins it as a backup" in d and "leads a new one" not in d, d
+    n = append(c[1], ["forwarded"])
+    wait_commit(c, n[0] + 1)
+    assert headers(c[1])[-1]["data"] == "forwarded"
+
+
+@test
 def a_lost_primary_is_replaced_on_its_own(c):
     """failover auto: node 1's VM is killed. Its backups lose it after the
     peer timeout; node 2, of the lower id, stands first and wins with
     node 3's vote (node 3 waits longer, and again after it voted). The log
     goes on under node 2 with every committed record, a write on node 3
-    is forwarded there, and node 1's machine, booted again and configured
-    as a backup of node 2, gets the whole log. Last in the suite: it
-    leaves node 1 rebooted."""
+    is forwarded there, and node 1's machine, booted again with the same
+    cluster file (node 1 the primary), joins as a backup and gets the
+    whole log. Last in the suite: it leaves node 1 rebooted."""
     fresh(c, "auto")
     lsns = append(c[1], ["a", "b", "c"])
     wait_commit(c, lsns[-1] + 1)
@@ -343,7 +386,11 @@ def a_lost_primary_is_replaced_on_its_own(c):
 
     c[1].boot()
     c[1].run("modprobe rdmalog", timeout=60, check=True)
-    rlnode.apply(c[1], cluster_file("auto", primary=2))
+    rlnode.apply(c[1], cluster_file("auto"))
     wait_commit(c, n[0] + 1)
     assert headers(c[1]) == headers(c[2]), (headers(c[1]), headers(c[2]))
-    assert status(c[1])["node"]["role"] == "backup", status(c[1])
+    st = status(c[1])
+    assert st["node"]["role"] == "backup" and \
+        st["last_change"]["why"] == "joined", st
+    d = c[1].run("dmesg", timeout=60, check=True).out
+    assert "joins it as a backup" in d and "leads a new one" not in d, d

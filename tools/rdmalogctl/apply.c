@@ -258,7 +258,14 @@ static void plan(const struct cluster *cl, const struct cl_node *self,
 		a->port = self->port;
 		append(a, " port %u", self->port);
 	}
-	if (!node->has[RDMALOG_A_ROLE] || node->role != role) {
+	/*
+	 * With failover auto the file's primary only leads first: while the
+	 * log is up, the elections own the role, and a node that stepped
+	 * down or joined as a backup keeps the role it has.
+	 */
+	if ((!node->has[RDMALOG_A_ROLE] || node->role != role) &&
+	    !(up && (cl->has_failover ? cl->failover : node->failover) ==
+		    RDMALOG_FAILOVER_AUTO)) {
 		a->has[RDMALOG_A_ROLE] = true;
 		a->role = role;
 		append(a, " role %s", role_name(role));

@@ -313,6 +313,7 @@ const char *change_name(uint32_t c)
 		[RDMALOG_CHANGE_STOOD] = "stood",
 		[RDMALOG_CHANGE_DEPOSED] = "deposed",
 		[RDMALOG_CHANGE_CUT_OFF] = "cut_off",
+		[RDMALOG_CHANGE_JOINED] = "joined",
 	};
 
 	return c < ARRAY_SIZE(names) && names[c] ? names[c] : "unknown";
@@ -325,6 +326,7 @@ const char *change_text(uint32_t c)
 		[RDMALOG_CHANGE_STOOD] = "won an election it started (its primary was lost)",
 		[RDMALOG_CHANGE_DEPOSED] = "stepped down: a later epoch leads or is being elected",
 		[RDMALOG_CHANGE_CUT_OFF] = "stepped down: cut off from a majority",
+		[RDMALOG_CHANGE_JOINED] = "joined as a backup: a peer held the log already",
 	};
 
 	return c < ARRAY_SIZE(texts) && texts[c] ? texts[c] : "unknown";
