@@ -348,6 +348,7 @@ struct rdmalog_log *rdmalog_log_create(const struct rdmalog_log_params *p)
 	INIT_LIST_HEAD(&log->waiters);
 	log->floor = U64_MAX;
 	log->lead_lsn = 1;
+	log->leading = !p->backup;
 	log->self_commit = true;
 	log->commit_timeout = msecs_to_jiffies(RDMALOG_DEFAULT_COMMIT_TIMEOUT_MS);
 
@@ -439,7 +440,8 @@ static bool rdmalog_log_space_or_dead(struct rdmalog_log *log, u64 footprint)
 	bool ret;
 
 	spin_lock_bh(&log->lock);
-	ret = log->dead || rdmalog_log_fits_locked(log, footprint);
+	ret = log->dead || !log->leading ||
+	      rdmalog_log_fits_locked(log, footprint);
 	spin_unlock_bh(&log->lock);
 	return ret;
 }
@@ -474,27 +476,29 @@ void rdmalog_log_commit(struct rdmalog_log *log, u64 upto_lsn)
 /*
  * Wait until ring space for @footprint bytes is free and take
  * append_mutex; on success the space stays free (only appenders consume
- * it) and *pos, *lsn say where and what the record will be.
+ * it) and *pos, *lsn say where and what the record will be. -EROFS when
+ * the log does not lead (a backup's, or its primary stepped down).
  */
 static int rdmalog_log_reserve(struct rdmalog_log *log, u64 footprint,
 			       bool nonblock, u64 *pos, u64 *lsn)
 {
-	bool dead, fits;
+	bool dead, fits, leading;
 
 	for (;;) {
 		if (mutex_lock_interruptible(&log->append_mutex))
 			return -ERESTARTSYS;
 		spin_lock_bh(&log->lock);
 		dead = log->dead;
+		leading = log->leading;
 		fits = rdmalog_log_fits_locked(log, footprint);
 		*pos = log->head;
 		*lsn = log->next_lsn;
-		if (!dead && fits)
+		if (!dead && leading && fits)
 			log->reserved_end = log->head + footprint;
 		spin_unlock_bh(&log->lock);
-		if (dead) {
+		if (dead || !leading) {
 			mutex_unlock(&log->append_mutex);
-			return -ENETDOWN;
+			return dead ? -ENETDOWN : -EROFS;
 		}
 		if (fits)
 			return 0;

@@ -31,12 +31,15 @@ struct rdmalog_log;
  * @id: the log's identity: a primary's log, a random non-zero number made
  *	when it comes up; a backup's, 0 until it follows a primary's log
  *	(rdmalog_log_follow())
+ * @backup: a backup's log: it takes no append until it leads
+ *	(rdmalog_log_lead())
  */
 struct rdmalog_log_params {
 	u64 capacity;
 	u32 max_record;
 	u64 epoch;
 	u64 id;
+	bool backup;
 };
 
 /**

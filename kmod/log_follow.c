@@ -444,6 +444,7 @@ int rdmalog_log_lead(struct rdmalog_log *log, u64 epoch, u64 id,
 		log->epoch = epoch;
 		log->gen = 0;
 		log->lead_lsn = lsn;
+		log->leading = true;
 		if (!log->id)
 			log->id = id;
 	}
@@ -476,6 +477,8 @@ u64 rdmalog_log_step_down(struct rdmalog_log *log)
 		log->head = *rdmalog_log_slot(log, log->commit_lsn);
 		log->next_lsn = log->commit_lsn;
 		log->lead_lsn = log->next_lsn;
+		/* An appender waiting for space fails (-EROFS), woken below. */
+		log->leading = false;
 		/* Its last record's (epoch, generation), if retained. */
 		read = log->next_lsn > log->first_lsn;
 		if (read)

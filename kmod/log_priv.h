@@ -80,6 +80,11 @@
  *	removes nothing below it (the records before it, adopted when it
  *	won its election, may have been committed by the primary before it).
  *	1 for a log created by a primary; under @append_mutex and @lock
+ * @leading: appends are taken: a primary's log, from its creation or
+ *	rdmalog_log_lead() to rdmalog_log_step_down(). An appender checks
+ *	it when it reserves space (an appender waiting for space when the
+ *	primary steps down fails with -EROFS, never writes a backup's ring);
+ *	under @append_mutex and @lock
  * @self_commit: appends commit themselves (rdmalog_log_set_policy());
  *	under @lock
  * @commit_timeout: jiffies an append waits for its commit otherwise;
@@ -116,6 +121,7 @@ struct rdmalog_log {
 	u64 floor;
 	u64 reserved_end;
 	u64 lead_lsn;
+	bool leading;
 	bool self_commit;
 	unsigned long commit_timeout;
 	struct list_head waiters;

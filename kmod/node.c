@@ -158,6 +158,9 @@ static int rdmalog_node_stand(u32 why, u32 detect_ms,
 			      struct netlink_ext_ack *extack);
 static int rdmalog_node_lead(u64 epoch, struct netlink_ext_ack *extack);
 
+/* A forwarded append that found no primary tries again this often. */
+#define RDMALOG_NODE_FWD_RETRY_MS	20
+
 static struct rdmalog_node rdmalog_node = {
 	.config_mutex = __MUTEX_INITIALIZER(rdmalog_node.config_mutex),
 	.peers = LIST_HEAD_INIT(rdmalog_node.peers),
@@ -1057,6 +1060,7 @@ static void rdmalog_node_watch_join(unsigned long now)
 static void rdmalog_node_watch_work(struct work_struct *work)
 {
 	unsigned long now = jiffies, granted, silent = 0;
+	struct rdmalog_conn_census census;
 	bool stand = false;
 	u32 id = 0;
 	int err;
@@ -1072,23 +1076,28 @@ static void rdmalog_node_watch_work(struct work_struct *work)
 		rdmalog_node_watch_quorum(now);
 		goto out_requeue;
 	}
+	rdmalog_conn_census(&census);
 	if (rdmalog_conn_has_primary()) {
 		rdmalog_node.primary_seen = now;
 		rdmalog_node.had_primary = true;
+	} else if (census.primaries ||
+		   rdmalog_conn_nr_live() + 1 < (rdmalog_node.npeers + 1) / 2 + 1) {
+		/*
+		 * A connected peer says it leads (it is about to take our
+		 * ring), or we are cut off from a majority: a node that cannot
+		 * reach one cannot win, and its candidacy would fence it
+		 * against the primary the others keep (or elect); one that
+		 * just came back must first see whether they have one. The
+		 * count starts again from here.
+		 */
+		rdmalog_node.primary_seen = now;
 	} else {
 		granted = rdmalog_elect_granted_at();
 		if (granted && time_after(granted, rdmalog_node.primary_seen))
 			rdmalog_node.primary_seen = granted;
 		silent = now - rdmalog_node.primary_seen;
-		/*
-		 * Not cut off itself: a node that cannot reach a majority
-		 * cannot win, and its candidacy would fence it against the
-		 * primary the others keep (or elect).
-		 */
 		stand = rdmalog_node.had_primary &&
-			silent >= rdmalog_node_stand_delay() &&
-			rdmalog_conn_nr_live() + 1 >=
-			(rdmalog_node.npeers + 1) / 2 + 1;
+			silent >= rdmalog_node_stand_delay();
 	}
 	id = rdmalog_node.config.node_id;
 out_requeue:
@@ -1182,6 +1191,7 @@ int rdmalog_node_up(struct netlink_ext_ack *extack)
 		cfg->role = RDMALOG_ROLE_BACKUP;
 		join = true;
 	}
+	params.backup = cfg->role == RDMALOG_ROLE_BACKUP;
 	if (cfg->role == RDMALOG_ROLE_PRIMARY) {
 		/*
 		 * A new log: a new identity, and an epoch above every one
@@ -1707,17 +1717,56 @@ void rdmalog_node_fill_state(struct rdmalog_state *st)
  * @lsn: out: the record's LSN
  *
  * A backup forwards the record to the primary (forward.c); every other
- * role appends to @log. Return: see rdmalog_log_append() and
- * rdmalog_fwd_append().
+ * role appends to @log. A backup that reaches no primary (a leader change
+ * or a configured primary joining is under way, or its connection is
+ * being made again) waits for one up to the commit timeout, retrying
+ * every %RDMALOG_NODE_FWD_RETRY_MS, unless @nonblock: nothing was sent
+ * before -EHOSTUNREACH, so nothing is appended twice; if this node leads
+ * meanwhile, the record is appended here. A primary that steps down
+ * before the record is in its ring (its log says -EROFS: the writer
+ * waited for space, say), or a forward to a peer that no longer leads
+ * (-EROFS), goes the same way; with @nonblock the former is -EAGAIN.
+ *
+ * Return: see rdmalog_log_append() and rdmalog_fwd_append();
+ * -ERESTARTSYS when a signal came while it waited for a primary (nothing
+ * was appended: restarted, or -EINTR).
  */
 int rdmalog_node_append(struct rdmalog_log *log, struct iov_iter *from,
 			bool nonblock, u64 *lsn)
 {
-	/* The role does not change while up; a racing down fails later. */
-	if (READ_ONCE(rdmalog_node.config.role) == RDMALOG_ROLE_BACKUP) {
-		if (rdmalog_log_is_dead(log))
-			return -ENETDOWN;
-		return rdmalog_fwd_append(from, nonblock, lsn);
+	size_t len = iov_iter_count(from);
+	unsigned long deadline = 0;
+	bool local;
+	u32 ms;
+	int err;
+
+	for (;;) {
+		/* The role changes only with a leader change; the log stays. */
+		if (READ_ONCE(rdmalog_node.config.role) ==
+		    RDMALOG_ROLE_BACKUP) {
+			if (rdmalog_log_is_dead(log))
+				return -ENETDOWN;
+			/* -EROFS: the peer asked no longer leads */
+			err = rdmalog_fwd_append(from, nonblock, lsn);
+			if (err != -EHOSTUNREACH && err != -EROFS)
+				return err;
+			local = false;
+		} else {
+			err = rdmalog_log_append(log, from, nonblock, lsn);
+			if (err != -EROFS)
+				return err;
+			local = true;
+		}
+		/* Nothing was appended: wait for a primary, and again. */
+		if (nonblock)
+			return local ? -EAGAIN : err;
+		ms = READ_ONCE(rdmalog_node.config.commit_timeout_ms);
+		if (!deadline)
+			deadline = jiffies + msecs_to_jiffies(ms);
+		else if (time_after(jiffies, deadline))
+			return local ? -EHOSTUNREACH : err;
+		iov_iter_revert(from, len - iov_iter_count(from));
+		if (msleep_interruptible(RDMALOG_NODE_FWD_RETRY_MS))
+			return -ERESTARTSYS;
 	}
-	return rdmalog_log_append(log, from, nonblock, lsn);
 }

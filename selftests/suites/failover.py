@@ -232,6 +232,52 @@ def a_promoted_backup_deposes_a_live_primary(c):
 
 
 @test
+def a_writer_waiting_for_space_follows_the_new_primary(c):
+    """Node 1's ring is full and a writer waits there for space when node
+    2 is promoted. Node 1 steps down: the waiting writer must not append
+    to what is now a backup's ring (the history checker saw that corrupt
+    it once space came: "record failed verification"). It is forwarded to
+    node 2 instead, whose ring has room for its epoch-start record but
+    not for this one: it waits there until node 2 is trimmed, then
+    commits after the epoch-start record, and every node holds the same
+    log."""
+    fresh(c)
+    fill = "dd if=/dev/zero bs=60000 count=1 of=/dev/rdmalog 2>/dev/null"
+    # 60000-byte records: 17 fill the 1 MiB ring, an 18th waits
+    c[1].run(f"for i in $(seq 17); do {fill} || exit 1; done", timeout=300,
+             check=True)
+    full = status(c[1])["log"]
+    assert full["next_lsn"] == 18 and \
+        full["capacity"] - full["used"] < 60000, full
+    wait_commit(c, 18)
+    for nd in c:
+        nd.run("dmesg -c >/dev/null", timeout=60, check=True)
+    writer = c[1].spawn(f"{fill}; echo rc=$?", timeout=600)
+    wait_for(lambda: rlnode.stats(c[1]).get("writer_waits", 0) >= 1,
+             timeout=WAIT, interval=1, what="node 1's writer waits for space")
+    assert not writer.done()
+    prom = c[2].spawn("rdmalogctl node promote; echo rc=$?", timeout=600)
+    wait_for(lambda: status(c[2])["node"]["role"] == "primary",
+             timeout=WAIT, interval=1, what="node 2 leads")
+    wait_for(lambda: status(c[1])["node"]["role"] == "backup",
+             timeout=WAIT, interval=1, what="node 1 stepped down")
+    r = prom.wait(300)
+    assert "rc=0" in r.out, r.out
+    assert not writer.done()
+    c[2].run("rdmalogctl log trim 18", timeout=60, check=True)
+    r = writer.wait(300)
+    assert "rc=0" in r.out, r.out
+    hs = headers(c[2])
+    assert [(h["lsn"], h.get("epoch_start", False), h["len"])
+            for h in hs] == [(18, True, 8), (19, False, 60000)], \
+        [(h["lsn"], h.get("epoch_start"), h["len"]) for h in hs]
+    wait_commit(c, 20)
+    assert headers(c[1]) == hs and headers(c[3]) == hs
+    d = c[1].run("dmesg", timeout=60, check=True).out
+    assert "failed verification" not in d, d
+
+
+@test
 def a_promoted_backup_adopts_what_it_holds(c):
     """A record node 2 holds beyond its commit point is adopted: node 1
     (durability all, node 3 down) wrote it to node 2 and removed it at its
