@@ -12,7 +12,7 @@
 #                   leader change's phases beside ib_write_lat's round trip
 #   make soak       the history checker under faults for DURATION (default
 #                   30m; seconds or e.g. 30m, 2h), SEED=N replays a run,
-#                   NODES=5 on five VMs
+#                   NODES=5 on five VMs, PRIMARY=1 faults the primary too
 #   make stress     the teardown suite with 20 iterations (ITERS=N)
 #   make check-debug  the whole suite on guests booting a debug kernel
 #                   (KASAN, lockdep, DEBUG_OBJECTS, kmemleak) built once
@@ -260,12 +260,14 @@ bench-failover-run: all selftests vm
 # VMs; exits non-zero when a record was lost or altered, or anything else
 # in its checks failed. SEED=N replays a schedule; CATCHUP=0 keeps
 # backups from ever rejoining behind the primary's trims (by default they
-# do, and must catch up).
+# do, and must catch up). PRIMARY=1 faults the primary too (failover
+# auto: leader changes).
 DURATION ?= 30m
 soak-run: all selftests vm
 	RDMALOG_KVER=$(VM_KVER) python3 selftests/history.py \
 		--duration $(DURATION) $(if $(SEED),--seed $(SEED)) \
 		$(if $(NODES),--nodes $(NODES)) \
+		$(if $(filter 1,$(PRIMARY)),--primary-faults) \
 		$(if $(filter 0,$(CATCHUP)),--no-catchup)
 
 # Stress: the teardown suite with 20 iterations of every operation (make

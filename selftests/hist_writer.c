@@ -41,6 +41,7 @@
  * up to the commit point read at the start):
  *
  *   R LSN LEN HASH WID SEQ         a well-formed writer record
+ *   P LSN LEN HASH EPOCH           a new primary's epoch-start record
  *   X LSN LEN HASH WHY             anything else (not a writer's record,
  *                                  wrong length, wrong filler byte, ...)
  *   T LSN                          LSN was trimmed meanwhile (skipped)
@@ -396,6 +397,14 @@ static int do_dump(uint64_t from, uint64_t to)
 			       (unsigned long long)lsn, rr.hdr.len,
 			       fnv1a(buf, rr.hdr.len),
 			       (unsigned long long)rr.hdr.lsn);
+			continue;
+		}
+		if (rr.hdr.flags & RDMALOG_RECORD_EPOCH_START) {
+			/* a new primary's first record: no writer's */
+			printf("P %llu %u %016" PRIx64 " %llu\n",
+			       (unsigned long long)lsn, rr.hdr.len,
+			       fnv1a(buf, rr.hdr.len),
+			       (unsigned long long)rr.hdr.epoch);
 			continue;
 		}
 		why = parse(buf, rr.hdr.len, &wid, &seq);

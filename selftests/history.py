@@ -96,12 +96,21 @@ CONF = "/etc/rdmalog.conf"
 # (Documentation/device.rst): ENOTCONN, on a backup only; EINTR is only
 # ever seen by a writer that is not dying, and then nothing was appended
 UNKNOWN = {"ENOTCONN"}
+# with leader changes (Documentation/device.rst, failure-model.rst): a
+# record whose write() timed out, or whose primary stepped down under it,
+# on any node, may have reached a backup that the new primary adopts
+UNKNOWN_LEADER_CHANGE = {"ENOTCONN", "ETIMEDOUT"}
 MASK = (1 << 64) - 1
 HIST_MIN_LEN, HIST_INLINE = 24, 200
 WAIT = 180              # bound of every "wait until" (rejoin, catch-up)
+# faults on the primary (--primary-faults: failover auto): each ends in a
+# leader change, and the old primary rejoins as a backup
+PRIMARY_KINDS = ("pkill", "preload", "ppause", "pblackhole")
 KINDS = ("cut", "flap", "kill", "reload", "trim", "quorum", "blip",
-         "blackhole", "pause", "netem", "catchup")
+         "blackhole", "pause", "netem", "catchup") + PRIMARY_KINDS
 RESTARTS = ("kill", "reload", "catchup")
+# primary faults after which the old primary starts again with an empty log
+PRIMARY_RESTARTS = ("pkill", "preload")
 # kinds only drawn when backups must catch up (they restart behind trims)
 CATCHUP_ONLY = ("catchup",)
 # kinds the run needs at least one of that took effect; flap and netem
@@ -109,7 +118,7 @@ CATCHUP_ONLY = ("catchup",)
 # less than the commit timeout) one that commits wait out: their effects
 # are only counted
 REQUIRED = ("cut", "kill", "reload", "trim", "quorum", "blackhole", "pause",
-            "catchup")
+            "catchup") + PRIMARY_KINDS
 # the primary's counters that show a fault's effect
 EFFECT_COUNTERS = ("disconnects", "heartbeat_timeouts", "joins", "trims",
                    "commit_timeouts", "truncated_records")
@@ -315,7 +324,7 @@ class History:
 
     def __init__(self, c, seed=None, duration=120, catchup=None,
                  capacity="4M", maxlen=4096, writers=2, log=print,
-                 settle=WAIT, nodes=3):
+                 settle=WAIT, nodes=3, primary_faults=None, kinds=None):
         if seed is None:
             env = os.environ.get("RDMALOG_HISTORY_SEED")
             seed = int(env) if env else random.SystemRandom().randrange(
@@ -323,12 +332,18 @@ class History:
         if catchup is None:
             catchup = os.environ.get("RDMALOG_HISTORY_CATCHUP", "1") \
                 not in ("", "0", "no")
+        if primary_faults is None:
+            primary_faults = os.environ.get("RDMALOG_HISTORY_PRIMARY", "0") \
+                not in ("", "0", "no")
         self.c, self.seed, self.duration = c, seed, duration
-        # node 1 the primary, the others its backups; a quorum is a
-        # majority of the nodes, the primary included
+        # node 1 the primary first, the others its backups; with primary
+        # faults the primary changes (self.prim); a quorum is a majority
+        # of the nodes, the primary included
         self.n = len(c.nodes) if c else nodes
         self.all = tuple(range(1, self.n + 1))
-        self.backups = self.all[1:]
+        self.prim = 1
+        self.primary_faults = primary_faults
+        self.unknown = UNKNOWN_LEADER_CHANGE if primary_faults else UNKNOWN
         self.quorum_backups = self.n // 2
         self.catchup, self.capacity, self.maxlen = catchup, capacity, maxlen
         self.nwriters, self.settle = writers, settle
@@ -337,11 +352,12 @@ class History:
         self.rng = random.Random(seed)
         self.rng_faults = random.Random(seed + 1)   # choices inside faults
         # RDMALOG_HISTORY_KINDS: only these kinds (a shorter smoke run)
-        only = os.environ.get("RDMALOG_HISTORY_KINDS", "").split()
+        only = kinds or os.environ.get("RDMALOG_HISTORY_KINDS", "").split()
         bad = [k for k in only if k not in KINDS]
         if bad:
             raise ValueError(f"RDMALOG_HISTORY_KINDS: no kind {bad}")
         self.kinds = [k for k in KINDS if (catchup or k not in CATCHUP_ONLY)
+                      and (primary_faults or k not in PRIMARY_KINDS)
                       and (not only or k in only)]
         if not self.kinds:
             raise ValueError("RDMALOG_HISTORY_KINDS: no kind left")
@@ -352,7 +368,13 @@ class History:
                                         nodes=self.all,
                                         timeout=COMMIT_TIMEOUT,
                                         peer_timeout=PEER_TIMEOUT,
-                                        scale=False)
+                                        scale=False,
+                                        failover="auto" if primary_faults
+                                        else "manual")
+        # (epoch, node) of every UP or ROLE event that said primary
+        # (rdmalogctl -j monitor on every node; primary faults only)
+        self.monitors = []         # (node, job)
+        self.roles = []
         self.writers = []          # every Writer ever started
         self.followers = []        # every Follower ever started
         self.next_wid = {n: 100 * n for n in self.all}
@@ -371,18 +393,48 @@ class History:
         self.deaths = {nd.name: len(nd.deaths) for nd in (c.nodes if c else ())}
 
     # ---- cluster plumbing
+    @property
+    def backups(self):
+        return tuple(n for n in self.all if n != self.prim)
+
     def node_up(self, n):
         nd = self.c[n]
         nd.run("lsmod | grep -q '^rdmalog ' || modprobe rdmalog",
                timeout=120, check=True)
+        if self.primary_faults:
+            self.stop_monitors(n)
+            self.monitors.append((n, nd.spawn("rdmalogctl -j monitor")))
         rlnode.apply(nd, self.conf, CONF)
+
+    def stop_monitors(self, n):
+        for m, job in self.monitors:
+            if m == n and not job.done():
+                job.kill(signal.SIGTERM)
+                try:
+                    job.wait(30)
+                except VMError:
+                    job.kill(signal.SIGKILL)
+
+    def collect_roles(self):
+        """Every claim to lead that the monitors saw: (epoch, node)."""
+        import json
+        self.roles = []
+        for n, job in self.monitors:
+            for ln, _ in job_lines(job):
+                try:
+                    ev = json.loads(ln)
+                except ValueError:
+                    continue
+                if ev.get("event") in ("up", "role") and \
+                        ev.get("role") == "primary":
+                    self.roles.append((int(ev.get("epoch", 0)), n))
 
     def status(self, n):
         return rlnode.status(self.c[n])
 
     def peer(self, n):
         """The primary's peer entry for backup n."""
-        return rlnode.peers(self.c[1]).get(n, {})
+        return rlnode.peers(self.c[self.prim]).get(n, {})
 
     def start_writers(self, n):
         for _ in range(self.nwriters):
@@ -424,15 +476,15 @@ class History:
         p = self.peer(n)
         if p.get("state") == "connected" and p.get("replicating"):
             return True
-        st = self.status(1)["log"]
-        return (f"node1 sees node{n} {p.get('state')} "
+        st = self.status(self.prim)["log"]
+        return (f"node{self.prim} sees node{n} {p.get('state')} "
                 f"replicating={p.get('replicating')} msg={p.get('msg')!r} "
                 f"(node{n} reported first/commit/next "
                 f"{p.get('first_lsn')}/{p.get('commit_lsn')}/"
-                f"{p.get('next_lsn')}; node1 has {st['first_lsn']}/"
+                f"{p.get('next_lsn')}; node{self.prim} has {st['first_lsn']}/"
                 f"{st['commit_lsn']}/{st['next_lsn']})"
                 + ("" if self.catchup or not self.trimmed else
-                   "; node1 has trimmed and catch-up is not enabled"))
+                   "; the primary has trimmed and catch-up is not enabled"))
 
     def wait_rejoined(self, n):
         self.wait(lambda: self.rejoined(n),
@@ -562,10 +614,57 @@ class History:
         finally:
             nd.run("tc qdisc del dev eth0 root; true", timeout=30)
 
+    def f_pkill(self, n, p):
+        self.say(f"fault pkill: the primary node{self.prim}")
+        self.f_kill(self.prim, p)
+
+    def f_preload(self, n, p):
+        self.say(f"fault preload: the primary node{self.prim}")
+        self.stop_monitors(self.prim)
+        self.f_reload(self.prim, p)
+
+    def f_ppause(self, n, p):
+        self.say(f"fault ppause: the primary node{self.prim}, its writers "
+                 "running (the stale leader)")
+        self.f_pause(self.prim, dict(p, pause=p["leader"]))
+
+    def f_pblackhole(self, n, p):
+        self.say(f"fault pblackhole: the primary node{self.prim}, its "
+                 "writers running")
+        self.f_blackhole(self.prim, dict(p, cut=p["leader"]))
+
+    def primary_now(self):
+        """(node, epoch) of the node that says it leads, of the highest
+        epoch, or None."""
+        best = None
+        for n in self.all:
+            try:
+                st = self.status(n)
+            except (AssertionError, VMError):
+                continue
+            if st["node"]["role"] == "primary" and st["node"].get("up", 1):
+                e = st["log"]["epoch"]
+                if best is None or e > best[1]:
+                    best = (n, e)
+        return best
+
+    def wait_leader_change(self, old, old_epoch):
+        """After a primary fault: another node leads, in a later epoch."""
+        def changed():
+            now = self.primary_now()
+            if now and now[0] != old and now[1] > old_epoch:
+                return True
+            return f"primary now {now}, was node{old} epoch {old_epoch}"
+        self.wait(changed, f"a new primary after node{old} (epoch "
+                  f"{old_epoch})")
+        self.prim, epoch = self.primary_now()
+        self.say(f"  node{self.prim} leads epoch {epoch} (was node{old}, "
+                 f"epoch {old_epoch})")
+
     def safe_trim_point(self, keep):
         """Where the primary may trim to now: in the no-catch-up mode,
         below what both backups hold (and only while both replicate)."""
-        st = self.status(1)["log"]
+        st = self.status(self.prim)["log"]
         to = st["commit_lsn"]
         if not self.catchup:
             for n in self.backups:
@@ -577,14 +676,14 @@ class History:
         return to - keep if to - keep > st["first_lsn"] else None
 
     def f_trim(self, n, p):
-        cap = self.status(1)["log"]
+        cap = self.status(self.prim)["log"]
         fill = p["fill"]
         self.say(f"fault trim: wait for the ring to fill to {fill:.0%} "
                  "(at most 30 s), then trim")
         full = False
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            cap = self.status(1)["log"]
+            cap = self.status(self.prim)["log"]
             if cap["used"] >= fill * cap["capacity"]:
                 full = True
                 break
@@ -612,17 +711,18 @@ class History:
         for m in self.all:
             if m not in skip:
                 self.dump(m, to)
-        self.c[1].run(f"rdmalogctl log trim {to}", timeout=60, check=True)
-        first = self.status(1)["log"]["first_lsn"]
+        self.c[self.prim].run(f"rdmalogctl log trim {to}", timeout=60,
+                              check=True)
+        first = self.status(self.prim)["log"]["first_lsn"]
         if first != to:
-            raise CheckFailed(f"trimmed to {to}, but node1's first LSN is "
-                              f"{first}")
+            raise CheckFailed(f"trimmed to {to}, but node{self.prim}'s "
+                              f"first LSN is {first}")
         self.trimmed = True
 
     def make_room(self, keep):
         """A ring more than half full is trimmed first: a fault aimed at
         the commit path needs writers that are not waiting for space."""
-        st = self.status(1)["log"]
+        st = self.status(self.prim)["log"]
         if st["used"] * 2 <= st["capacity"]:
             return
         to = self.safe_trim_point(keep)
@@ -658,6 +758,8 @@ class History:
                 rec = (int(f[2]), f[3], int(f[4]), int(f[5]))
             elif f[0] == "X":
                 rec = (int(f[2]), f[3], "X", f[4])
+            elif f[0] == "P":
+                rec = (int(f[2]), f[3], "P", int(f[4]))
             elif f[0] == "T":
                 # nothing trims while the checker reads: the range it
                 # was asked for went away under it
@@ -726,6 +828,9 @@ class History:
                  "quorum": rng.uniform(1.3 * pt, 1.8 * pt) if sure else
                  rng.uniform(1.3 * ct, 1.8 * pt),
                  "blip": rng.uniform(0.3, 0.6 * ct),
+                 # a primary paused or blackholed: long enough that its
+                 # backups elect another (peer timeout + stand delays)
+                 "leader": rng.uniform(2 * pt, 2.5 * pt),
                  "pause": rng.uniform(1.2 * pt, 1.6 * pt) if sure or
                  rng.random() < 0.5 else rng.uniform(0.5, 0.5 * pt),
                  "loss": rng.uniform(0.5, 5), "delay": rng.randint(1, 20),
@@ -767,14 +872,24 @@ class History:
                 raise CheckFailed(f"schedule: {kind} after a trim without "
                                   "catch-up")
             before = self.counters()
+            old = self.prim
+            old_epoch = self.status(old)["log"]["epoch"]
             if getattr(self, f"f_{kind}")(n, p) is False:
                 continue                # not done (a trim with no room)
             self.faults[kind] += 1
             if kind in RESTARTS:
                 self.forget(n)
+            if kind in PRIMARY_RESTARTS:
+                self.forget(old)
+            if kind in PRIMARY_KINDS:
+                self.wait_leader_change(old, old_epoch)
             for b in self.backups:
                 self.wait_rejoined(b)
-            self.effect(kind, n, before, self.counters())
+            if kind in PRIMARY_KINDS:
+                # the wait above proved it: another node leads
+                self.effective[kind] += 1
+            else:
+                self.effect(kind, n, before, self.counters())
             # once every kind was injected, the search for the effects
             # still missing is bounded
             missing = [k for k in self.required if not self.effective[k]]
@@ -788,8 +903,8 @@ class History:
                     "effect of kind(s) " + ", ".join(missing))
             time.sleep(pause)
         say(f"faults done after {time.monotonic() - self.t0:.0f}s: "
-            + ", ".join(f"{k} {v} ({self.effective[k]} took effect)"
-                        for k, v in self.faults.items()))
+            + ", ".join(f"{k} {self.faults[k]} ({self.effective[k]} took "
+                        "effect)" for k in self.kinds))
         say("their effects (counters' deltas over all faults): " + ", ".join(
             f"{k} {v}" for k, v in sorted(self.effects.items())))
         t0 = time.monotonic()
@@ -806,6 +921,9 @@ class History:
         time.sleep(2)
         for f in self.followers:
             f.stop()
+        for n in self.all:
+            self.stop_monitors(n)
+        self.collect_roles()
         if self.save_dir:
             self.save(os.path.join(self.save_dir, SAVED))
         return self.verify()
@@ -818,6 +936,8 @@ class History:
             return getattr(nd, "name", nd)
         d = {"seed": self.seed, "duration": self.duration,
              "catchup": self.catchup, "nodes": self.n,
+             "primary_faults": self.primary_faults, "prim": self.prim,
+             "roles": self.roles,
              "faults": self.faults, "effective": self.effective,
              "effects": self.effects,
              "writers": [{"node": name(w.node), "wid": w.wid,
@@ -851,27 +971,28 @@ class History:
             if node == n and kind in RESTARTS:
                 return a        # its module (or VM) started again: from 0
             return a - b if a >= b else a
+        P = self.prim
         for key in EFFECT_COUNTERS:
-            self.effects[key] = self.effects.get(key, 0) + d(1, key)
+            self.effects[key] = self.effects.get(key, 0) + d(P, key)
         for key in ("catchups", "log_resets"):
             for b in self.backups:
                 self.effects[f"backup {key}"] = \
                     self.effects.get(f"backup {key}", 0) + d(b, key)
         if kind == "catchup":
-            ok = d(1, "joins") >= 1 and \
+            ok = d(P, "joins") >= 1 and \
                 d(n, "catchups") + d(n, "log_resets") >= 1
         elif kind in RESTARTS:
-            ok = d(1, "joins") >= 1
+            ok = d(P, "joins") >= 1
         elif kind == "trim":
-            ok = d(1, "trims") >= 1
+            ok = d(P, "trims") >= 1
         elif kind == "quorum":
-            ok = d(1, "commit_timeouts") >= 1
+            ok = d(P, "commit_timeouts") >= 1
         else:
-            ok = d(1, "disconnects") >= 1
+            ok = d(P, "disconnects") >= 1
         self.effective[kind] += ok
-        self.say(f"  {'took effect' if ok else 'no effect seen'}: node1 "
-                 + ", ".join(f"{k} +{d(1, k)}" for k in EFFECT_COUNTERS
-                             if d(1, k)))
+        self.say(f"  {'took effect' if ok else 'no effect seen'}: node{P} "
+                 + ", ".join(f"{k} +{d(P, k)}" for k in EFFECT_COUNTERS
+                             if d(P, k)))
 
     def settle_down(self):
         """Every backup replicating, and every node's commit point the
@@ -882,12 +1003,12 @@ class History:
                       self.settle)
 
         def same():
-            p = self.status(1)["log"]
+            p = self.status(self.prim)["log"]
             logs = {n: self.status(n)["log"] for n in self.backups}
             if p["commit_lsn"] == p["next_lsn"] and all(
                     lg["commit_lsn"] == p["next_lsn"] for lg in logs.values()):
                 return True
-            return (f"node1 first/commit/next {p['first_lsn']}/"
+            return (f"node{self.prim} first/commit/next {p['first_lsn']}/"
                     f"{p['commit_lsn']}/{p['next_lsn']}, " +
                     ", ".join(f"node{n} {lg['first_lsn']}/{lg['commit_lsn']}/"
                               f"{lg['next_lsn']}" for n, lg in logs.items()))
@@ -911,22 +1032,44 @@ class History:
                 prob.append(f"writer {w.wid} on {w.node.name} did not stop "
                             f"cleanly on SIGTERM: {w.job.output()[-200:]!r}")
 
-        prim = self.dumps[1]
-        commit = self.final[1][1]
+        P = self.prim
+        # the log: the primary's records; with primary faults the final
+        # primary's, and below what it read (it may have restarted behind
+        # trims) the others' (the nodes are compared with it below)
+        prim = dict(self.dumps[P])
+        if self.primary_faults:
+            for n in self.all:
+                for lsn, rec in self.dumps[n].items():
+                    prim.setdefault(lsn, rec)
+        commit = self.final[P][1]
         extra = [x for x in prim if x >= commit]
         if extra:
-            prob.append(f"node1: records read beyond its commit point "
+            prob.append(f"node{P}: records read beyond its commit point "
                         f"{commit}: {extra[:10]}")
-        # gapless on the primary, from 1 to its commit point
+        # gapless, from 1 to the primary's commit point
         missing = [x for x in range(1, commit) if x not in prim]
         if missing:
-            prob.append(f"node1: LSNs missing from its log: "
+            prob.append(f"node{P}: LSNs missing from its log: "
                         f"{missing[:10]} ({len(missing)})")
+        # at most one primary per epoch, by the events
+        led = {}
+        for e, n in self.roles:
+            led.setdefault(e, set()).add(n)
+        for e, ns in sorted(led.items()):
+            if len(ns) > 1:
+                prob.append(f"epoch {e} led by nodes "
+                            + ", ".join(map(str, sorted(ns))))
         # every record is an attempted writer record, at most once
         seen = {}
-        alien = dup = failed_present = inflight = 0
+        alien = dup = failed_present = inflight = epoch_starts = 0
         for lsn in sorted(prim):
             ln, hsh, wid, seq = prim[lsn]
+            if wid == "P":
+                epoch_starts += 1
+                if not self.primary_faults:
+                    prob.append(f"LSN {lsn}: an epoch-start record (epoch "
+                                f"{seq}) in a run without leader change")
+                continue
             h = hist.get(wid)
             if wid == "X" or h is None:
                 alien += 1
@@ -960,7 +1103,9 @@ class History:
                             f" and again at {lsn}")
             seen[(wid, seq)] = lsn
             err = h["fails"].get(seq)
-            if err is not None and (err not in UNKNOWN or w.on_primary):
+            if err is not None and (err not in self.unknown or
+                                    (w.on_primary and
+                                     not self.primary_faults)):
                 failed_present += 1
                 prob.append(f"LSN {lsn}: writer {wid} seq {seq} is in the "
                             f"log but its write() failed with {err}")
@@ -985,26 +1130,27 @@ class History:
                 if rec is None:
                     lost += 1
                     prob.append(f"writer {wid} seq {seq}: acknowledged at "
-                                f"LSN {lsn}, not in node1's log")
+                                f"LSN {lsn}, not in node{P}'s log")
                 elif rec != (ln, hsh, wid, seq):
                     altered += 1
                     prob.append(f"writer {wid} seq {seq}: acknowledged at "
-                                f"LSN {lsn} ({ln}/{hsh}), node1 has {rec}")
+                                f"LSN {lsn} ({ln}/{hsh}), node{P} has {rec}")
                 else:
                     verified += 1
             for seq, err in h["fails"].items():
                 errs[err] = errs.get(err, 0) + 1
-                if err in UNKNOWN and h["writer"].on_primary:
+                if err in self.unknown and h["writer"].on_primary and \
+                        not self.primary_faults:
                     prob.append(f"writer {wid} seq {seq}: {err} on the "
                                 "primary (a backup's outcome only)")
-                if err in UNKNOWN:
+                if err in self.unknown:
                     unknown += 1
                 else:
                     failed += 1
         # what the followers read was, at every LSN, the primary's record
         followed = 0
         for f in self.followers:
-            followed += f.check(prim, self.final[1][0], prob)
+            followed += f.check(prim, self.final[P][0], prob)
         # every node's writers made progress (forwarding works)
         progress = {}
         for h in hist.values():
@@ -1018,14 +1164,16 @@ class History:
         # the backups: the same record at every LSN they were read at,
         # gapless from their first retained LSN to the commit point
         compared = 0
-        for n in self.backups:
+        for n in self.all:
+            if n == P and not self.primary_faults:
+                continue
             d = self.dumps[n]
             for lsn, rec in d.items():
                 compared += 1
                 if prim.get(lsn) != rec:
                     if by_lsn.get(lsn):
                         altered += 1
-                    prob.append(f"node{n} LSN {lsn}: {rec}, node1 has "
+                    prob.append(f"node{n} LSN {lsn}: {rec}, node{P} has "
                                 f"{prim.get(lsn)}")
             first, bcommit, _ = self.final[n]
             gaps = [x for x in range(first, bcommit) if x not in d]
@@ -1033,7 +1181,8 @@ class History:
                 prob.append(f"node{n}: LSNs {gaps[:10]} ({len(gaps)}) of its "
                             f"retained range {first}..{bcommit - 1} not read")
             if bcommit != commit:
-                prob.append(f"node{n}: commit LSN {bcommit}, node1 {commit}")
+                prob.append(f"node{n}: commit LSN {bcommit}, node{P} "
+                            f"{commit}")
         report = {
             "seed": self.seed,
             "faults": dict(self.faults),
@@ -1049,16 +1198,24 @@ class History:
             "followed": followed,
             "lost": lost, "altered": altered, "alien": alien,
             "duplicates": dup, "failed_present": failed_present,
+            "epoch_starts": epoch_starts,
+            "leader_changes": max(0, len(led) - 1),
+            "primaries": {e: sorted(ns) for e, ns in led.items()},
             "problems": prob,
         }
         self.say(f"faults injected: " + ", ".join(
-            f"{k} {v}" for k, v in self.faults.items()) +
+            f"{k} {v}" for k, v in self.faults.items() if v) +
             f" (total {sum(self.faults.values())})")
         self.say(f"appends: {acked} acknowledged, {failed} failed, "
                  f"{unknown} unknown outcome ("
                  + ", ".join(f"{e} {k}" for e, k in sorted(errs.items()))
                  + f") by {len(self.writers)} writers; log: {len(prim)} records (LSN 1..{commit - 1})")
-        self.say(f"records verified: {verified} acknowledged on node1, "
+        if self.primary_faults:
+            self.say(f"leader changes: {max(0, len(led) - 1)} (epochs led: "
+                     + ", ".join(f"{e} by node{'/'.join(map(str, sorted(ns)))}"
+                                 for e, ns in sorted(led.items()))
+                     + f"), {epoch_starts} epoch-start records")
+        self.say(f"records verified: {verified} acknowledged on node{P}, "
                  f"{compared} backup copies compared, {followed} reads by "
                  f"{len(self.followers)} followers; {inflight} in the log "
                  "from writes in flight when their writer was killed")
@@ -1116,7 +1273,10 @@ def load(path):
     with open(path) as f:
         d = json.load(f)
     h = History(None, seed=d["seed"], duration=d["duration"],
-                catchup=d["catchup"], log=print, nodes=d["nodes"])
+                catchup=d["catchup"], log=print, nodes=d["nodes"],
+                primary_faults=d.get("primary_faults", False))
+    h.prim = d.get("prim", 1)
+    h.roles = [tuple(x) for x in d.get("roles", [])]
     h.faults, h.effective = d["faults"], d["effective"]
     h.effects = d["effects"]
     h.writers = [recorded_writer(**w) for w in d["writers"]]
@@ -1193,6 +1353,14 @@ def selftest(report=None):
         h.dumps = {1: log, 2: backups[2], 3: backups[3]}
         top = max(max(log), lsn - 1) + 1
         h.final = {n: (1, top, top) for n in (1, 2, 3)}
+        if "pf" in text:            # a run with primary faults
+            h.primary_faults, h.unknown = True, UNKNOWN_LEADER_CHANGE
+            h.prim = text.get("prim", 1)
+            h.roles = text.get("roles", [])
+            for n, first in text.get("first", {}).items():
+                h.dumps[n] = {x: r for x, r in h.dumps[n].items()
+                              if x >= first}
+                h.final[n] = (first, top, top)
         return h
 
     def run(damage):
@@ -1272,6 +1440,36 @@ def selftest(report=None):
     lost_ahead_port = lost_vm_ahead(True)
     lost_ahead_relay = lost_vm_ahead(False)
 
+    def epoch_start_rec(log, b, t):
+        log[11] = (8, "0" * 16, "P", 2)
+        for d in b.values():
+            d[11] = log[11]
+
+    def lc_failed(log, b, t):
+        failed(log, b, t)
+        t["pf"] = True
+
+    def lc_primary_enotconn(log, b, t):
+        primary_enotconn(log, b, t)
+        t["pf"] = True
+
+    def lc_epoch_start(log, b, t):
+        epoch_start_rec(log, b, t)
+        t["pf"] = True
+        t["roles"] = [(1, 1), (2, 2)]
+
+    def lc_restarted_primary(log, b, t):
+        # node 2 leads at the end; it restarted behind a trim to LSN 4
+        # and read only from there: node 1's reads fill the log below
+        t.update(pf=True, prim=2, first={2: 4}, roles=[(1, 1), (2, 2)])
+
+    def lc_two_primaries(log, b, t):
+        t.update(pf=True, roles=[(1, 1), (2, 2), (2, 3)])
+
+    def lc_lost(log, b, t):
+        lose(log, b, t)
+        t.update(pf=True, prim=3, roles=[(1, 1), (2, 3)])
+
     def never(log, b, t):
         log[11] = rec(101, 9)           # beyond its last attempt + 1
         for d in b.values():
@@ -1293,11 +1491,25 @@ def selftest(report=None):
              ("a killed VM's writer, lines relayed: a write beyond the "
               "last seen may be in flight", lost_ahead_relay, None),
              ("a killed VM's writer, history port: only one write in "
-              "flight", lost_ahead_port, "alien")]
+              "flight", lost_ahead_port, "alien"),
+             ("an epoch-start record in a run without leader change",
+              epoch_start_rec, None),
+             ("leader change: a timed-out write may be present", lc_failed,
+              None),
+             ("leader change: ENOTCONN on a primary is an unknown outcome",
+              lc_primary_enotconn, None),
+             ("leader change: an epoch-start record", lc_epoch_start, None),
+             ("leader change: the last primary restarted behind a trim",
+              lc_restarted_primary, None),
+             ("leader change: two primaries in one epoch", lc_two_primaries,
+              None),
+             ("leader change: lost", lc_lost, "lost")]
     bad = 0
     for name, damage, field in cases:
         rep = run(damage)
-        want_ok = damage in (none, unknown, lost_ahead_relay)
+        want_ok = damage in (none, unknown, lost_ahead_relay, lc_failed,
+                             lc_primary_enotconn, lc_epoch_start,
+                             lc_restarted_primary)
         ok = not rep["problems"] if want_ok else \
             bool(rep["problems"]) and (field is None or rep[field] > 0)
         report(name, ok, f"{len(rep['problems'])} problems "
@@ -1334,6 +1546,9 @@ def main():
                     "(RDMALOG_HISTORY_CATCHUP=0)")
     ap.add_argument("--nodes", type=int, default=3, choices=(3, 5),
                     help="VMs, node 1 the primary (default 3)")
+    ap.add_argument("--primary-faults", action="store_true", default=None,
+                    help="also fault the primary (failover auto: kill, "
+                    "reload, pause, blackhole; RDMALOG_HISTORY_PRIMARY=1)")
     ap.add_argument("--capacity", default="4M")
     ap.add_argument("--writers", type=int, default=2)
     ap.add_argument("--keep", action="store_true")
@@ -1375,7 +1590,8 @@ def main():
                 nd.run("modprobe rdmalog", timeout=120, check=True)
             h = History(c, seed=args.seed, duration=duration,
                         catchup=args.catchup, capacity=args.capacity,
-                        writers=args.writers, log=say)
+                        writers=args.writers, log=say,
+                        primary_faults=args.primary_faults)
             report = h.run()
             check(report)
             ok = True

@@ -3,7 +3,8 @@
 nodes (selftests/hist_writer.c; forwarded on the backups) while a seeded
 fault schedule cuts, flaps, kills, reloads, blackholes, pauses and
 degrades (netem) the backups, cuts both at once and fills and trims the
-ring, each fault checked to have taken effect; afterwards every acknowledged record must be on every node
+ring, each fault checked to have taken effect (and a second run that also
+kills, reloads, pauses and blackholes the primary: leader changes); afterwards every acknowledged record must be on every node
 at its LSN with its bytes, the nodes must agree, the log must be gapless
 and hold nothing a writer did not send.
 
@@ -89,3 +90,22 @@ def history_short(c):
     history.check(report)
     assert all(report["faults"][k] for k in h.kinds), report
     assert all(report["effective"][k] for k in h.required), report
+
+
+@test(timeout=1500)
+def history_primary_faults(c):
+    """The checker with the primary faulted (failover auto): its VM
+    killed, its module reloaded, its VM paused and its frames dropped for
+    twice the peer timeout while its writers keep writing (the stale
+    leader), with cuts and trims on the backups between. Each fault must
+    end in another node leading a later epoch and every other node
+    replicating from it; then the same checks, with ETIMEDOUT and ENOTCONN
+    unknown outcomes on every node, the epoch-start records accounted for,
+    and at most one primary per epoch in the nodes' events."""
+    h = history.History(c, duration=0, log=say, primary_faults=True,
+                        kinds=list(history.PRIMARY_KINDS) + ["cut", "trim"])
+    report = h.run()
+    history.check(report)
+    assert all(report["faults"][k] for k in h.kinds), report
+    assert report["leader_changes"] >= len(history.PRIMARY_KINDS), report
+    assert report["epoch_starts"] >= len(history.PRIMARY_KINDS), report

@@ -155,7 +155,7 @@ cycle() {
     rdmalogctl log set capacity RING max-record 64K durability async \
         >/dev/null || fail "cycle $1: log set"
     rdmalogctl node set id 1 cluster 7 address 198.18.0.1 role primary \
-        >/dev/null || fail "cycle $1: node set"
+        failover manual >/dev/null || fail "cycle $1: node set"
     rdmalogctl peer add id 2 address 198.18.0.2 >/dev/null ||
         fail "cycle $1: peer add"
     rdmalogctl node up >/dev/null || fail "cycle $1: node up"
@@ -503,7 +503,8 @@ def monitor_prints_events(c):
     nd = c[1]
     reload(nd)
     nd.run("rdmalogctl log set capacity 1M max-record 64K durability async "
-           "&& rdmalogctl node set id 1 role primary", timeout=60, check=True)
+           "&& rdmalogctl node set id 1 role primary failover manual",
+           timeout=60, check=True)
     job = nd.spawn("rdmalogctl -j monitor --count 5", timeout=240)
     # the subscription must be in place before the first change
     time.sleep(1)
