@@ -553,7 +553,7 @@ const char *rdmalog_conn_process(struct rdmalog_ep *ep,
 			return "second HELLO";
 		WRITE_ONCE(ep->peer_log_id, le64_to_cpu(m->hello.log_id));
 		ep->hello_epoch = epoch;
-		/* rdmalog_conn_census() reads them once the bit is set. */
+		/* Pairs with rdmalog_conn_census()'s: fields, then the bit. */
 		smp_mb__before_atomic();
 		set_bit(RDMALOG_EP_HELLO, &ep->flags);
 		rdmalog_note_peer_interval(ep, m->hello.interval_ms);
@@ -1104,9 +1104,9 @@ void rdmalog_conn_census(struct rdmalog_conn_census *c)
 	list_for_each_entry(conn, &rdmalog_conns.list, list) {
 		mutex_lock(&conn->lock);
 		ep = conn->ep;
-		/* The HELLO bit is set after the fields it covers. */
 		if (ep && ep->established && !ep->closing &&
 		    test_bit(RDMALOG_EP_HELLO, &ep->flags)) {
+			/* Pairs with the barrier before the HELLO bit is set. */
 			smp_rmb();
 			c->heard++;
 			if (test_bit(RDMALOG_EP_PEER_PRIMARY, &ep->flags))
