@@ -106,6 +106,12 @@ def main():
             show(nd, "modprobe rdmalog && rdmalogctl apply /etc/rdmalog.conf")
 
         p, b = c[PRIMARY], c[BACKUP]
+        say(f"waiting for {p.name}, the cluster file's primary, to lead: it "
+            "comes up as a backup and leads once its peers said they hold "
+            "no log (failover auto)")
+        wait(f"{p.name} to lead",
+             lambda: (status(p)["node"]["role"] == "primary",
+                      status(p).get("message")))
         say("waiting for every node to be connected to its peers (rdma_cm, RC)")
         states = wait("every connection", lambda: all_connected(c))
         print(f"all {len(states)} connections up")
