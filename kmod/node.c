@@ -982,6 +982,13 @@ static unsigned long rdmalog_node_stand_delay(void)
 	return msecs_to_jiffies(cfg->heartbeat_ms * (2 + 4 * rank));
 }
 
+/* A majority of the configured nodes is connected, this one counted. */
+static bool rdmalog_node_reaches_majority(void)
+{
+	lockdep_assert_held(&rdmalog_node.config_mutex);
+	return rdmalog_conn_nr_live() + 1 >= (rdmalog_node.npeers + 1) / 2 + 1;
+}
+
 /*
  * A primary with failover auto must not lead into a partition: once it
  * had a majority of the configured nodes connected (itself counted) and
@@ -991,10 +998,8 @@ static unsigned long rdmalog_node_stand_delay(void)
  */
 static void rdmalog_node_watch_quorum(unsigned long now)
 {
-	u32 nodes = rdmalog_node.npeers + 1;
-
 	lockdep_assert_held(&rdmalog_node.config_mutex);
-	if (rdmalog_conn_nr_live() + 1 >= nodes / 2 + 1) {
+	if (rdmalog_node_reaches_majority()) {
 		rdmalog_node.quorum_seen = now;
 		rdmalog_node.had_quorum = true;
 		return;
@@ -1080,8 +1085,7 @@ static void rdmalog_node_watch_work(struct work_struct *work)
 	if (rdmalog_conn_has_primary()) {
 		rdmalog_node.primary_seen = now;
 		rdmalog_node.had_primary = true;
-	} else if (census.primaries ||
-		   rdmalog_conn_nr_live() + 1 < (rdmalog_node.npeers + 1) / 2 + 1) {
+	} else if (census.primaries || !rdmalog_node_reaches_majority()) {
 		/*
 		 * A connected peer says it leads (it is about to take our
 		 * ring), or we are cut off from a majority: a node that cannot
