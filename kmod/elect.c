@@ -62,8 +62,11 @@
  *	transport took a HELLO or HEARTBEAT from)
  * @standing: the epoch this node stands for now (0: it does not); set
  *	and cleared by rdmalog_elect_stand() only
- * @stood: the highest epoch it ever stood for: a VOTE of no epoch above
- *	it is an answer, late or not, to one of its requests
+ * @pre: the candidacy of @standing is a pre-vote (it asks whether it
+ *	would win, and nothing is recorded or announced)
+ * @stood: the highest epoch it ever stood for, pre-votes included: a VOTE
+ *	of no epoch above it is an answer, late or not, to one of its
+ *	requests
  * @granted: the configured peers that granted it their vote in
  *	@standing
  * @refused: those that refused, and @why, the reasons (bits of &enum
@@ -75,7 +78,8 @@
  * @lead_log_id: the log it leads then
  * @deposed: the node's callback, set at init: told (under @lock) that a
  *	primary of a later epoch leads its log
- * @granted_at: jiffies when it last granted a peer its vote (0: never)
+ * @granted_at: jiffies when it last granted a peer its vote or pre-vote
+ *	(0: never)
  * @yield: a primary steps down when it hears of a later election epoch
  *	(failover auto; rdmalog_elect_set_yield())
  * @vote_mutex: see above
@@ -94,6 +98,7 @@ struct rdmalog_elect {
 	DECLARE_BITMAP(members, RDMALOG_MAX_NODE_ID + 1);
 	DECLARE_BITMAP(heard, RDMALOG_MAX_NODE_ID + 1);
 	u64 standing;
+	bool pre;
 	u64 stood;
 	DECLARE_BITMAP(granted, RDMALOG_MAX_NODE_ID + 1);
 	DECLARE_BITMAP(refused, RDMALOG_MAX_NODE_ID + 1);
@@ -362,6 +367,7 @@ static const char *const rdmalog_vote_why[__RDMALOG_VOTE_MAX] = {
 	[RDMALOG_VOTE_OTHER_LOG]	= "it continues another log",
 	[RDMALOG_VOTE_LEADING]		= "this node is the primary",
 	[RDMALOG_VOTE_BUSY]		= "the primary could not be fenced in time",
+	[RDMALOG_VOTE_HAS_PRIMARY]	= "this node follows a live primary",
 };
 
 /* rdmalog_elect_judge(): every rule before fencing holds; fence first. */
@@ -374,12 +380,16 @@ static const char *const rdmalog_vote_why[__RDMALOG_VOTE_MAX] = {
  * the request's, a request that passes every earlier rule is answered
  * %RDMALOG_ELECT_FENCE_FIRST: the caller fences without vote_mutex (the
  * fenced holder's close waits for its own vote work, which may wait for
- * the mutex) and asks again, when every rule is checked anew. vote_mutex
- * held.
+ * the mutex) and asks again, when every rule is checked anew. A pre-vote
+ * (%RDMALOG_VOTE_F_PRE) is judged by the same rules but fences, records
+ * and announces nothing, and is refused while @has_primary (we follow a
+ * primary on a live connection: ours is not lost). vote_mutex held.
  */
 static u32 rdmalog_elect_judge(const struct rdmalog_elect_ep *ee, u32 cand,
-			       struct rdmalog_log_held *mine, u64 fenced_epoch)
+			       struct rdmalog_log_held *mine, u64 fenced_epoch,
+			       bool has_primary)
 {
+	bool pre = ee->flags & RDMALOG_VOTE_F_PRE;
 	struct rdmalog_log *log = rdmalog_elect.log;
 	u64 vote_epoch, log_epoch, id;
 	u32 vote_for;
@@ -406,6 +416,8 @@ static u32 rdmalog_elect_judge(const struct rdmalog_elect_ep *ee, u32 cand,
 		return RDMALOG_VOTE_STALE;
 	if (rdmalog_elect.role == RDMALOG_ROLE_PRIMARY)
 		return RDMALOG_VOTE_LEADING;
+	if (pre && has_primary)
+		return RDMALOG_VOTE_HAS_PRIMARY;
 	id = rdmalog_log_id(log);
 	if (id && id != ee->log_id && mine->lsn)
 		return RDMALOG_VOTE_OTHER_LOG;
@@ -415,6 +427,12 @@ static u32 rdmalog_elect_judge(const struct rdmalog_elect_ep *ee, u32 cand,
 	 */
 	if (rdmalog_pos_below(&ee->pos, mine))
 		return RDMALOG_VOTE_BEHIND;
+	if (pre) {
+		spin_lock_bh(&rdmalog_elect.lock);
+		rdmalog_elect.granted_at = jiffies;
+		spin_unlock_bh(&rdmalog_elect.lock);
+		return RDMALOG_VOTE_GRANTED;
+	}
 	/*
 	 * Once fenced below the request's epoch, no primary of a lower one
 	 * holds our ring or is granted it again: the ring no longer grows.
@@ -427,6 +445,8 @@ static u32 rdmalog_elect_judge(const struct rdmalog_elect_ep *ee, u32 cand,
 	rdmalog_elect.vote_for = cand;
 	rdmalog_elect.granted_at = jiffies;
 	rdmalog_elect_raise_known(ee->epoch);
+	/* A candidacy of ours in a lower epoch is lost now. */
+	wake_up(&rdmalog_elect.stand_wq);
 	spin_unlock_bh(&rdmalog_elect.lock);
 	return RDMALOG_VOTE_GRANTED;
 }
@@ -437,37 +457,44 @@ static void rdmalog_elect_work(struct work_struct *work)
 						   work);
 	struct rdmalog_ep *ep = container_of(ee, struct rdmalog_ep, elect);
 	u32 cand = ep->conn->peer_id, reason, fenced = 0, fence_ms;
+	bool pre = ee->flags & RDMALOG_VOTE_F_PRE, live = false;
 	struct rdmalog_msg_vote m = {};
 	struct rdmalog_log_held mine;
 	int err;
 
+	/* Before vote_mutex: it takes the transport's locks. */
+	if (pre)
+		live = rdmalog_conn_has_primary();
 	mutex_lock(&rdmalog_elect.vote_mutex);
-	reason = rdmalog_elect_judge(ee, cand, &mine, 0);
+	reason = rdmalog_elect_judge(ee, cand, &mine, 0, live);
 	if (reason == RDMALOG_ELECT_FENCE_FIRST) {
 		fence_ms = rdmalog_elect.fence_ms;
 		mutex_unlock(&rdmalog_elect.vote_mutex);
 		err = rdmalog_conn_fence(ee->epoch, fence_ms, &fenced);
 		mutex_lock(&rdmalog_elect.vote_mutex);
 		reason = err ? RDMALOG_VOTE_BUSY :
-			       rdmalog_elect_judge(ee, cand, &mine, ee->epoch);
+			       rdmalog_elect_judge(ee, cand, &mine, ee->epoch,
+						   false);
 	}
 	spin_lock_bh(&rdmalog_elect.lock);
 	m.vote_epoch = cpu_to_le64(rdmalog_elect.vote_epoch);
 	m.vote_for = cpu_to_le32(rdmalog_elect.vote_for);
 	spin_unlock_bh(&rdmalog_elect.lock);
 	if (reason == RDMALOG_VOTE_GRANTED)
-		pr_info("node %u: voted for node %u in epoch %llu%s (holding epoch %llu, generation %u, LSN %llu)\n",
-			rdmalog_elect.node_id, cand, ee->epoch,
+		pr_info("node %u: %s node %u in epoch %llu%s (holding epoch %llu, generation %u, LSN %llu)\n",
+			rdmalog_elect.node_id,
+			pre ? "would vote for" : "voted for", cand, ee->epoch,
 			fenced ? ", its primary fenced" : "", mine.epoch,
 			mine.gen, mine.lsn);
 	else
-		pr_info("node %u: refused node %u a vote in epoch %llu: %s\n",
-			rdmalog_elect.node_id, cand, ee->epoch,
-			rdmalog_vote_why[reason]);
+		pr_info("node %u: refused node %u a %s in epoch %llu: %s\n",
+			rdmalog_elect.node_id, cand, pre ? "pre-vote" : "vote",
+			ee->epoch, rdmalog_vote_why[reason]);
 	mutex_unlock(&rdmalog_elect.vote_mutex);
 
 	m.epoch = cpu_to_le64(ee->epoch);
 	m.reason = cpu_to_le32(reason);
+	m.flags = cpu_to_le32(ee->flags);
 	rdmalog_pos_to_wire(&mine, &m.pos);
 	err = rdmalog_ep_send(ep, &m, sizeof(m), RDMALOG_MSG_VOTE, 2);
 	if (err && err != -ENOTCONN)
@@ -499,11 +526,13 @@ const char *rdmalog_elect_rx_vote_req(struct rdmalog_ep *ep,
 
 	if (!le64_to_cpu(r->epoch))
 		return "VOTE_REQ for epoch 0";
-	if (r->pos.reserved)
+	if (r->pos.reserved || r->reserved ||
+	    le32_to_cpu(r->flags) & ~RDMALOG_VOTE_F_PRE)
 		return "VOTE_REQ with reserved bits set";
 	if (test_and_set_bit(0, &ee->pending))
 		return "VOTE_REQ before the previous one was answered";
 	ee->epoch = le64_to_cpu(r->epoch);
+	ee->flags = le32_to_cpu(r->flags);
 	ee->log_id = le64_to_cpu(r->log_id);
 	ee->pos.epoch = le64_to_cpu(r->pos.epoch);
 	ee->pos.lsn = le64_to_cpu(r->pos.lsn);
@@ -522,18 +551,20 @@ const char *rdmalog_elect_rx_vote(struct rdmalog_ep *ep,
 {
 	const struct rdmalog_msg_vote *v = &m->vote;
 	u32 reason = le32_to_cpu(v->reason), peer = ep->conn->peer_id;
+	u32 flags = le32_to_cpu(v->flags);
 	u64 epoch = le64_to_cpu(v->epoch);
 	const char *err = NULL;
 
 	if (reason >= __RDMALOG_VOTE_MAX)
 		return "VOTE with an unknown reason";
-	if (v->pos.reserved)
+	if (v->pos.reserved || v->reserved || flags & ~RDMALOG_VOTE_F_PRE)
 		return "VOTE with reserved bits set";
 	spin_lock_bh(&rdmalog_elect.lock);
 	rdmalog_elect_raise_known(le64_to_cpu(v->vote_epoch));
 	if (!epoch || epoch > rdmalog_elect.stood) {
 		err = "VOTE that answers no VOTE_REQ of ours";
 	} else if (epoch == rdmalog_elect.standing &&
+		   !(flags & RDMALOG_VOTE_F_PRE) == !rdmalog_elect.pre &&
 		   test_bit(peer, rdmalog_elect.members) &&
 		   !test_bit(peer, rdmalog_elect.granted) &&
 		   !test_bit(peer, rdmalog_elect.refused)) {
@@ -553,8 +584,26 @@ const char *rdmalog_elect_rx_vote(struct rdmalog_ep *ep,
 /* ------------------------------------------------------------------ */
 /* Standing */
 
-/* Votes counted so far in @epoch, this node's own included. */
-static bool rdmalog_elect_decided(u32 needed, u32 nodes)
+/*
+ * This node's own vote went, in the epoch it stands for or a later one,
+ * to another candidate: its candidacy is lost. Lock held.
+ */
+static bool rdmalog_elect_voted_away(u32 self)
+{
+	u64 e = rdmalog_elect.standing;
+
+	lockdep_assert_held(&rdmalog_elect.lock);
+	return rdmalog_elect.vote_epoch > e ||
+	       (rdmalog_elect.vote_epoch == e && rdmalog_elect.vote_for != self);
+}
+
+/*
+ * Whether the candidacy is decided: a majority granted (this node's own
+ * vote included), or so many of the @reach nodes that can answer (those
+ * asked, and itself) refused that no majority is left, or this node
+ * meanwhile voted for another candidate in its epoch or a later one.
+ */
+static bool rdmalog_elect_decided(u32 needed, u32 reach, u32 self)
 {
 	u32 yes, no;
 	bool ret;
@@ -565,7 +614,8 @@ static bool rdmalog_elect_decided(u32 needed, u32 nodes)
 				    RDMALOG_MAX_NODE_ID + 1);
 	no = bitmap_weight_and(rdmalog_elect.refused, rdmalog_elect.members,
 			       RDMALOG_MAX_NODE_ID + 1);
-	ret = yes >= needed || nodes - no < needed;
+	ret = yes >= needed || reach - min(no, reach) < needed ||
+	      rdmalog_elect_voted_away(self);
 	spin_unlock_bh(&rdmalog_elect.lock);
 	return ret;
 }
@@ -577,6 +627,8 @@ static const char *rdmalog_elect_refusal_msg(u32 why)
 		return "refused by a majority: a voter holds more of the log than this node";
 	if (why & BIT(RDMALOG_VOTE_LEADING))
 		return "refused by a majority: a voter is the primary";
+	if (why & BIT(RDMALOG_VOTE_HAS_PRIMARY))
+		return "refused by a majority: a voter follows a live primary";
 	if (why & BIT(RDMALOG_VOTE_OTHER_LOG))
 		return "refused by a majority: a voter holds another log";
 	if (why & BIT(RDMALOG_VOTE_NOT_LEARNED))
@@ -588,7 +640,7 @@ static const char *rdmalog_elect_refusal_msg(u32 why)
 
 /* Ask every connected peer for its vote in @epoch, at position @held. */
 static u32 rdmalog_elect_ask(u64 epoch, u64 log_id,
-			     const struct rdmalog_log_held *held)
+			     const struct rdmalog_log_held *held, u32 flags)
 {
 	struct rdmalog_ep *eps[RDMALOG_MAX_PEERS];
 	struct rdmalog_msg_vote_req r = {};
@@ -597,6 +649,7 @@ static u32 rdmalog_elect_ask(u64 epoch, u64 log_id,
 
 	r.epoch = cpu_to_le64(epoch);
 	r.log_id = cpu_to_le64(log_id);
+	r.flags = cpu_to_le32(flags);
 	rdmalog_pos_to_wire(held, &r.pos);
 	n = rdmalog_conn_live_eps(eps, ARRAY_SIZE(eps));
 	for (i = 0; i < n; i++) {
@@ -616,23 +669,30 @@ static u32 rdmalog_elect_ask(u64 epoch, u64 log_id,
  * rdmalog_elect_stand() - stand for election in the next epoch
  * @res: out: the epoch stood for, the position it stood with, the votes
  *	and the reasons of the refusals
+ * @pre: only a pre-vote: ask whether it would win, changing nothing
  *
  * The node takes the epoch one above every epoch it knows of, votes for
  * itself (its vote in that epoch is spent), fences the primary it follows
  * as a voter would, and asks every connected peer; it wins once a
- * majority of the configured nodes, itself included, granted. Process
- * context; sleeps up to twice the fencing time and a second.
+ * majority of the configured nodes, itself included, granted. With @pre
+ * it asks the same question with %RDMALOG_VOTE_F_PRE and neither votes,
+ * fences nor announces anything: the peers that still follow a live
+ * primary refuse, so a node that merely lost touch (it was paused, or cut
+ * off) does not make the others' primary yield. Process context; sleeps
+ * up to twice the fencing time and a second (@pre: the fencing time).
  *
- * Return: 0 (won: @res->epoch is this node's to lead), -ENETDOWN (not
- * up), -EALREADY (the primary), -EAGAIN (it has not learned yet: it may
- * neither vote nor stand), -EBUSY (it could not fence its primary in
- * time), -ECONNREFUSED (too many refused: @res->why says why),
- * -ETIMEDOUT (too few answered), -EINTR (a signal).
+ * Return: 0 (won: @res->epoch is this node's to lead; @pre: it would
+ * win), -ENETDOWN (not up), -EALREADY (the primary), -EAGAIN (it has not
+ * learned yet: it may neither vote nor stand), -EBUSY (it could not
+ * fence its primary in time, or it stands already), -ECONNREFUSED (too
+ * many refused, @res->why says why; or it voted for another candidate
+ * meanwhile), -ETIMEDOUT (too few answered), -EINTR (a signal).
  */
-int rdmalog_elect_stand(struct rdmalog_elect_result *res)
+int rdmalog_elect_stand(struct rdmalog_elect_result *res, bool pre)
 {
 	u32 nodes, needed, self, fence_ms, fenced = 0;
 	struct rdmalog_log *log;
+	bool away = false;
 	ktime_t t0;
 	long left;
 	u64 epoch, id;
@@ -664,11 +724,14 @@ int rdmalog_elect_stand(struct rdmalog_elect_result *res)
 	} else {
 		epoch = max3(rdmalog_elect.log_epoch, rdmalog_elect.vote_known,
 			     rdmalog_elect.vote_epoch) + 1;
-		rdmalog_elect.vote_epoch = epoch;
-		rdmalog_elect.vote_for = self;
-		rdmalog_elect_raise_known(epoch);
+		if (!pre) {
+			rdmalog_elect.vote_epoch = epoch;
+			rdmalog_elect.vote_for = self;
+			rdmalog_elect_raise_known(epoch);
+		}
 		rdmalog_elect.standing = epoch;
-		rdmalog_elect.stood = epoch;
+		rdmalog_elect.pre = pre;
+		rdmalog_elect.stood = max(rdmalog_elect.stood, epoch);
 		bitmap_zero(rdmalog_elect.granted, RDMALOG_MAX_NODE_ID + 1);
 		bitmap_zero(rdmalog_elect.refused, RDMALOG_MAX_NODE_ID + 1);
 		rdmalog_elect.why = 0;
@@ -684,23 +747,29 @@ int rdmalog_elect_stand(struct rdmalog_elect_result *res)
 	t0 = ktime_get();
 
 	/* As a voter does: nothing of an older primary lands any more. */
-	err = rdmalog_conn_fence(epoch, fence_ms, &fenced);
-	res->fence_ms = ktime_ms_delta(ktime_get(), t0);
-	if (err) {
-		err = -EBUSY;
-		res->msg = "could not fence the primary it follows in time";
-		goto out_clear;
+	if (!pre) {
+		err = rdmalog_conn_fence(epoch, fence_ms, &fenced);
+		res->fence_ms = ktime_ms_delta(ktime_get(), t0);
+		if (err) {
+			err = -EBUSY;
+			res->msg = "could not fence the primary it follows in time";
+			goto out_clear;
+		}
 	}
 	rdmalog_log_held(log, &res->held);
 	id = rdmalog_log_id(log);
-	pr_info("node %u: stands for epoch %llu (holding epoch %llu, generation %u, LSN %llu)%s\n",
-		self, epoch, res->held.epoch, res->held.gen, res->held.lsn,
+	pr_info("node %u: %s epoch %llu (holding epoch %llu, generation %u, LSN %llu)%s\n",
+		self, pre ? "asks whether it would win" : "stands for",
+		epoch, res->held.epoch, res->held.gen, res->held.lsn,
 		fenced ? ", its primary fenced" : "");
-	res->asked = rdmalog_elect_ask(epoch, id, &res->held);
+	res->asked = rdmalog_elect_ask(epoch, id, &res->held,
+				       pre ? RDMALOG_VOTE_F_PRE : 0);
 	left = wait_event_interruptible_timeout(rdmalog_elect.stand_wq,
 						rdmalog_elect_decided(needed,
-								      nodes),
-						msecs_to_jiffies(2 * fence_ms +
+								      res->asked + 1,
+								      self),
+						msecs_to_jiffies(pre ? fence_ms :
+								 2 * fence_ms +
 								 1000));
 	spin_lock_bh(&rdmalog_elect.lock);
 	res->granted = 1 + bitmap_weight_and(rdmalog_elect.granted,
@@ -710,26 +779,35 @@ int rdmalog_elect_stand(struct rdmalog_elect_result *res)
 					 rdmalog_elect.members,
 					 RDMALOG_MAX_NODE_ID + 1);
 	res->why = rdmalog_elect.why;
+	away = rdmalog_elect_voted_away(self);
 	spin_unlock_bh(&rdmalog_elect.lock);
 	res->elect_ms = ktime_ms_delta(ktime_get(), t0);
-	if (res->granted >= needed) {
+	if (away) {
+		err = -ECONNREFUSED;
+		res->msg = "it voted for another candidate meanwhile";
+	} else if (res->granted >= needed) {
 		err = 0;
 	} else if (left < 0) {
 		err = -EINTR;
 		res->msg = "interrupted";
-	} else if (nodes - res->refused < needed) {
+	} else if (res->asked + 1 < needed) {
+		err = -ETIMEDOUT;
+		res->msg = "too few of the configured nodes are connected";
+	} else if (res->asked + 1 - min(res->refused, res->asked) < needed) {
 		err = -ECONNREFUSED;
 		res->msg = rdmalog_elect_refusal_msg(res->why);
 	} else {
 		err = -ETIMEDOUT;
 		res->msg = "too few of the configured nodes answered in time";
 	}
-	pr_info("node %u: %s epoch %llu: %u of %u votes, %u needed, %u refused\n",
-		self, err ? "lost" : "won", epoch, res->granted, nodes, needed,
-		res->refused);
+	pr_info("node %u: %s%s epoch %llu: %u of %u votes, %u needed, %u refused%s\n",
+		self, err ? "lost" : "won", pre ? " the pre-vote of" : "",
+		epoch, res->granted, nodes, needed, res->refused,
+		away ? ", voted for another" : "");
 out_clear:
 	spin_lock_bh(&rdmalog_elect.lock);
 	rdmalog_elect.standing = 0;
+	rdmalog_elect.pre = false;
 	spin_unlock_bh(&rdmalog_elect.lock);
 out_put:
 	rdmalog_log_put(log);

@@ -44,6 +44,7 @@ struct rdmalog_elect_info {
  * @pending: bit 0: a VOTE_REQ waits for its answer (set by the CQ
  *	handler, cleared by @work); at most one per connection
  * @epoch: the epoch the peer stands for
+ * @flags: its request's flags (%RDMALOG_VOTE_F_PRE: a pre-vote)
  * @log_id: the log it would continue
  * @pos: its position
  *
@@ -54,6 +55,7 @@ struct rdmalog_elect_ep {
 	struct work_struct work;
 	unsigned long pending;
 	u64 epoch;
+	u32 flags;
 	u64 log_id;
 	struct rdmalog_log_held pos;
 };
@@ -84,7 +86,7 @@ struct rdmalog_elect_result {
 	u32 fence_ms;
 };
 
-int rdmalog_elect_stand(struct rdmalog_elect_result *res);
+int rdmalog_elect_stand(struct rdmalog_elect_result *res, bool pre);
 
 /*
  * The up period: votes are judged against @log (referenced until stop),
@@ -132,7 +134,7 @@ void rdmalog_elect_set_deposed(void (*deposed)(u64 epoch));
  */
 void rdmalog_elect_set_yield(bool yield);
 void rdmalog_elect_get_info(struct rdmalog_elect_info *info);
-/* When it last granted a peer its vote (jiffies; 0: never). */
+/* When it last granted a peer its vote or pre-vote (jiffies; 0: never). */
 unsigned long rdmalog_elect_granted_at(void);
 
 #endif /* _RDMALOG_ELECT_H */

@@ -1412,7 +1412,7 @@ static int rdmalog_node_lead(u64 epoch, struct netlink_ext_ack *extack)
 static int rdmalog_node_stand(u32 why, u32 detect_ms,
 			      struct netlink_ext_ack *extack)
 {
-	u32 durability = 0, in_sync, needed, id, ms;
+	u32 durability = 0, in_sync, needed, id, ms, pre_ms = 0;
 	struct rdmalog_elect_result res;
 	unsigned long wait = jiffies;
 	struct rdmalog_log *log;
@@ -1439,7 +1439,19 @@ static int rdmalog_node_stand(u32 why, u32 detect_ms,
 	if (err)
 		return err;
 
-	err = rdmalog_elect_stand(&res);
+	/*
+	 * On its own, it first asks whether it would win: a node that only
+	 * lost touch with a primary the others still follow changes nothing.
+	 * The operator's promote deposes a live primary on purpose.
+	 */
+	if (why == RDMALOG_CHANGE_STOOD) {
+		err = rdmalog_elect_stand(&res, true);
+		pre_ms = res.elect_ms;
+	}
+	if (!err) {
+		err = rdmalog_elect_stand(&res, false);
+		res.elect_ms += pre_ms;
+	}
 	if (err) {
 		/* Static text, as NL_SET_ERR_MSG() sets (it takes literals). */
 		if (extack && res.msg)

@@ -38,7 +38,7 @@
 #include <linux/types.h>
 
 /** RDMALOG_PROTO_VERSION - the protocol version this module speaks */
-#define RDMALOG_PROTO_VERSION		4
+#define RDMALOG_PROTO_VERSION		5
 
 /** RDMALOG_CM_MAGIC - "RLCM": first bytes of the handshake and rejections */
 #define RDMALOG_CM_MAGIC		0x4d434c52
@@ -673,6 +673,8 @@ static_assert(sizeof(struct rdmalog_pos_wire) == 24);
  * @epoch: the epoch the sender stands for; above every epoch it knows of
  * @log_id: the log the sender would continue (its log's id)
  * @pos: the sender's position
+ * @flags: %RDMALOG_VOTE_F_PRE or 0; other bits are reserved (zero)
+ * @reserved: zero
  *
  * At most one is outstanding per connection: a second one before the
  * VOTE drops the connection.
@@ -682,9 +684,20 @@ struct rdmalog_msg_vote_req {
 	__le64 epoch;
 	__le64 log_id;
 	struct rdmalog_pos_wire pos;
+	__le32 flags;
+	__le32 reserved;
 };
 
-static_assert(sizeof(struct rdmalog_msg_vote_req) == 64);
+static_assert(sizeof(struct rdmalog_msg_vote_req) == 72);
+
+/*
+ * RDMALOG_VOTE_F_PRE - &rdmalog_msg_vote_req.flags and
+ * &rdmalog_msg_vote.flags: a pre-vote, "would you vote for me in @epoch?"
+ * The voter judges it as a vote (and also refuses while it follows a live
+ * primary: %RDMALOG_VOTE_HAS_PRIMARY) but records, fences and announces
+ * nothing; its answer carries the flag too.
+ */
+#define RDMALOG_VOTE_F_PRE		0x1
 
 /**
  * enum rdmalog_vote_reason - &rdmalog_msg_vote.reason
@@ -700,6 +713,8 @@ static_assert(sizeof(struct rdmalog_msg_vote_req) == 64);
  *	for a candidate)
  * @RDMALOG_VOTE_BUSY: the voter could not fence the primary it follows in
  *	time; the candidate may ask again
+ * @RDMALOG_VOTE_HAS_PRIMARY: (pre-votes only) the voter follows a primary
+ *	whose connection is alive: its primary is not lost
  * @__RDMALOG_VOTE_MAX: number of reasons
  */
 enum rdmalog_vote_reason {
@@ -711,6 +726,7 @@ enum rdmalog_vote_reason {
 	RDMALOG_VOTE_OTHER_LOG,
 	RDMALOG_VOTE_LEADING,
 	RDMALOG_VOTE_BUSY,
+	RDMALOG_VOTE_HAS_PRIMARY,
 
 	__RDMALOG_VOTE_MAX
 };
@@ -724,6 +740,8 @@ enum rdmalog_vote_reason {
  * @vote_epoch: the epoch of the voter's vote after this answer
  * @pos: the voter's position; after a grant, what it held once the
  *	primary it followed was fenced (no WRITE of it lands any more)
+ * @flags: the request's flags (%RDMALOG_VOTE_F_PRE): what it answers
+ * @reserved: zero
  */
 struct rdmalog_msg_vote {
 	struct rdmalog_msg_hdr hdr;
@@ -732,9 +750,11 @@ struct rdmalog_msg_vote {
 	__le32 vote_for;
 	__le64 vote_epoch;
 	struct rdmalog_pos_wire pos;
+	__le32 flags;
+	__le32 reserved;
 };
 
-static_assert(sizeof(struct rdmalog_msg_vote) == 72);
+static_assert(sizeof(struct rdmalog_msg_vote) == 80);
 
 /*
  * Every message type this version knows: a received message is copied out

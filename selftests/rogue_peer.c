@@ -80,7 +80,7 @@
  * EPOCH with the position (--vote-pos-epoch E, --vote-gen G, the voter's
  * last LSN as its HELLO tells, or --vote-behind N below it), waits for the
  * VOTE and reports it in the JSON ("vote": reason, the voter's vote and
- * position).
+ * position). --vote-pre makes it a pre-vote ("pre": true in the answer).
  *
  * Output: TAP on stdout, then one line of JSON with every probe's result.
  * Exit status 0 when every probe behaved as required, 1 when one did not,
@@ -148,6 +148,7 @@ struct opts {
 	bool catchup_probe;
 	/* --vote EPOCH: as a candidate, ask for a vote (--vote-behind N) */
 	uint64_t vote;
+	bool vote_pre;
 	uint64_t vote_behind;
 	uint32_t vote_gen;
 	uint64_t vote_pos_epoch;
@@ -1212,7 +1213,7 @@ static int run_cross(const struct opts *o)
 
 static const char *const vote_reasons[] = {
 	"granted", "not_learned", "voted", "stale", "behind", "other_log",
-	"leading", "busy",
+	"leading", "busy", "has_primary",
 };
 
 static int run_vote(const struct opts *o)
@@ -1240,6 +1241,7 @@ static int run_vote(const struct opts *o)
 	m.pos.epoch = htole64(pos_epoch);
 	m.pos.lsn = htole64(lsn);
 	m.pos.gen = htole32(o->vote_gen);
+	m.flags = htole32(o->vote_pre ? RDMALOG_VOTE_F_PRE : 0);
 	if (send_msg(&s, &m, sizeof(m), RDMALOG_MSG_VOTE_REQ)) {
 		tap(false, "vote: cannot send the VOTE_REQ");
 		session_close(&s);
@@ -1261,12 +1263,14 @@ static int run_vote(const struct opts *o)
 	json_add(",\"vote\":{\"epoch\":%" PRIu64 ",\"reason\":\"%s\","
 		 "\"vote_epoch\":%" PRIu64 ",\"vote_for\":%u,"
 		 "\"pos\":{\"epoch\":%" PRIu64 ",\"gen\":%u,\"lsn\":%" PRIu64
-		 "}}", (uint64_t)le64toh(s.vote.epoch),
+		 "}%s}", (uint64_t)le64toh(s.vote.epoch),
 		 reason < sizeof(vote_reasons) / sizeof(vote_reasons[0]) ?
 		 vote_reasons[reason] : "unknown",
 		 (uint64_t)le64toh(s.vote.vote_epoch), le32toh(s.vote.vote_for),
 		 (uint64_t)le64toh(s.vote.pos.epoch), le32toh(s.vote.pos.gen),
-		 (uint64_t)le64toh(s.vote.pos.lsn));
+		 (uint64_t)le64toh(s.vote.pos.lsn),
+		 le32toh(s.vote.flags) & RDMALOG_VOTE_F_PRE ?
+		 ",\"pre\":true" : "");
 	session_close(&s);
 	return 0;
 }
@@ -2427,7 +2431,7 @@ static void usage(const char *argv0)
 		"       %s --listen -a OUR_ADDR -n NODE -d DST -c CLUSTER -C CAPACITY\n"
 		"          --catchup-probe [--secret FILE]\n"
 		"       %s [--listen] -a ADDR -n NODE -d DST -c CLUSTER -C CAPACITY\n"
-		"          --vote EPOCH --vote-pos-epoch E [--vote-behind N]\n"
+		"          --vote EPOCH --vote-pos-epoch E [--vote-behind N] [--vote-pre]\n"
 		"          [--vote-gen G]\n",
 		argv0, argv0, argv0, argv0, argv0, argv0, argv0);
 	exit(2);
@@ -2482,6 +2486,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		{ "vote-epoch", required_argument, NULL, 'V' },
 		{ "vote", required_argument, NULL, 'E' },
 		{ "vote-behind", required_argument, NULL, 'B' },
+		{ "vote-pre", no_argument, NULL, 'W' },
 		{ "vote-gen", required_argument, NULL, 'J' },
 		{ "vote-pos-epoch", required_argument, NULL, 'P' },
 		{ "primary-epoch", required_argument, NULL, 'Q' },
@@ -2520,6 +2525,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'V': opt_vote_epoch = strtoull(optarg, NULL, 0); break;
 		case 'E': o->vote = strtoull(optarg, NULL, 0); break;
 		case 'B': o->vote_behind = strtoull(optarg, NULL, 0); break;
+		case 'W': o->vote_pre = true; break;
 		case 'J': o->vote_gen = strtoul(optarg, NULL, 0); break;
 		case 'P': o->vote_pos_epoch = strtoull(optarg, NULL, 0); break;
 		case 'Q': opt_primary_epoch = strtoull(optarg, NULL, 0); break;

@@ -171,7 +171,7 @@ def a_promote_needs_a_majority(c):
     wait_lost(c, 2, 1)
     wait_lost(c, 2, 3)
     r = promote(c[2])
-    assert r.rc != 0 and "too few of the configured nodes answered" in r.out, \
+    assert r.rc != 0 and "too few of the configured nodes are connected" in r.out, \
         (r.rc, r.out)
     st = status(c[2])
     assert st["node"]["role"] == "backup", st["node"]

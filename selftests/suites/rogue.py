@@ -670,7 +670,8 @@ def a_vote_fences_the_primary_first(c):
     never grants node 1 its ring again, so node 1 (quorum, node 2 down)
     can commit nothing more and node 3's log does not take its record. A
     rogue node 1 then asks for the same epoch and is refused: node 3
-    voted in it already."""
+    voted in it already. Pre-votes change nothing: refused while node 3
+    follows its live primary, granted once it fenced it."""
     fresh(c, cluster_file())
     wait_connected(c, 1)
     wait_connected(c, 3)
@@ -683,9 +684,17 @@ def a_vote_fences_the_primary_first(c):
              interval=1, what="node 3 lost node 2")
     c[3].run("dmesg -c >/dev/null", timeout=60, check=True)
     as_2 = "-a 198.18.0.3 -n 2 -d 3"
+    held = {"epoch": e, "gen": 0, "lsn": nxt + 1}
+
+    # a pre-vote while node 1 holds node 3's ring: node 3 follows a live
+    # primary, and nothing changes
+    v = ask_vote(c[2], f"{as_2} --vote {e + 1} --vote-pos-epoch {e} --vote-pre")
+    assert v == {"epoch": e + 1, "reason": "has_primary", "vote_epoch": 0,
+                 "vote_for": 0, "pos": held, "pre": True}, v
+    assert status(c[3])["election"]["vote"] is None, status(c[3])
+    assert status(c[3])["election"]["epoch"] == e, status(c[3])
 
     v = ask_vote(c[2], f"{as_2} --vote {e + 1} --vote-pos-epoch {e} --vote-behind 1")
-    held = {"epoch": e, "gen": 0, "lsn": nxt + 1}
     assert v == {"epoch": e + 1, "reason": "behind", "vote_epoch": 0,
                  "vote_for": 0, "pos": held}, v
     assert status(c[3])["election"]["vote"] is None, status(c[3])
@@ -695,6 +704,13 @@ def a_vote_fences_the_primary_first(c):
     assert v == {"epoch": e + 1, "reason": "granted", "vote_epoch": e + 1,
                  "vote_for": 2, "pos": held}, v
     assert status(c[3])["election"]["vote"] == {"epoch": e + 1, "for": 2}
+    # node 1 is fenced: a pre-vote for the next epoch would be granted,
+    # and changes neither the vote nor the epoch node 3 announces
+    v = ask_vote(c[2], f"{as_2} --vote {e + 2} --vote-pos-epoch {e} --vote-pre")
+    assert v == {"epoch": e + 2, "reason": "granted", "vote_epoch": e + 1,
+                 "vote_for": 2, "pos": held, "pre": True}, v
+    assert status(c[3])["election"]["vote"] == {"epoch": e + 1, "for": 2}
+    assert status(c[3])["election"]["epoch"] == e + 1, status(c[3])
     d = c[3].run("dmesg", timeout=60, check=True).out
     assert f"node 3: refused node 2 a vote in epoch {e + 1}: its log is " \
         "behind ours" in d, d
