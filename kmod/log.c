@@ -695,7 +695,8 @@ int rdmalog_log_append(struct rdmalog_log *log, struct iov_iter *from,
 	return rdmalog_log_append_flags(log, from, nonblock, lsnp, 0);
 }
 
-int rdmalog_log_append_epoch_start(struct rdmalog_log *log, u64 *lsnp)
+int rdmalog_log_append_epoch_start(struct rdmalog_log *log, bool nonblock,
+				   u64 *lsnp)
 {
 	__le64 epoch;
 	struct kvec v = { .iov_base = &epoch, .iov_len = sizeof(epoch) };
@@ -705,8 +706,18 @@ int rdmalog_log_append_epoch_start(struct rdmalog_log *log, u64 *lsnp)
 	epoch = cpu_to_le64(log->epoch);
 	spin_unlock_bh(&log->lock);
 	iov_iter_kvec(&it, ITER_SOURCE, &v, 1, sizeof(epoch));
-	return rdmalog_log_append_flags(log, &it, false, lsnp,
+	return rdmalog_log_append_flags(log, &it, nonblock, lsnp,
 					RDMALOG_RECORD_EPOCH_START);
+}
+
+bool rdmalog_log_adopted_pending(struct rdmalog_log *log)
+{
+	bool ret;
+
+	spin_lock_bh(&log->lock);
+	ret = log->commit_lsn < log->lead_lsn;
+	spin_unlock_bh(&log->lock);
+	return ret;
 }
 
 /*

@@ -128,6 +128,7 @@ int rdmalog_log_append(struct rdmalog_log *log, struct iov_iter *from,
  * rdmalog_log_append_epoch_start() - append a new primary's first record
  * @log: the log, of the primary that just won its election
  *	(rdmalog_log_lead())
+ * @nonblock: fail with -EAGAIN rather than wait for ring space
  * @lsn: out: the record's LSN on success
  *
  * An epoch-start record (%RDMALOG_RECORD_EPOCH_START, its payload the
@@ -136,7 +137,19 @@ int rdmalog_log_append(struct rdmalog_log *log, struct iov_iter *from,
  *
  * Return: as rdmalog_log_append().
  */
-int rdmalog_log_append_epoch_start(struct rdmalog_log *log, u64 *lsn);
+int rdmalog_log_append_epoch_start(struct rdmalog_log *log, bool nonblock,
+				   u64 *lsn);
+
+/**
+ * rdmalog_log_adopted_pending() - whether records the primary adopted
+ * when it took the lead (rdmalog_log_lead()) still wait for their commit
+ * @log: the log
+ *
+ * Return: true while the commit point is below the first LSN of its
+ * epoch: only a commit in its epoch (its epoch-start record's) commits
+ * them.
+ */
+bool rdmalog_log_adopted_pending(struct rdmalog_log *log);
 
 /**
  * rdmalog_log_read() - copy the payload of record @lsn to @to

@@ -1495,15 +1495,30 @@ static int rdmalog_node_stand(u32 why, u32 detect_ms,
 	       durability && time_before(jiffies, wait) &&
 	       !rdmalog_log_is_dead(log))
 		msleep(20);
-	err = rdmalog_log_append_epoch_start(log, &lsn);
+	/*
+	 * A ring too full for the record waits for a trim; but with no
+	 * adopted record waiting for its commit there is nothing to
+	 * reconcile, and the new primary leads without one (appends wait for
+	 * the trim as they would anyway).
+	 */
+	err = rdmalog_log_append_epoch_start(log, true, &lsn);
+	if (err == -EAGAIN && !rdmalog_log_adopted_pending(log)) {
+		pr_info("node %u: epoch %llu: no room in the ring for an epoch-start record, and nothing to reconcile: leads without one\n",
+			id, res.epoch);
+		err = 0;
+		lsn = 0;
+	} else if (err == -EAGAIN) {
+		err = rdmalog_log_append_epoch_start(log, false, &lsn);
+	}
 	if (err) {
 		NL_SET_ERR_MSG(extack,
 			       "it leads, but its epoch-start record was not committed");
 		goto out_put;
 	}
 	ms = ktime_ms_delta(ktime_get(), t_won);
-	pr_info("node %u: epoch %llu: its first record, LSN %llu, is committed: election %u ms (fencing %u ms), reconciliation %u ms\n",
-		id, res.epoch, lsn, res.elect_ms, res.fence_ms, ms);
+	if (lsn)
+		pr_info("node %u: epoch %llu: its first record, LSN %llu, is committed: election %u ms (fencing %u ms), reconciliation %u ms\n",
+			id, res.epoch, lsn, res.elect_ms, res.fence_ms, ms);
 	mutex_lock(&rdmalog_node.config_mutex);
 	if (rdmalog_node.log == log && rdmalog_node.change.epoch == res.epoch) {
 		rdmalog_node.change.reconcile_ms = ms;
