@@ -97,9 +97,10 @@ CONF = "/etc/rdmalog.conf"
 # ever seen by a writer that is not dying, and then nothing was appended
 UNKNOWN = {"ENOTCONN"}
 # with leader changes (Documentation/device.rst, failure-model.rst): a
-# record whose write() timed out, or whose primary stepped down under it,
-# on any node, may have reached a backup that the new primary adopts
-UNKNOWN_LEADER_CHANGE = {"ENOTCONN", "ETIMEDOUT"}
+# record whose write() timed out, whose primary stepped down under it, or
+# whose primary's log went down under it, on any node, may have reached
+# a backup that the new primary adopts
+UNKNOWN_LEADER_CHANGE = {"ENOTCONN", "ETIMEDOUT", "ENETDOWN"}
 MASK = (1 << 64) - 1
 HIST_MIN_LEN, HIST_INLINE = 24, 200
 WAIT = 180              # bound of every "wait until" (rejoin, catch-up)
