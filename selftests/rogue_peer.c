@@ -1644,6 +1644,29 @@ static int ring_write(const struct opts *o, struct session *s, uint64_t pos,
 	return 0;
 }
 
+/* Wait up to @ms for the rdma_cm's DISCONNECTED event. */
+static void wait_cm_disconnected(struct session *s, int ms)
+{
+	long long start = now_ms(), end = start + ms;
+
+	while (now_ms() < end) {
+		struct pollfd pfd = { .fd = s->ch->fd, .events = POLLIN };
+		struct rdma_cm_event *ev;
+		enum rdma_cm_event_type t;
+
+		if (poll(&pfd, 1, 10) <= 0 || rdma_get_cm_event(s->ch, &ev))
+			continue;
+		t = ev->event;
+		rdma_ack_cm_event(ev);
+		diag("rdma_cm event %s after %lld ms more", rdma_event_str(t),
+		     now_ms() - start);
+		if (t == RDMA_CM_EVENT_DISCONNECTED ||
+		    t == RDMA_CM_EVENT_TIMEWAIT_EXIT)
+			return;
+	}
+	diag("no DISCONNECTED within %d ms: disconnecting", ms);
+}
+
 /*
  * Wait up to @ms for the backup to drop the connection: an rdma_cm
  * DISCONNECTED event, or a completion that failed or was flushed. With
@@ -2411,6 +2434,13 @@ static int run_garbage(const struct opts *o)
 	else
 		tap(dropped, "%s: the backup dropped the connection within %d ms (%s)",
 		    k->name, GARBAGE_WAIT_MS, how);
+	/*
+	 * A failed completion shows the drop here before the backup has
+	 * closed its side: let it disconnect first, so that it closes for
+	 * its own reason rather than for our DREQ.
+	 */
+	if (dropped && strncmp(how, "RDMA_CM", 7))
+		wait_cm_disconnected(&s, 2000);
 	session_close(&s);
 	return failures ? 1 : 0;
 }
