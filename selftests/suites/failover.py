@@ -19,7 +19,8 @@ committed; the other backup follows it into the new epoch.
   * node 3 promoted while node 1 is alive: node 3 and node 2 (which
     grants) fence node 1; node 1 hears node 3 lead in a later epoch,
     steps down and follows it with its committed records;
-  * a record node 2 holds beyond its commit point is adopted.
+  * a record node 2 holds beyond its commit point is adopted;
+  * a full ring: the new primary leads without an epoch-start record.
 
 States are polled; nothing passes or fails on a clock.
 """
@@ -389,6 +390,53 @@ def a_reloaded_primary_joins_as_a_backup(c):
     n = append(c[1], ["forwarded"])
     wait_commit(c, n[0] + 1)
     assert headers(c[1])[-1]["data"] == "forwarded"
+
+
+@test
+def a_full_ring_leads_without_an_epoch_start_record(c):
+    """Node 1's ring is filled to the last byte, every record committed,
+    and node 2 is promoted: its ring has no room for an epoch-start
+    record, and it adopted nothing that waits for a commit, so it leads
+    without one rather than wait for a trim (it used to wait for ever:
+    the history checker's primary faults found it). After a trim the log
+    goes on in its epoch on every node."""
+    fresh(c)
+    big = 60000
+    rec = f"dd if=/dev/zero bs={big} count=1 of=/dev/rdmalog 2>/dev/null"
+    c[1].run(rec, timeout=300, check=True)
+    hdr = status(c[1])["log"]["used"] - big
+    assert hdr > 0 and hdr % 8 == 0, hdr
+    c[1].run(f"for i in $(seq 16); do {rec} || exit 1; done", timeout=300,
+             check=True)
+    lg = status(c[1])["log"]
+    last = lg["capacity"] - lg["used"] - hdr
+    assert 8 < last <= 65536, lg
+    c[1].run(f"dd if=/dev/zero bs={last} count=1 of=/dev/rdmalog "
+             "2>/dev/null", timeout=300, check=True)
+    lg = status(c[1])["log"]
+    assert lg["used"] == lg["capacity"] and lg["next_lsn"] == 19, lg
+    wait_commit(c, 19)
+    e = lg["epoch"]
+    for nd in c:
+        nd.run("dmesg -c >/dev/null", timeout=60, check=True)
+    r = promote(c[2])
+    assert r.rc == 0, (r.rc, r.out)
+    st = status(c[2])
+    assert st["node"]["role"] == "primary" and \
+        st["log"]["epoch"] == e + 1 and st["log"]["next_lsn"] == 19, st
+    d = c[2].run("dmesg", timeout=60, check=True).out
+    assert f"node 2: epoch {e + 1}: no room in the ring for an epoch-start " \
+        "record, and nothing to reconcile: leads without one" in d, d
+    assert not any(h.get("epoch_start") for h in headers(c[2]))
+    wait_for(lambda: status(c[1])["node"]["role"] == "backup",
+             timeout=WAIT, interval=1, what="node 1 stepped down")
+    c[2].run("rdmalogctl log trim 3", timeout=60, check=True)
+    n = append(c[2], ["after"])
+    assert n == [19], n
+    wait_commit(c, 20)
+    hs = headers(c[2])
+    assert hs[-1]["data"] == "after" and hs[-1]["epoch"] == e + 1, hs[-1]
+    assert headers(c[1]) == hs and headers(c[3]) == hs
 
 
 @test
