@@ -440,8 +440,8 @@ static bool rdmalog_log_space_or_dead(struct rdmalog_log *log, u64 footprint)
 	bool ret;
 
 	spin_lock_bh(&log->lock);
-	ret = log->dead || !log->leading ||
-	      rdmalog_log_fits_locked(log, footprint);
+	ret = log->dead || !log->leading || log->refusing ||
+	      (!log->paused && rdmalog_log_fits_locked(log, footprint));
 	spin_unlock_bh(&log->lock);
 	return ret;
 }
@@ -489,8 +489,8 @@ static int rdmalog_log_reserve(struct rdmalog_log *log, u64 footprint,
 			return -ERESTARTSYS;
 		spin_lock_bh(&log->lock);
 		dead = log->dead;
-		leading = log->leading;
-		fits = rdmalog_log_fits_locked(log, footprint);
+		leading = log->leading && !log->refusing;
+		fits = !log->paused && rdmalog_log_fits_locked(log, footprint);
 		*pos = log->head;
 		*lsn = log->next_lsn;
 		if (!dead && leading && fits)
@@ -708,6 +708,15 @@ int rdmalog_log_append_epoch_start(struct rdmalog_log *log, bool nonblock,
 	iov_iter_kvec(&it, ITER_SOURCE, &v, 1, sizeof(epoch));
 	return rdmalog_log_append_flags(log, &it, nonblock, lsnp,
 					RDMALOG_RECORD_EPOCH_START);
+}
+
+void rdmalog_log_pause(struct rdmalog_log *log, bool pause, bool refuse)
+{
+	spin_lock_bh(&log->lock);
+	log->paused = pause;
+	log->refusing = refuse;
+	spin_unlock_bh(&log->lock);
+	rdmalog_log_wake(&log->space_wq);
 }
 
 bool rdmalog_log_adopted_pending(struct rdmalog_log *log)

@@ -141,6 +141,18 @@ int rdmalog_log_append_epoch_start(struct rdmalog_log *log, bool nonblock,
 				   u64 *lsn);
 
 /**
+ * rdmalog_log_pause() - pause, refuse or resume the appends (a switchover)
+ * @log: the primary's log
+ * @pause: appenders wait from now on as for ring space (a non-blocking
+ *	one gets -EAGAIN)
+ * @refuse: appenders, waiting ones included, fail with -EROFS as after a
+ *	step-down (the log is being handed over); above @pause
+ *
+ * Both false: they go on. Records appended before go on to their commit.
+ */
+void rdmalog_log_pause(struct rdmalog_log *log, bool pause, bool refuse);
+
+/**
  * rdmalog_log_adopted_pending() - whether records the primary adopted
  * when it took the lead (rdmalog_log_lead()) still wait for their commit
  * @log: the log

@@ -85,6 +85,10 @@
  *	it when it reserves space (an appender waiting for space when the
  *	primary steps down fails with -EROFS, never writes a backup's ring);
  *	under @append_mutex and @lock
+ * @paused: a switchover is on (rdmalog_log_pause()): appenders wait as
+ *	for space (a non-blocking one gets -EAGAIN); under @lock
+ * @refusing: a switchover hands the log over (rdmalog_log_pause()):
+ *	appenders fail with -EROFS as after a step-down; under @lock
  * @self_commit: appends commit themselves (rdmalog_log_set_policy());
  *	under @lock
  * @commit_timeout: jiffies an append waits for its commit otherwise;
@@ -122,6 +126,8 @@ struct rdmalog_log {
 	u64 reserved_end;
 	u64 lead_lsn;
 	bool leading;
+	bool paused;
+	bool refusing;
 	bool self_commit;
 	unsigned long commit_timeout;
 	struct list_head waiters;
