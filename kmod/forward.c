@@ -80,6 +80,11 @@
 #define RDMALOG_FWD_ANSWER_MARGIN_MS	10000
 /* Pause before a blocking writer retries a FWD refused for lack of room. */
 #define RDMALOG_FWD_RETRY_MS		10
+/*
+ * How long a connection whose peer answered a FWD -EROFS is not forwarded
+ * to: it no longer leads, or hands the log over and is about to close.
+ */
+#define RDMALOG_FWD_REFUSED_MS		1000
 
 /**
  * struct rdmalog_fwd_req - a FWD of a backup's writer
@@ -666,6 +671,15 @@ out_free:
 	return err;
 }
 
+/* The peer answered -EROFS less than %RDMALOG_FWD_REFUSED_MS ago. */
+static bool rdmalog_fwd_refused(struct rdmalog_fwd_ep *f)
+{
+	unsigned long t = READ_ONCE(f->refused_at);
+
+	return t && time_before(jiffies,
+				t + msecs_to_jiffies(RDMALOG_FWD_REFUSED_MS));
+}
+
 int rdmalog_fwd_append(struct iov_iter *from, bool nonblock, u64 *lsn)
 {
 	size_t len = iov_iter_count(from);
@@ -676,6 +690,15 @@ int rdmalog_fwd_append(struct iov_iter *from, bool nonblock, u64 *lsn)
 	ep = rdmalog_conn_primary_ep();
 	if (!ep)
 		return -EHOSTUNREACH;
+	/*
+	 * It said it is not the primary (it steps down, or hands the log
+	 * over): nothing goes to it for a while, so that no FWD is in flight
+	 * when it closes; the caller waits for the next primary.
+	 */
+	if (rdmalog_fwd_refused(&ep->fwd)) {
+		err = -EHOSTUNREACH;
+		goto out;
+	}
 	if (!len) {
 		err = -EINVAL;
 		goto out;
@@ -726,6 +749,8 @@ const char *rdmalog_fwd_done_received(struct rdmalog_ep *ep,
 
 	found->result = rdmalog_fwd_errno(status);
 	found->lsn = lsn;
+	if (found->result == -EROFS)
+		WRITE_ONCE(f->refused_at, jiffies ?: 1);
 	trace_rdmalog_fwd(ep->conn->peer_id, id, 0, found->result);
 	if (!status && !lsn)
 		found->result = -ENOTCONN;	/* broken answer: unknown */

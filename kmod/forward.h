@@ -58,6 +58,10 @@ struct rdmalog_msg_fwd_done;
  *	the release waits for none to be left
  * @wq: woken when a registration comes free, a request ends, @users
  *	drops, or @dead is set
+ * @refused_at: backup side: jiffies when the peer last answered a FWD
+ *	-EROFS (it no longer leads, or hands the log over; 0: never): no FWD
+ *	goes to it for %RDMALOG_FWD_REFUSED_MS after (READ_ONCE/WRITE_ONCE,
+ *	not under @lock)
  */
 struct rdmalog_fwd_ep {
 	spinlock_t lock; /* see above */
@@ -73,6 +77,7 @@ struct rdmalog_fwd_ep {
 	u32 read_sges;
 	u32 users;
 	wait_queue_head_t wq;
+	unsigned long refused_at;
 };
 
 int rdmalog_fwd_init(void);
