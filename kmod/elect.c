@@ -78,6 +78,8 @@
  * @lead_log_id: the log it leads then
  * @deposed: the node's callback, set at init: told (under @lock) that a
  *	primary of a later epoch leads its log
+ * @takeover: the node's callback, set at init: told (CQ handler context)
+ *	that its primary hands the log over to it, with its vote in an epoch
  * @granted_at: jiffies when it last granted a peer its vote or pre-vote
  *	(0: never)
  * @yield: a primary steps down when it hears of a later election epoch
@@ -107,6 +109,7 @@ struct rdmalog_elect {
 	u64 lead_epoch;
 	u64 lead_log_id;
 	void (*deposed)(u64 epoch);
+	void (*takeover)(u32 from, u64 vote_epoch);
 	unsigned long granted_at;
 	bool yield;
 
@@ -126,6 +129,11 @@ static struct rdmalog_elect rdmalog_elect = {
 void rdmalog_elect_set_deposed(void (*deposed)(u64 epoch))
 {
 	rdmalog_elect.deposed = deposed;
+}
+
+void rdmalog_elect_set_takeover(void (*takeover)(u32 from, u64 vote_epoch))
+{
+	rdmalog_elect.takeover = takeover;
 }
 
 void rdmalog_elect_set_yield(bool yield)
@@ -414,7 +422,9 @@ static u32 rdmalog_elect_judge(const struct rdmalog_elect_ep *ee, u32 cand,
 	/* A primary may lead this epoch already. */
 	if (ee->epoch <= log_epoch)
 		return RDMALOG_VOTE_STALE;
-	if (rdmalog_elect.role == RDMALOG_ROLE_PRIMARY)
+	/* A primary votes only for the node it hands the log over to. */
+	if (rdmalog_elect.role == RDMALOG_ROLE_PRIMARY &&
+	    (pre || ee->epoch != vote_epoch || vote_for != cand))
 		return RDMALOG_VOTE_LEADING;
 	if (pre && has_primary)
 		return RDMALOG_VOTE_HAS_PRIMARY;
@@ -582,6 +592,92 @@ const char *rdmalog_elect_rx_vote(struct rdmalog_ep *ep,
 }
 
 /* ------------------------------------------------------------------ */
+/* Handing over (switchover) */
+
+/**
+ * rdmalog_elect_hand_over() - the primary votes for @target and tells it
+ * @target: the backup that takes over: the node checked it holds every
+ *	record, and paused its appends
+ * @next_lsn: the primary's next LSN, for the record
+ * @epochp: out: the epoch it voted in
+ *
+ * The vote is cast as any other: one above every epoch this node knows
+ * of, recorded and announced, and this node fenced at it (a primary
+ * holds no ring: nothing to wait for). The TAKEOVER carries it, and
+ * @target stands in that epoch with it counted. This node goes on
+ * leading, its appends paused, until it hears of the new primary (or of
+ * the later epoch, yielding) and steps down.
+ *
+ * Return: 0; -ENETDOWN (down); -EINVAL (not the primary); -EAGAIN (it
+ * has not learned); -ENOTCONN (@target is not connected); the error of
+ * sending the TAKEOVER.
+ */
+int rdmalog_elect_hand_over(u32 target, u64 next_lsn, u64 *epochp)
+{
+	struct rdmalog_ep *eps[RDMALOG_MAX_PEERS], *ep = NULL;
+	struct rdmalog_msg_takeover m = {};
+	u32 n, i, self = 0, fence_ms = 0, fenced;
+	u64 epoch = 0;
+	int err = 0;
+
+	mutex_lock(&rdmalog_elect.vote_mutex);
+	if (!rdmalog_elect.log)
+		err = -ENETDOWN;
+	else if (rdmalog_elect.role != RDMALOG_ROLE_PRIMARY)
+		err = -EINVAL;
+	self = rdmalog_elect.node_id;
+	fence_ms = rdmalog_elect.fence_ms;
+	spin_lock_bh(&rdmalog_elect.lock);
+	if (!err && !rdmalog_elect_may_vote())
+		err = -EAGAIN;
+	if (!err) {
+		epoch = max3(rdmalog_elect.log_epoch, rdmalog_elect.vote_known,
+			     rdmalog_elect.vote_epoch) + 1;
+		rdmalog_elect.vote_epoch = epoch;
+		rdmalog_elect.vote_for = target;
+		rdmalog_elect.granted_at = jiffies;
+		rdmalog_elect_raise_known(epoch);
+	}
+	spin_unlock_bh(&rdmalog_elect.lock);
+	mutex_unlock(&rdmalog_elect.vote_mutex);
+	if (err)
+		return err;
+	*epochp = epoch;
+	/* As a voter does; without vote_mutex (see the top of this file). */
+	rdmalog_conn_fence(epoch, fence_ms, &fenced);
+
+	n = rdmalog_conn_live_eps(eps, ARRAY_SIZE(eps));
+	for (i = 0; i < n; i++) {
+		if (!ep && eps[i]->conn->peer_id == target)
+			ep = eps[i];
+		else
+			rdmalog_ep_put(eps[i]);
+	}
+	if (!ep)
+		return -ENOTCONN;
+	m.vote_epoch = cpu_to_le64(epoch);
+	m.next_lsn = cpu_to_le64(next_lsn);
+	err = rdmalog_ep_send(ep, &m, sizeof(m), RDMALOG_MSG_TAKEOVER, 2);
+	rdmalog_ep_put(ep);
+	if (!err)
+		pr_info("node %u: hands the log over to node %u at LSN %llu: voted for it in epoch %llu\n",
+			self, target, next_lsn, epoch);
+	return err;
+}
+
+const char *rdmalog_elect_rx_takeover(struct rdmalog_ep *ep,
+				      const union rdmalog_msg_any *m, u32 len)
+{
+	u64 epoch = le64_to_cpu(m->takeover.vote_epoch);
+
+	if (!epoch)
+		return "TAKEOVER with vote epoch 0";
+	if (rdmalog_elect.takeover)
+		rdmalog_elect.takeover(ep->conn->peer_id, epoch);
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
 /* Standing */
 
 /*
@@ -670,6 +766,9 @@ static u32 rdmalog_elect_ask(u64 epoch, u64 log_id,
  * @res: out: the epoch stood for, the position it stood with, the votes
  *	and the reasons of the refusals
  * @pre: only a pre-vote: ask whether it would win, changing nothing
+ * @from: 0, or the primary that handed the log over to this node (its
+ *	TAKEOVER) with its vote in @from_epoch
+ * @from_epoch: see @from
  *
  * The node takes the epoch one above every epoch it knows of, votes for
  * itself (its vote in that epoch is spent), fences the primary it follows
@@ -680,6 +779,8 @@ static u32 rdmalog_elect_ask(u64 epoch, u64 log_id,
  * primary refuse, so a node that merely lost touch (it was paused, or cut
  * off) does not make the others' primary yield. Process context; sleeps
  * up to twice the fencing time and a second (@pre: the fencing time).
+ * With @from, it stands in @from_epoch with @from's vote counted, if it
+ * knows of no later epoch and has not voted in it (else as without).
  *
  * Return: 0 (won: @res->epoch is this node's to lead; @pre: it would
  * win), -ENETDOWN (not up), -EALREADY (the primary), -EAGAIN (it has not
@@ -688,7 +789,8 @@ static u32 rdmalog_elect_ask(u64 epoch, u64 log_id,
  * many refused, @res->why says why; or it voted for another candidate
  * meanwhile), -ETIMEDOUT (too few answered), -EINTR (a signal).
  */
-int rdmalog_elect_stand(struct rdmalog_elect_result *res, bool pre)
+int rdmalog_elect_stand(struct rdmalog_elect_result *res, bool pre,
+			u32 from, u64 from_epoch)
 {
 	u32 nodes, needed, self, fence_ms, fenced = 0;
 	struct rdmalog_log *log;
@@ -724,6 +826,13 @@ int rdmalog_elect_stand(struct rdmalog_elect_result *res, bool pre)
 	} else {
 		epoch = max3(rdmalog_elect.log_epoch, rdmalog_elect.vote_known,
 			     rdmalog_elect.vote_epoch) + 1;
+		if (from && from_epoch + 1 >= epoch &&
+		    from_epoch > rdmalog_elect.log_epoch &&
+		    from_epoch > rdmalog_elect.vote_epoch &&
+		    test_bit(from, rdmalog_elect.members))
+			epoch = from_epoch;
+		else
+			from = 0;
 		if (!pre) {
 			rdmalog_elect.vote_epoch = epoch;
 			rdmalog_elect.vote_for = self;
@@ -734,6 +843,8 @@ int rdmalog_elect_stand(struct rdmalog_elect_result *res, bool pre)
 		rdmalog_elect.stood = max(rdmalog_elect.stood, epoch);
 		bitmap_zero(rdmalog_elect.granted, RDMALOG_MAX_NODE_ID + 1);
 		bitmap_zero(rdmalog_elect.refused, RDMALOG_MAX_NODE_ID + 1);
+		if (from)
+			__set_bit(from, rdmalog_elect.granted);
 		rdmalog_elect.why = 0;
 	}
 	nodes = rdmalog_elect_members() + 1;

@@ -86,7 +86,9 @@ struct rdmalog_elect_result {
 	u32 fence_ms;
 };
 
-int rdmalog_elect_stand(struct rdmalog_elect_result *res, bool pre);
+int rdmalog_elect_stand(struct rdmalog_elect_result *res, bool pre,
+			u32 from, u64 from_epoch);
+int rdmalog_elect_hand_over(u32 target, u64 next_lsn, u64 *epochp);
 
 /*
  * The up period: votes are judged against @log (referenced until stop),
@@ -104,6 +106,8 @@ const char *rdmalog_elect_rx_vote_req(struct rdmalog_ep *ep,
 				      const union rdmalog_msg_any *m, u32 len);
 const char *rdmalog_elect_rx_vote(struct rdmalog_ep *ep,
 				  const union rdmalog_msg_any *m, u32 len);
+const char *rdmalog_elect_rx_takeover(struct rdmalog_ep *ep,
+				      const union rdmalog_msg_any *m, u32 len);
 
 /*
  * The configured peers, @n ids: whom @learned counts. The node calls it
@@ -128,6 +132,12 @@ void rdmalog_elect_heard(u32 node_id, u64 epoch, u64 vote_epoch,
  * never calls it by name).
  */
 void rdmalog_elect_set_deposed(void (*deposed)(u64 epoch));
+/*
+ * Who is told that this node's primary, @from, hands the log over to it
+ * with its vote in @vote_epoch (a TAKEOVER). CQ handler context: it may
+ * only queue work. Set once at module init by the node.
+ */
+void rdmalog_elect_set_takeover(void (*takeover)(u32 from, u64 vote_epoch));
 /*
  * Whether this node, as a primary, yields to a later election epoch it
  * hears of (is deposed as by a later primary): the node's failover auto.

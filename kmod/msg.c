@@ -161,6 +161,12 @@ static const struct rdmalog_msg_rule rdmalog_msg_rules[__RDMALOG_MSG_MAX] = {
 		.len = sizeof(struct rdmalog_msg_vote),
 		.rx = rdmalog_elect_rx_vote,
 	},
+	[RDMALOG_MSG_TAKEOVER] = {
+		.len = sizeof(struct rdmalog_msg_takeover),
+		.needs = BIT(RDMALOG_EP_PEER_PRIMARY),
+		.needs_why = "TAKEOVER not from a primary",
+		.rx = rdmalog_elect_rx_takeover,
+	},
 };
 
 /* The rule of @type, or NULL: not a type of the protocol above. */

@@ -843,6 +843,24 @@ static int rdmalog_nl_promote(struct sk_buff *skb, struct genl_info *info)
 	return rdmalog_node_promote(info->extack);
 }
 
+static int rdmalog_nl_switchover(struct sk_buff *skb, struct genl_info *info)
+{
+	int err;
+
+	err = rdmalog_nl_attrs(info, BIT_ULL(RDMALOG_A_NODE_ID));
+	if (err < 0)
+		return err;
+	if (GENL_REQ_ATTR_CHECK(info, RDMALOG_A_NODE_ID)) {
+		NL_SET_ERR_MSG(info->extack, "missing attribute: NODE_ID");
+		return -EINVAL;
+	}
+	err = rdmalog_node_switchover(nla_get_u32(info->attrs[RDMALOG_A_NODE_ID]),
+				      info->extack);
+	if (err == -ENOENT)
+		NL_SET_BAD_ATTR(info->extack, info->attrs[RDMALOG_A_NODE_ID]);
+	return err;
+}
+
 /* The last change of role, if any (STATUS_GET). */
 static int rdmalog_nl_put_change(struct sk_buff *skb,
 				 const struct rdmalog_node_change *ch)
@@ -850,7 +868,8 @@ static int rdmalog_nl_put_change(struct sk_buff *skb,
 	u64 ago = div_u64(ktime_get_boottime_ns() - ch->done_ns,
 			  NSEC_PER_MSEC);
 	bool won = ch->why == RDMALOG_CHANGE_PROMOTED ||
-		   ch->why == RDMALOG_CHANGE_STOOD;
+		   ch->why == RDMALOG_CHANGE_STOOD ||
+		   ch->why == RDMALOG_CHANGE_TOOK_OVER;
 
 	if (!ch->why)
 		return 0;
@@ -1089,6 +1108,11 @@ static const struct genl_ops rdmalog_nl_ops[] = {
 	{
 		.cmd = RDMALOG_CMD_PROMOTE,
 		.doit = rdmalog_nl_promote,
+		.flags = GENL_ADMIN_PERM,
+	},
+	{
+		.cmd = RDMALOG_CMD_SWITCHOVER,
+		.doit = rdmalog_nl_switchover,
 		.flags = GENL_ADMIN_PERM,
 	},
 };

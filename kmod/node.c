@@ -122,6 +122,13 @@ struct rdmalog_peer {
  *	when the log goes down
  * @join_until: jiffies after which a @joining node leads even though some
  *	peer has not answered
+ * @takeover_from: (atomic) the primary that handed the log over to this
+ *	node (a TAKEOVER), and @takeover_epoch, the epoch it voted for us in:
+ *	@takeover_work stands in it; cancelled at module exit
+ * @takeover_epoch: see @takeover_from
+ * @takeover_work: see @takeover_from
+ * @handing_over: a switchover of this primary is on
+ *	(rdmalog_node_switchover()): a step-down meanwhile is its hand-over
  */
 struct rdmalog_node {
 	struct mutex config_mutex; /* protects all below, see above */
@@ -147,15 +154,20 @@ struct rdmalog_node {
 	struct rdmalog_node_change change;
 	bool joining;
 	unsigned long join_until;
+	atomic_t takeover_from;
+	atomic64_t takeover_epoch;
+	struct work_struct takeover_work;
+	bool handing_over;
 };
 
 static void rdmalog_node_dur_work(struct work_struct *work);
 static void rdmalog_node_step_down_work(struct work_struct *work);
+static void rdmalog_node_takeover_work(struct work_struct *work);
 static void rdmalog_node_watch_work(struct work_struct *work);
 static void rdmalog_node_watch(void);
 static void rdmalog_node_step_down(u32 kind, const char *why);
-static int rdmalog_node_stand(u32 why, u32 detect_ms,
-			      struct netlink_ext_ack *extack);
+static int rdmalog_node_stand(u32 why, u32 detect_ms, u32 from,
+			      u64 from_epoch, struct netlink_ext_ack *extack);
 static int rdmalog_node_lead(u64 epoch, struct netlink_ext_ack *extack);
 
 /* A forwarded append that found no primary tries again this often. */
@@ -168,6 +180,8 @@ static struct rdmalog_node rdmalog_node = {
 				       rdmalog_node_dur_work),
 	.step_down_work = __WORK_INITIALIZER(rdmalog_node.step_down_work,
 					     rdmalog_node_step_down_work),
+	.takeover_work = __WORK_INITIALIZER(rdmalog_node.takeover_work,
+					    rdmalog_node_takeover_work),
 	.watch_work = __DELAYED_WORK_INITIALIZER(rdmalog_node.watch_work,
 						 rdmalog_node_watch_work, 0),
 };
@@ -332,6 +346,17 @@ static void rdmalog_node_deposed(u64 epoch)
 	schedule_work(&rdmalog_node.step_down_work);
 }
 
+/*
+ * Our primary, @from, hands the log over to us with its vote in
+ * @vote_epoch (elect.c, CQ handler context: only queue the work).
+ */
+static void rdmalog_node_takeover(u32 from, u64 vote_epoch)
+{
+	atomic64_set(&rdmalog_node.takeover_epoch, vote_epoch);
+	atomic_set(&rdmalog_node.takeover_from, from);
+	queue_work(system_long_wq, &rdmalog_node.takeover_work);
+}
+
 /**
  * rdmalog_node_init() - set the node to its defaults
  *
@@ -363,6 +388,7 @@ int rdmalog_node_init(void)
 	atomic64_set(&rdmalog_node.deposed_epoch, 0);
 	mutex_unlock(&rdmalog_node.config_mutex);
 	rdmalog_elect_set_deposed(rdmalog_node_deposed);
+	rdmalog_elect_set_takeover(rdmalog_node_takeover);
 	return 0;
 }
 
@@ -437,6 +463,7 @@ void rdmalog_node_exit(void)
 	/* Queued by the endpoints' release; finds the node down. */
 	cancel_work_sync(&rdmalog_node.dur_work);
 	cancel_work_sync(&rdmalog_node.step_down_work);
+	cancel_work_sync(&rdmalog_node.takeover_work);
 	cancel_delayed_work_sync(&rdmalog_node.watch_work);
 }
 
@@ -1116,7 +1143,7 @@ out_unlock:
 	pr_info("node %u: no primary for %u ms: stands for election\n", id,
 		jiffies_to_msecs(silent));
 	err = rdmalog_node_stand(RDMALOG_CHANGE_STOOD, jiffies_to_msecs(silent),
-				 NULL);
+				 0, 0, NULL);
 	if (err) {
 		pr_info("node %u: did not become the primary: %d\n", id, err);
 		mutex_lock(&rdmalog_node.config_mutex);
@@ -1345,9 +1372,14 @@ static void rdmalog_node_step_down_work(struct work_struct *work)
 	mutex_lock(&rdmalog_node.config_mutex);
 	if (rdmalog_node.up &&
 	    rdmalog_node.config.role == RDMALOG_ROLE_PRIMARY &&
-	    rdmalog_node.epoch == epoch)
-		rdmalog_node_step_down(RDMALOG_CHANGE_DEPOSED,
-				       "a later epoch leads its log, or is being elected");
+	    rdmalog_node.epoch == epoch) {
+		if (rdmalog_node.handing_over)
+			rdmalog_node_step_down(RDMALOG_CHANGE_HANDED_OVER,
+					       "handed the log over");
+		else
+			rdmalog_node_step_down(RDMALOG_CHANGE_DEPOSED,
+					       "a later epoch leads its log, or is being elected");
+	}
 	mutex_unlock(&rdmalog_node.config_mutex);
 }
 
@@ -1392,9 +1424,12 @@ static int rdmalog_node_lead(u64 epoch, struct netlink_ext_ack *extack)
 }
 
 /*
- * rdmalog_node_promote() - stand for election and lead on a win
- * @why: &enum rdmalog_change: PROMOTED (the operator), STOOD (the watch)
+ * rdmalog_node_stand() - stand for election and lead on a win
+ * @why: &enum rdmalog_change: PROMOTED (the operator), STOOD (the watch),
+ *	TOOK_OVER (its primary handed the log over)
  * @detect_ms: STOOD: how long ago it lost its primary's connection
+ * @from: TOOK_OVER: that primary, whose vote in @from_epoch counts
+ * @from_epoch: see @from
  * @extack: where to say why it failed; may be NULL
  *
  * The election runs without config_mutex (the node's events and the
@@ -1409,8 +1444,8 @@ static int rdmalog_node_lead(u64 epoch, struct netlink_ext_ack *extack)
  * those of rdmalog_log_append_epoch_start() (-ETIMEDOUT: it leads, but
  * its epoch-start record was not committed within the commit timeout).
  */
-static int rdmalog_node_stand(u32 why, u32 detect_ms,
-			      struct netlink_ext_ack *extack)
+static int rdmalog_node_stand(u32 why, u32 detect_ms, u32 from,
+			      u64 from_epoch, struct netlink_ext_ack *extack)
 {
 	u32 durability = 0, in_sync, needed, id, ms, pre_ms = 0;
 	struct rdmalog_elect_result res;
@@ -1445,11 +1480,11 @@ static int rdmalog_node_stand(u32 why, u32 detect_ms,
 	 * The operator's promote deposes a live primary on purpose.
 	 */
 	if (why == RDMALOG_CHANGE_STOOD) {
-		err = rdmalog_elect_stand(&res, true);
+		err = rdmalog_elect_stand(&res, true, 0, 0);
 		pre_ms = res.elect_ms;
 	}
 	if (!err) {
-		err = rdmalog_elect_stand(&res, false);
+		err = rdmalog_elect_stand(&res, false, from, from_epoch);
 		res.elect_ms += pre_ms;
 	}
 	if (err) {
@@ -1532,7 +1567,182 @@ out_put:
 
 int rdmalog_node_promote(struct netlink_ext_ack *extack)
 {
-	return rdmalog_node_stand(RDMALOG_CHANGE_PROMOTED, 0, extack);
+	return rdmalog_node_stand(RDMALOG_CHANGE_PROMOTED, 0, 0, 0, extack);
+}
+
+/* Our primary handed the log over (rdmalog_node_takeover()): stand. */
+static void rdmalog_node_takeover_work(struct work_struct *work)
+{
+	u64 epoch = atomic64_read(&rdmalog_node.takeover_epoch);
+	u32 from = atomic_read(&rdmalog_node.takeover_from);
+	int err;
+
+	pr_info("node %u: node %u hands the log over: stands in epoch %llu\n",
+		READ_ONCE(rdmalog_node.config.node_id), from, epoch);
+	err = rdmalog_node_stand(RDMALOG_CHANGE_TOOK_OVER, 0, from, epoch,
+				 NULL);
+	if (err)
+		pr_info("node %u: did not take over from node %u: %d\n",
+			READ_ONCE(rdmalog_node.config.node_id), from, err);
+}
+
+/* The switchover's wait for the hand-over: how it stands now. */
+static int rdmalog_node_handover_state(struct rdmalog_log *log,
+				       struct rdmalog_peer *target,
+				       u64 *next_lsn)
+{
+	struct rdmalog_peer_info pi = {};
+	struct rdmalog_log_state st;
+
+	lockdep_assert_held(&rdmalog_node.config_mutex);
+	if (rdmalog_node.log != log)
+		return -ENETDOWN;
+	if (rdmalog_node.config.role != RDMALOG_ROLE_PRIMARY)
+		return 1;	/* stepped down: handed over */
+	rdmalog_log_get_state(log, &st);
+	*next_lsn = st.next_lsn;
+	rdmalog_conn_get_info(target->conn, &pi);
+	if (!pi.repl.joined)
+		return -ENOTCONN;
+	/* Every record committed, and held by the target. */
+	return st.commit_lsn == st.next_lsn && pi.repl.held_lsn >= st.next_lsn ?
+	       0 : -EINPROGRESS;
+}
+
+/**
+ * rdmalog_node_switchover() - hand the log over to a backup (the primary)
+ * @target: the backup's node id
+ * @extack: where to say why it failed; may be NULL
+ *
+ * Planned maintenance: this primary pauses its appends (writers wait; a
+ * non-blocking one gets -EAGAIN), waits until every record is committed
+ * and held by @target, votes for @target in the next epoch and sends it
+ * a TAKEOVER; @target stands in that epoch with the vote counted, fences
+ * us, wins and leads, and we step down once we hear of it. Our paused
+ * writers then fail over to forwarding (node.c's append), so they see a
+ * pause, not an error. Sleeps; without config_mutex while it waits.
+ *
+ * Return: 0 once this node stepped down; -ENETDOWN (down, or went down);
+ * -EINVAL (not the primary, or @target is this node); -ENOENT (@target
+ * is not a configured peer); -ENOTCONN (@target does not replicate from
+ * this node); -ETIMEDOUT (@target did not hold every record within the
+ * commit timeout, or did not take over within three peer timeouts: the
+ * appends resume here); those of rdmalog_elect_hand_over().
+ */
+int rdmalog_node_switchover(u32 target, struct netlink_ext_ack *extack)
+{
+	struct rdmalog_node_config *cfg = &rdmalog_node.config;
+	unsigned long deadline, start = jiffies;
+	struct rdmalog_peer *peer = NULL, *p;
+	u32 drain_ms = 0, id;
+	struct rdmalog_log *log;
+	u64 next = 0, epoch;
+	int state, err = 0;
+
+	mutex_lock(&rdmalog_node.config_mutex);
+	list_for_each_entry(p, &rdmalog_node.peers, list)
+		if (p->node_id == target)
+			peer = p;
+	if (!rdmalog_node.up) {
+		NL_SET_ERR_MSG(extack, "the log is down");
+		err = -ENETDOWN;
+	} else if (cfg->role != RDMALOG_ROLE_PRIMARY) {
+		NL_SET_ERR_MSG(extack, "only the primary hands the log over");
+		err = -EINVAL;
+	} else if (target == cfg->node_id) {
+		NL_SET_ERR_MSG(extack, "this node is the primary already");
+		err = -EINVAL;
+	} else if (!peer) {
+		NL_SET_ERR_MSG(extack, "no such peer");
+		err = -ENOENT;
+	} else if (rdmalog_node.handing_over) {
+		NL_SET_ERR_MSG(extack, "a switchover is on already");
+		err = -EBUSY;
+	}
+	if (err) {
+		mutex_unlock(&rdmalog_node.config_mutex);
+		return err;
+	}
+	log = rdmalog_node.log;
+	id = cfg->node_id;
+	rdmalog_log_get(log);
+	rdmalog_node.handing_over = true;
+	rdmalog_log_pause(log, true, false);
+	deadline = jiffies + msecs_to_jiffies(cfg->commit_timeout_ms);
+	pr_info("node %u: switchover to node %u: appends paused\n", id, target);
+
+	/* Drain: the peers (and @peer) stay, netlink commands wait for us. */
+	for (;;) {
+		state = rdmalog_node_handover_state(log, peer, &next);
+		if (state != -EINPROGRESS || time_after(jiffies, deadline))
+			break;
+		mutex_unlock(&rdmalog_node.config_mutex);
+		usleep_range(2000, 5000);
+		mutex_lock(&rdmalog_node.config_mutex);
+	}
+	if (state == -EINPROGRESS) {
+		NL_SET_ERR_MSG(extack,
+			       "the node did not hold every record within the commit timeout");
+		err = -ETIMEDOUT;
+	} else if (state == -ENOTCONN) {
+		NL_SET_ERR_MSG(extack, "the node does not replicate from this one");
+		err = -ENOTCONN;
+	} else if (state == 1) {
+		NL_SET_ERR_MSG(extack, "this node stepped down meanwhile");
+		err = -EINVAL;
+	} else if (state) {
+		NL_SET_ERR_MSG(extack, "the log went down meanwhile");
+		err = state;
+	}
+	mutex_unlock(&rdmalog_node.config_mutex);
+	if (err)
+		goto out_resume;
+	drain_ms = jiffies_to_msecs(jiffies - start);
+
+	/*
+	 * From here its writers and the FWDs it serves are refused as by a
+	 * primary that stepped down: they go to the next primary, and the
+	 * backups forward nothing more to this one before it closes.
+	 */
+	rdmalog_log_pause(log, true, true);
+	err = rdmalog_elect_hand_over(target, next, &epoch);
+	if (err) {
+		NL_SET_ERR_MSG(extack, "could not hand the log over to the node");
+		goto out_resume;
+	}
+
+	/* It stands, fences us and leads; we step down when we hear it. */
+	deadline = jiffies + 3 * msecs_to_jiffies(cfg->peer_timeout_ms);
+	for (;;) {
+		mutex_lock(&rdmalog_node.config_mutex);
+		state = rdmalog_node_handover_state(log, peer, &next);
+		mutex_unlock(&rdmalog_node.config_mutex);
+		if (state == 1 || state == -ENETDOWN ||
+		    time_after(jiffies, deadline))
+			break;
+		usleep_range(5000, 10000);
+	}
+	if (state == -ENETDOWN) {
+		NL_SET_ERR_MSG(extack, "the log went down meanwhile");
+		err = -ENETDOWN;
+	} else if (state != 1) {
+		NL_SET_ERR_MSG(extack, "the node did not take over in time");
+		err = -ETIMEDOUT;
+	}
+	if (!err)
+		pr_info("node %u: handed the log over to node %u (epoch %llu) at LSN %llu: appends paused %u ms, draining %u ms\n",
+			id, target, epoch, next,
+			jiffies_to_msecs(jiffies - start), drain_ms);
+out_resume:
+	mutex_lock(&rdmalog_node.config_mutex);
+	rdmalog_node.handing_over = false;
+	rdmalog_log_pause(log, false, false);
+	mutex_unlock(&rdmalog_node.config_mutex);
+	if (err)
+		pr_info("node %u: switchover to node %u failed (%d): appends resume\n",
+			id, target, err);
+	rdmalog_log_put(log);
+	return err;
 }
 
 /**

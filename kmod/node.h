@@ -185,6 +185,7 @@ u32 rdmalog_node_peers(struct rdmalog_peer_info *peers, u32 max);
 int rdmalog_node_up(struct netlink_ext_ack *extack);
 int rdmalog_node_down(struct netlink_ext_ack *extack);
 int rdmalog_node_promote(struct netlink_ext_ack *extack);
+int rdmalog_node_switchover(u32 target, struct netlink_ext_ack *extack);
 int rdmalog_node_trim(u64 lsn, struct netlink_ext_ack *extack);
 void rdmalog_node_get_status(struct rdmalog_node_status *st);
 

@@ -205,6 +205,8 @@ static_assert(sizeof(struct rdmalog_cm_rej) == 16);
  * @RDMALOG_MSG_VOTE_REQ: a candidate asks for the receiver's vote in an
  *	epoch: &struct rdmalog_msg_vote_req
  * @RDMALOG_MSG_VOTE: the answer to a VOTE_REQ: &struct rdmalog_msg_vote
+ * @RDMALOG_MSG_TAKEOVER: a primary handing the log over (switchover) to
+ *	the backup it chose, with its vote: &struct rdmalog_msg_takeover
  * @__RDMALOG_MSG_MAX: first unknown type; a receiver drops the connection
  *	on a type it does not know
  */
@@ -220,6 +222,7 @@ enum rdmalog_msg_type {
 	RDMALOG_MSG_JOIN		= 9,
 	RDMALOG_MSG_VOTE_REQ		= 10,
 	RDMALOG_MSG_VOTE		= 11,
+	RDMALOG_MSG_TAKEOVER		= 12,
 
 	__RDMALOG_MSG_MAX
 };
@@ -756,6 +759,22 @@ struct rdmalog_msg_vote {
 
 static_assert(sizeof(struct rdmalog_msg_vote) == 80);
 
+/**
+ * struct rdmalog_msg_takeover - the primary hands the log over
+ * @hdr: type %RDMALOG_MSG_TAKEOVER, from the primary holding our ring
+ * @vote_epoch: the epoch in which the sender voted for the receiver: it
+ *	stands in that epoch with that vote counted
+ * @next_lsn: the sender's next LSN: its appends are paused, every record
+ *	below is committed and held by the receiver
+ */
+struct rdmalog_msg_takeover {
+	struct rdmalog_msg_hdr hdr;
+	__le64 vote_epoch;
+	__le64 next_lsn;
+};
+
+static_assert(sizeof(struct rdmalog_msg_takeover) == 40);
+
 /*
  * Every message type this version knows: a received message is copied out
  * of its receive buffer into one (conn.c) and read through it (msg.c).
@@ -773,6 +792,7 @@ union rdmalog_msg_any {
 	struct rdmalog_msg_join join;
 	struct rdmalog_msg_vote_req vote_req;
 	struct rdmalog_msg_vote vote;
+	struct rdmalog_msg_takeover takeover;
 	__u8 raw[RDMALOG_MSG_SIZE];
 };
 

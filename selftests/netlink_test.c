@@ -1256,6 +1256,71 @@ TEST_F_TIMEOUT(nl, peer_limit_enospc, RL_TIMEOUT)
 	ASSERT_NLOK(&r);
 }
 
+/*
+ * SWITCHOVER's refusals, each with its reason (Documentation/netlink.rst):
+ * no NODE_ID, down, this node's own id, a node that is not a peer, a
+ * backup, and a peer that does not replicate from it (its address leads
+ * nowhere): the appends it paused for that one go on.
+ */
+static void switchover_req(struct nlt *t, uint32_t id, struct reply *r)
+{
+	struct nl_msg *m = req_new(t, RDMALOG_CMD_SWITCHOVER, 0);
+
+	put_u32(m, RDMALOG_A_NODE_ID, id);
+	req_send(t, m, r);
+}
+
+TEST_F_TIMEOUT(nl, switchover_refusals, RL_TIMEOUT)
+{
+	struct nl_msg *m;
+	struct reply r;
+	int fd;
+
+	m = req_new(&self->t, RDMALOG_CMD_SWITCHOVER, 0);
+	req_send(&self->t, m, &r);
+	ASSERT_NLERR(&r, EINVAL);
+	ASSERT_NE(NULL, strstr(r.msg, "NODE_ID")) TH_LOG("%s", r.msg);
+	switchover_req(&self->t, 2, &r);
+	ASSERT_NLERR(&r, ENETDOWN);
+
+	m = req_new(&self->t, RDMALOG_CMD_PEER_ADD, 0);
+	put_u32(m, RDMALOG_A_NODE_ID, 2);
+	put_ip4(m, RDMALOG_A_ADDR, "198.18.0.2");
+	put_u16(m, RDMALOG_A_PORT, 7471);
+	req_send(&self->t, m, &r);
+	ASSERT_NLOK(&r);
+	/* leads at once, its peer unreachable (auto: joins first) */
+	m = req_new(&self->t, RDMALOG_CMD_NODE_SET, 0);
+	put_u32(m, RDMALOG_A_FAILOVER, RDMALOG_FAILOVER_MANUAL);
+	req_send(&self->t, m, &r);
+	ASSERT_NLOK(&r);
+	ASSERT_EQ(0, do_simple(&self->t, RDMALOG_CMD_UP));
+
+	switchover_req(&self->t, 1, &r);
+	ASSERT_NLERR(&r, EINVAL);
+	ASSERT_NE(NULL, strstr(r.msg, "the primary already")) TH_LOG("%s", r.msg);
+	switchover_req(&self->t, 5, &r);
+	ASSERT_NLERR(&r, ENOENT);
+	ASSERT_NE(NULL, strstr(r.msg, "no such peer")) TH_LOG("%s", r.msg);
+	switchover_req(&self->t, 2, &r);
+	ASSERT_NLERR(&r, ENOTCONN);
+	ASSERT_NE(NULL, strstr(r.msg, "does not replicate")) TH_LOG("%s", r.msg);
+	fd = open(RL_DEV, O_WRONLY | O_NONBLOCK);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(3, write(fd, "abc", 3));
+	close(fd);
+
+	ASSERT_EQ(0, do_simple(&self->t, RDMALOG_CMD_DOWN));
+	m = req_new(&self->t, RDMALOG_CMD_NODE_SET, 0);
+	put_u32(m, RDMALOG_A_ROLE, RDMALOG_ROLE_BACKUP);
+	req_send(&self->t, m, &r);
+	ASSERT_NLOK(&r);
+	ASSERT_EQ(0, do_simple(&self->t, RDMALOG_CMD_UP));
+	switchover_req(&self->t, 2, &r);
+	ASSERT_NLERR(&r, EINVAL);
+	ASSERT_NE(NULL, strstr(r.msg, "only the primary")) TH_LOG("%s", r.msg);
+}
+
 TEST_F_TIMEOUT(nl, trim_erange_enetdown, RL_TIMEOUT)
 {
 	struct nl_msg *m;
@@ -1744,6 +1809,19 @@ static int unprivileged_checks(void)
 			put_u64(m, RDMALOG_A_LSN, 2);
 			break;
 		}
+		err = req_send(&t, m, &r);
+		reply_free(&r);
+		if (err != -EPERM) {
+			fprintf(stderr, "# unprivileged: command %d: %s, "
+				"expected EPERM\n", cmd, errname(err));
+			fails++;
+		}
+	}
+	/* the leader-change commands */
+	for (cmd = RDMALOG_CMD_PROMOTE; cmd <= RDMALOG_CMD_SWITCHOVER; cmd++) {
+		m = req_new(&t, cmd, 0);
+		if (cmd == RDMALOG_CMD_SWITCHOVER)
+			put_u32(m, RDMALOG_A_NODE_ID, 2);
 		err = req_send(&t, m, &r);
 		reply_free(&r);
 		if (err != -EPERM) {

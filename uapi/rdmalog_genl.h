@@ -107,6 +107,10 @@
  *	votes, leads: it keeps its log, appends an epoch-start record and
  *	returns once that is committed (Documentation/netlink.rst gives
  *	every error)
+ * @RDMALOG_CMD_SWITCHOVER: (admin) the primary hands the log over to the
+ *	backup NODE_ID: it pauses its appends, waits until that backup holds
+ *	every record, votes for it in the next epoch and returns once it has
+ *	stepped down for the new primary (Documentation/netlink.rst)
  * @__RDMALOG_CMD_MAX: number of commands
  */
 enum rdmalog_cmd {
@@ -125,6 +129,7 @@ enum rdmalog_cmd {
 	RDMALOG_CMD_TRIM,
 	RDMALOG_CMD_EVENT,
 	RDMALOG_CMD_PROMOTE,
+	RDMALOG_CMD_SWITCHOVER,
 
 	__RDMALOG_CMD_MAX
 };
@@ -315,6 +320,10 @@ enum rdmalog_failover {
  * @RDMALOG_CHANGE_JOINED: configured as the primary (failover auto), it
  *	came up and found a peer leading or holding a log: it follows that
  *	log as a backup instead of leading a new one
+ * @RDMALOG_CHANGE_TOOK_OVER: its primary handed the log over to it
+ *	(%RDMALOG_CMD_SWITCHOVER there): it won the election and leads
+ * @RDMALOG_CHANGE_HANDED_OVER: it stepped down for the backup it handed
+ *	the log over to (%RDMALOG_CMD_SWITCHOVER)
  */
 enum rdmalog_change {
 	RDMALOG_CHANGE_NONE,
@@ -323,6 +332,8 @@ enum rdmalog_change {
 	RDMALOG_CHANGE_DEPOSED,
 	RDMALOG_CHANGE_CUT_OFF,
 	RDMALOG_CHANGE_JOINED,
+	RDMALOG_CHANGE_TOOK_OVER,
+	RDMALOG_CHANGE_HANDED_OVER,
 };
 
 /** RDMALOG_MAX_SECRET - longest shared secret, bytes */

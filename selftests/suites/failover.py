@@ -20,7 +20,9 @@ committed; the other backup follows it into the new epoch.
     grants) fence node 1; node 1 hears node 3 lead in a later epoch,
     steps down and follows it with its committed records;
   * a record node 2 holds beyond its commit point is adopted;
-  * a full ring: the new primary leads without an epoch-start record.
+  * a full ring: the new primary leads without an epoch-start record;
+  * node switchover: node 1 hands the log over to node 2 under load, and
+    no writer sees an error.
 
 States are polled; nothing passes or fails on a clock.
 """
@@ -437,6 +439,60 @@ def a_full_ring_leads_without_an_epoch_start_record(c):
     hs = headers(c[2])
     assert hs[-1]["data"] == "after" and hs[-1]["epoch"] == e + 1, hs[-1]
     assert headers(c[1]) == hs and headers(c[3]) == hs
+
+
+@test
+def a_switchover_hands_over_under_load(c):
+    """rdmalogctl node switchover: node 1, the primary, hands the log over
+    to node 2 while writers on node 1 and on node 3 (forwarded) append a
+    record every 20 ms. Node 1 pauses its appends until node 2 holds every
+    record, votes for node 2 in the next epoch, and steps down when node
+    2 leads it: no writer sees an error (node 1's follow node 2 through
+    forwarding), every record is in the log once, and every node holds
+    the same log. Bad requests are refused with a reason first."""
+    fresh(c)
+    e = status(c[1])["log"]["epoch"]
+    for nd, arg, why in [(c[2], "1", "only the primary hands the log over"),
+                         (c[1], "1", "this node is the primary already"),
+                         (c[1], "9", "no such peer")]:
+        r = nd.run(f"rdmalogctl node switchover {arg}", timeout=120)
+        assert r.rc != 0 and why in r.out, (arg, r.rc, r.out)
+    for nd in c:
+        nd.run("dmesg -c >/dev/null", timeout=60, check=True)
+    n = 300
+    gen = "for i in $(seq {n}); do echo {w}-$i; sleep 0.02; done"
+    writers = {w: c[k].spawn(gen.format(n=n, w=w) +
+                             " | rdmalogcat -a; echo rc=$?", timeout=900)
+               for w, k in (("w1", 1), ("w3", 3))}
+    base = status(c[1])["log"]["next_lsn"]
+    wait_for(lambda: status(c[1])["log"]["commit_lsn"] >= base + 40,
+             timeout=WAIT, interval=0.5, what="the writers under way")
+    r = c[1].run("rdmalogctl node switchover 2", timeout=300)
+    assert r.rc == 0, (r.rc, r.out)
+    st = status(c[1])
+    assert st["node"]["role"] == "backup" and \
+        st["last_change"]["why"] == "handed_over", st
+    st = status(c[2])
+    assert st["node"]["role"] == "primary" and \
+        st["log"]["epoch"] == e + 1 and \
+        st["last_change"]["why"] == "took_over", st
+    d = c[1].run("dmesg", timeout=60, check=True).out
+    assert "node 1: hands the log over to node 2 at LSN" in d and \
+        f"voted for it in epoch {e + 1}" in d, d
+    print([x for x in d.splitlines() if "handed the log over" in x])
+    for w, job in writers.items():
+        out = job.wait(900).out
+        assert out.split()[-1] == "rc=0" and \
+            len(out.split()) == n + 1, (w, out[-2000:])
+    last = status(c[2])["log"]["next_lsn"]
+    wait_commit(c, last)
+    hs = headers(c[2])
+    data = [h["data"] for h in hs if not h.get("epoch_start")]
+    for w in writers:
+        mine = [x for x in data if x.startswith(w + "-")]
+        assert mine == [f"{w}-{i}" for i in range(1, n + 1)], (w, mine)
+    assert headers(c[1]) == hs and headers(c[3]) == hs
+    assert status(c[3])["primary"] == {"id": 2, "epoch": e + 1}
 
 
 @test

@@ -79,6 +79,7 @@ void usage_node(FILE *f)
 		"       " PROG " node up\n"
 		"       " PROG " node down\n"
 		"       " PROG " node promote\n"
+		"       " PROG " node switchover [ id ] ID\n"
 		"       " PROG " node help\n"
 		"ID is 1..%d; CLUSTER_ID is a non-zero 64-bit number; ADDR is an IPv4 or\n"
 		"IPv6 address; PORT is 1..65535. id, cluster, address, port and role can\n"
@@ -95,11 +96,40 @@ void usage_node(FILE *f)
 		"recorded and shown only.\n"
 		"promote makes this backup stand for election in the next epoch; with a\n"
 		"majority's votes it leads with the log it holds and returns once its\n"
-		"epoch-start record is committed.\n",
+		"epoch-start record is committed.\n"
+		"switchover, on the primary, hands the log over to backup ID: appends\n"
+		"pause until ID holds every record, ID is elected with this node's vote,\n"
+		"and this node steps down; writers here follow the new primary.\n",
 		RDMALOG_MAX_NODE_ID, RDMALOG_MIN_HEARTBEAT_MS,
 		RDMALOG_MAX_HEARTBEAT_MS, RDMALOG_DEFAULT_HEARTBEAT_MS,
 		RDMALOG_MAX_PEER_TIMEOUT_MS, RDMALOG_DEFAULT_PEER_TIMEOUT_MS,
 		RDMALOG_MAX_SECRET, RDMALOG_MAX_PRIORITY);
+}
+
+static int fill_switchover(struct nl_msg *msg, void *arg)
+{
+	return nla_put_u32(msg, RDMALOG_A_NODE_ID, *(uint32_t *)arg);
+}
+
+static int node_switchover(int argc, char **argv)
+{
+	uint32_t id;
+
+	if (argc > 1 && !strcmp(argv[0], "id")) {
+		argc--;
+		argv++;
+	}
+	if (argc < 1)
+		return usage_error("node switchover: which node? (try '" PROG
+				   " node help')");
+	if (parse_u32_range(argv[0], 1, RDMALOG_MAX_NODE_ID, &id))
+		return usage_error("node switchover: invalid node id '%s' (1..%d)",
+				   argv[0], RDMALOG_MAX_NODE_ID);
+	if (argc > 1)
+		return usage_error("node switchover: unexpected argument '%s'",
+				   argv[1]);
+	return simple_request("node switchover", RDMALOG_CMD_SWITCHOVER,
+			      fill_switchover, &id);
 }
 
 struct node_set {
@@ -316,7 +346,8 @@ static int node_show(int argc, char **argv)
 int do_node(int argc, char **argv)
 {
 	static const char *const cmds[] = {
-		"show", "set", "up", "down", "list", "help", "promote", NULL
+		"show", "set", "up", "down", "list", "help", "promote",
+		"switchover", NULL
 	};
 	int ret;
 
@@ -344,6 +375,8 @@ int do_node(int argc, char **argv)
 		return ret ? ret : simple_request("node promote",
 						  RDMALOG_CMD_PROMOTE, NULL,
 						  NULL);
+	case 7:
+		return node_switchover(argc - 1, argv + 1);
 	}
 	if (is_help(argv[0])) {
 		usage_node(stdout);

@@ -314,6 +314,8 @@ const char *change_name(uint32_t c)
 		[RDMALOG_CHANGE_DEPOSED] = "deposed",
 		[RDMALOG_CHANGE_CUT_OFF] = "cut_off",
 		[RDMALOG_CHANGE_JOINED] = "joined",
+		[RDMALOG_CHANGE_TOOK_OVER] = "took_over",
+		[RDMALOG_CHANGE_HANDED_OVER] = "handed_over",
 	};
 
 	return c < ARRAY_SIZE(names) && names[c] ? names[c] : "unknown";
@@ -327,6 +329,8 @@ const char *change_text(uint32_t c)
 		[RDMALOG_CHANGE_DEPOSED] = "stepped down: a later epoch leads or is being elected",
 		[RDMALOG_CHANGE_CUT_OFF] = "stepped down: cut off from a majority",
 		[RDMALOG_CHANGE_JOINED] = "joined as a backup: a peer held the log already",
+		[RDMALOG_CHANGE_TOOK_OVER] = "took over: its primary handed the log over (switchover)",
+		[RDMALOG_CHANGE_HANDED_OVER] = "stepped down: handed the log over (switchover)",
 	};
 
 	return c < ARRAY_SIZE(texts) && texts[c] ? texts[c] : "unknown";
