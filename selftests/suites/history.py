@@ -111,4 +111,7 @@ def history_primary_faults(c):
     history.check(report)
     assert all(report["faults"][k] for k in h.kinds), report
     assert report["leader_changes"] >= len(history.PRIMARY_KINDS), report
-    assert report["epoch_starts"] >= 1, report
+    # No count of epoch-start records: the writers fill the ring and only
+    # the trim fault makes room, so a new primary often finds it full and
+    # leads without one (a CI run had 4 leader changes and none). The
+    # checker places every one there is, and prints how many.
