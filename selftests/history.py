@@ -627,11 +627,14 @@ class History:
     def f_ppause(self, n, p):
         self.say(f"fault ppause: the primary node{self.prim}, its writers "
                  "running (the stale leader)")
+        # writers that wait for space would write nothing stale
+        self.make_room(p["keep"])
         self.f_pause(self.prim, dict(p, pause=p["leader"]))
 
     def f_pblackhole(self, n, p):
         self.say(f"fault pblackhole: the primary node{self.prim}, its "
                  "writers running")
+        self.make_room(p["keep"])
         self.f_blackhole(self.prim, dict(p, cut=p["leader"]))
 
     def primary_now(self):
