@@ -1092,7 +1092,7 @@ u32 rdmalog_conn_nr_live(void)
  *	follows a primary)
  *
  * Only established connections not closing count. A node coming up
- * (node.c) judges by it whether a peer holds a log it should join.
+ * (role.c) judges by it whether a peer holds a log it should join.
  */
 void rdmalog_conn_census(struct rdmalog_conn_census *c)
 {
