@@ -491,6 +491,34 @@ class History:
         self.wait(lambda: self.rejoined(n),
                   f"node{n} to rejoin replication (caught up)")
 
+    def follow_primary(self):
+        """With primary faults, any fault may change the leader (a cut
+        of two backups of three leaves them a majority of their own):
+        self.prim becomes whichever node leads the highest epoch."""
+        if not self.primary_faults:
+            return True
+        now = self.primary_now()
+        if now is None:
+            return "no node says it leads"
+        if now[0] != self.prim:
+            self.say(f"  node{now[0]} leads epoch {now[1]} now (was "
+                     f"node{self.prim})")
+            self.prim = now[0]
+        return True
+
+    def wait_all_rejoined(self):
+        """Every backup of the primary (of now) replicating again."""
+        def all_in():
+            r = self.follow_primary()
+            if r is not True:
+                return r
+            for b in self.backups:
+                r = self.rejoined(b)
+                if r is not True:
+                    return r
+            return True
+        self.wait(all_in, "every backup to rejoin replication (caught up)")
+
     # ---- faults
     def f_cut(self, n, p):
         t = p["cut"]
@@ -887,11 +915,15 @@ class History:
                 self.forget(old)
             if kind in PRIMARY_KINDS:
                 self.wait_leader_change(old, old_epoch)
-            for b in self.backups:
-                self.wait_rejoined(b)
+            self.wait_all_rejoined()
             if kind in PRIMARY_KINDS:
                 # the wait above proved it: another node leads
                 self.effective[kind] += 1
+            elif self.prim != old:
+                # a backup fault that left the others a majority of
+                # their own: they elected one of them
+                self.effective[kind] += 1
+                self.say(f"  took effect: node{self.prim} leads now")
             else:
                 self.effect(kind, n, before, self.counters())
             # once every kind was injected, the search for the effects
@@ -1001,10 +1033,15 @@ class History:
     def settle_down(self):
         """Every backup replicating, and every node's commit point the
         primary's next LSN (the backups caught up)."""
-        for n in self.backups:
-            self.wait(lambda n=n: self.rejoined(n),
-                      f"node{n} to catch up (rejoin replication)",
-                      self.settle)
+        def all_in():
+            r = self.follow_primary()
+            for b in self.backups if r is True else ():
+                r = self.rejoined(b)
+                if r is not True:
+                    break
+            return r
+        self.wait(all_in, "every backup to catch up (rejoin replication)",
+                  self.settle)
 
         def same():
             p = self.status(self.prim)["log"]
