@@ -608,9 +608,13 @@ const char *rdmalog_elect_rx_vote(struct rdmalog_ep *ep,
  * leading, its appends paused, until it hears of the new primary (or of
  * the later epoch, yielding) and steps down.
  *
- * Return: 0; -ENETDOWN (down); -EINVAL (not the primary); -EAGAIN (it
- * has not learned); -ENOTCONN (@target is not connected); the error of
- * sending the TAKEOVER.
+ * The vote is spent once cast: when sending the TAKEOVER fails, this
+ * node has voted in that epoch and votes in it for nobody else (the
+ * next switchover or election runs in a later one).
+ *
+ * Return: 0; -ENOTCONN (@target is not connected: no vote cast);
+ * -ENETDOWN (down); -EINVAL (not the primary); -EAGAIN (it has not
+ * learned); the error of sending the TAKEOVER (the vote is spent).
  */
 int rdmalog_elect_hand_over(u32 target, u64 next_lsn, u64 *epochp)
 {
@@ -619,6 +623,17 @@ int rdmalog_elect_hand_over(u32 target, u64 next_lsn, u64 *epochp)
 	u32 n, i, self = 0, fence_ms = 0, fenced;
 	u64 epoch = 0;
 	int err = 0;
+
+	/* The target's endpoint first: no vote is spent on a lost peer. */
+	n = rdmalog_conn_live_eps(eps, ARRAY_SIZE(eps));
+	for (i = 0; i < n; i++) {
+		if (!ep && eps[i]->conn->peer_id == target)
+			ep = eps[i];
+		else
+			rdmalog_ep_put(eps[i]);
+	}
+	if (!ep)
+		return -ENOTCONN;
 
 	mutex_lock(&rdmalog_elect.vote_mutex);
 	if (!rdmalog_elect.log)
@@ -641,27 +656,19 @@ int rdmalog_elect_hand_over(u32 target, u64 next_lsn, u64 *epochp)
 	spin_unlock_bh(&rdmalog_elect.lock);
 	mutex_unlock(&rdmalog_elect.vote_mutex);
 	if (err)
-		return err;
+		goto out_put;
 	*epochp = epoch;
 	/* As a voter does; without vote_mutex (see the top of this file). */
 	rdmalog_conn_fence(epoch, fence_ms, &fenced);
 
-	n = rdmalog_conn_live_eps(eps, ARRAY_SIZE(eps));
-	for (i = 0; i < n; i++) {
-		if (!ep && eps[i]->conn->peer_id == target)
-			ep = eps[i];
-		else
-			rdmalog_ep_put(eps[i]);
-	}
-	if (!ep)
-		return -ENOTCONN;
 	m.vote_epoch = cpu_to_le64(epoch);
 	m.next_lsn = cpu_to_le64(next_lsn);
 	err = rdmalog_ep_send(ep, &m, sizeof(m), RDMALOG_MSG_TAKEOVER, 2);
-	rdmalog_ep_put(ep);
 	if (!err)
 		pr_info("node %u: hands the log over to node %u at LSN %llu: voted for it in epoch %llu\n",
 			self, target, next_lsn, epoch);
+out_put:
+	rdmalog_ep_put(ep);
 	return err;
 }
 

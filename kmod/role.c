@@ -539,27 +539,35 @@ void rdmalog_node_takeover_work(struct work_struct *work)
 			READ_ONCE(rdmalog_node.config.node_id), from, err);
 }
 
+/* Where a switchover stands (rdmalog_node_handover_state()). */
+enum rdmalog_handover {
+	RDMALOG_HO_DOWN,	/* the log went down (or was replaced) */
+	RDMALOG_HO_STEPPED_DOWN, /* no longer the primary: handed over */
+	RDMALOG_HO_LOST,	/* the target does not replicate from us */
+	RDMALOG_HO_DRAINING,	/* records uncommitted or not on the target */
+	RDMALOG_HO_DRAINED,	/* every record committed and on the target */
+};
+
 /* The switchover's wait for the hand-over: how it stands now. */
-static int rdmalog_node_handover_state(struct rdmalog_log *log,
-				       struct rdmalog_peer *target,
-				       u64 *next_lsn)
+static enum rdmalog_handover
+rdmalog_node_handover_state(struct rdmalog_log *log,
+			    struct rdmalog_peer *target, u64 *next_lsn)
 {
 	struct rdmalog_peer_info pi = {};
 	struct rdmalog_log_state st;
 
 	lockdep_assert_held(&rdmalog_node.config_mutex);
 	if (rdmalog_node.log != log)
-		return -ENETDOWN;
+		return RDMALOG_HO_DOWN;
 	if (rdmalog_node.config.role != RDMALOG_ROLE_PRIMARY)
-		return 1;	/* stepped down: handed over */
+		return RDMALOG_HO_STEPPED_DOWN;
 	rdmalog_log_get_state(log, &st);
 	*next_lsn = st.next_lsn;
 	rdmalog_conn_get_info(target->conn, &pi);
 	if (!pi.repl.joined)
-		return -ENOTCONN;
-	/* Every record committed, and held by the target. */
+		return RDMALOG_HO_LOST;
 	return st.commit_lsn == st.next_lsn && pi.repl.held_lsn >= st.next_lsn ?
-	       0 : -EINPROGRESS;
+	       RDMALOG_HO_DRAINED : RDMALOG_HO_DRAINING;
 }
 
 /**
@@ -589,8 +597,9 @@ int rdmalog_node_switchover(u32 target, struct netlink_ext_ack *extack)
 	struct rdmalog_peer *peer = NULL, *p;
 	u32 drain_ms = 0, id;
 	struct rdmalog_log *log;
+	enum rdmalog_handover state;
 	u64 next = 0, epoch;
-	int state, err = 0;
+	int err = 0;
 
 	mutex_lock(&rdmalog_node.config_mutex);
 	list_for_each_entry(p, &rdmalog_node.peers, list)
@@ -627,25 +636,33 @@ int rdmalog_node_switchover(u32 target, struct netlink_ext_ack *extack)
 	/* Drain: the peers (and @peer) stay, netlink commands wait for us. */
 	for (;;) {
 		state = rdmalog_node_handover_state(log, peer, &next);
-		if (state != -EINPROGRESS || time_after(jiffies, deadline))
+		if (state != RDMALOG_HO_DRAINING ||
+		    time_after(jiffies, deadline))
 			break;
 		mutex_unlock(&rdmalog_node.config_mutex);
 		usleep_range(2000, 5000);
 		mutex_lock(&rdmalog_node.config_mutex);
 	}
-	if (state == -EINPROGRESS) {
+	switch (state) {
+	case RDMALOG_HO_DRAINED:
+		break;
+	case RDMALOG_HO_DRAINING:
 		NL_SET_ERR_MSG(extack,
 			       "the node did not hold every record within the commit timeout");
 		err = -ETIMEDOUT;
-	} else if (state == -ENOTCONN) {
+		break;
+	case RDMALOG_HO_LOST:
 		NL_SET_ERR_MSG(extack, "the node does not replicate from this one");
 		err = -ENOTCONN;
-	} else if (state == 1) {
+		break;
+	case RDMALOG_HO_STEPPED_DOWN:
 		NL_SET_ERR_MSG(extack, "this node stepped down meanwhile");
 		err = -EINVAL;
-	} else if (state) {
+		break;
+	case RDMALOG_HO_DOWN:
 		NL_SET_ERR_MSG(extack, "the log went down meanwhile");
-		err = state;
+		err = -ENETDOWN;
+		break;
 	}
 	mutex_unlock(&rdmalog_node.config_mutex);
 	if (err)
@@ -670,15 +687,15 @@ int rdmalog_node_switchover(u32 target, struct netlink_ext_ack *extack)
 		mutex_lock(&rdmalog_node.config_mutex);
 		state = rdmalog_node_handover_state(log, peer, &next);
 		mutex_unlock(&rdmalog_node.config_mutex);
-		if (state == 1 || state == -ENETDOWN ||
-		    time_after(jiffies, deadline))
+		if (state == RDMALOG_HO_STEPPED_DOWN ||
+		    state == RDMALOG_HO_DOWN || time_after(jiffies, deadline))
 			break;
 		usleep_range(5000, 10000);
 	}
-	if (state == -ENETDOWN) {
+	if (state == RDMALOG_HO_DOWN) {
 		NL_SET_ERR_MSG(extack, "the log went down meanwhile");
 		err = -ENETDOWN;
-	} else if (state != 1) {
+	} else if (state != RDMALOG_HO_STEPPED_DOWN) {
 		NL_SET_ERR_MSG(extack, "the node did not take over in time");
 		err = -ETIMEDOUT;
 	}
