@@ -33,6 +33,14 @@ timeout 5 s):
   catchup a backup reloaded behind the trims, then, while it catches up,
           a trim and a cut of its cable
 
+With --primary-faults (failover auto) the primary is faulted too, each
+ending in a leader change: pkill, preload, ppause, pblackhole (its VM
+killed, its module reloaded, its VM paused or its frames dropped past
+twice the peer timeout), pswitch (a switchover to a backup, under
+load), proll (every node reloaded in turn, the primary last), pdouble
+(five nodes: the primary and a backup killed together);
+Documentation/testing.rst has the details.
+
 Each fault is checked to have taken effect by the primary's counters
 (disconnects, commit timeouts, joins, trims); the run goes on past its
 duration until every kind but flap and netem took effect at least once.
@@ -106,12 +114,15 @@ HIST_MIN_LEN, HIST_INLINE = 24, 200
 WAIT = 180              # bound of every "wait until" (rejoin, catch-up)
 # faults on the primary (--primary-faults: failover auto): each ends in a
 # leader change, and the old primary rejoins as a backup
-PRIMARY_KINDS = ("pkill", "preload", "ppause", "pblackhole")
+PRIMARY_KINDS = ("pkill", "preload", "ppause", "pblackhole", "pswitch",
+                 "proll", "pdouble")
+# primary kinds that need five nodes or more (two nodes lost at once)
+FIVE_ONLY = ("pdouble",)
 KINDS = ("cut", "flap", "kill", "reload", "trim", "quorum", "blip",
          "blackhole", "pause", "netem", "catchup") + PRIMARY_KINDS
 RESTARTS = ("kill", "reload", "catchup")
 # primary faults after which the old primary starts again with an empty log
-PRIMARY_RESTARTS = ("pkill", "preload")
+PRIMARY_RESTARTS = ("pkill", "preload", "proll", "pdouble")
 # kinds only drawn when backups must catch up (they restart behind trims)
 CATCHUP_ONLY = ("catchup",)
 # kinds the run needs at least one of that took effect; flap and netem
@@ -359,6 +370,7 @@ class History:
             raise ValueError(f"RDMALOG_HISTORY_KINDS: no kind {bad}")
         self.kinds = [k for k in KINDS if (catchup or k not in CATCHUP_ONLY)
                       and (primary_faults or k not in PRIMARY_KINDS)
+                      and (self.n >= 5 or k not in FIVE_ONLY)
                       and (not only or k in only)]
         if not self.kinds:
             raise ValueError("RDMALOG_HISTORY_KINDS: no kind left")
@@ -664,6 +676,56 @@ class History:
                  "writers running")
         self.make_room(p["keep"])
         self.f_blackhole(self.prim, dict(p, cut=p["leader"]))
+
+    def f_pswitch(self, n, p):
+        """A planned switchover under load: the primary hands the log
+        over to backup n (rdmalogctl node switchover); it must work."""
+        P = self.prim
+        self.say(f"fault pswitch: node{P} hands the log over to node{n} "
+                 "(switchover, writers running)")
+        t0 = time.monotonic()
+        r = self.c[P].run(f"rdmalogctl node switchover {n}", timeout=120)
+        if r.rc != 0:
+            raise CheckFailed(f"switchover from node{P} to node{n} failed "
+                              f"(rc {r.rc}): {r.out.strip()}")
+        self.say(f"  switched over in {time.monotonic() - t0:.1f}s")
+
+    def f_proll(self, n, p):
+        """A rolling restart: every node's module reloaded one by one,
+        each back in replication before the next, the primary last."""
+        P = self.prim
+        self.say(f"fault proll: every node reloaded in turn, the primary "
+                 f"node{P} last")
+        for b in self.backups:
+            self.f_reload(b, p)
+            self.forget(b)
+            self.wait_all_rejoined()
+        if self.prim != P:
+            raise CheckFailed(f"node{self.prim} leads while node{P}'s "
+                              "backups were reloaded")
+        self.stop_monitors(P)
+        self.f_reload(P, p)
+
+    def f_pdouble(self, n, p):
+        """Two nodes lost at once (five nodes: three remain, a
+        majority): the primary's VM and backup n's killed together."""
+        P = self.prim
+        self.say(f"fault pdouble: the VMs of the primary node{P} and of "
+                 f"node{n} killed together")
+        for m in (P, n):
+            for w in self.node_writers(m):
+                w.lost_vm = True
+            for f in self.node_followers(m):
+                f.lost_vm = True
+        for m in (P, n):
+            self.c[m].kill()
+        for m in (P, n):
+            self.c[m].boot()
+        for m in (P, n):
+            self.node_up(m)
+            self.forget(m)
+            self.start_follower(m)
+            self.start_writers(m)
 
     def primary_now(self):
         """(node, epoch) of the node that says it leads, of the highest
