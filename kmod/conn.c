@@ -218,6 +218,9 @@ static void rdmalog_conn_fill_info_locked(struct rdmalog_conn *conn,
 	}
 	info->has_role = conn->remote.has_role;
 	info->remote_role = conn->remote.role;
+	info->has_standing = conn->remote.has_standing;
+	info->remote_priority = conn->remote.standing & RDMALOG_STANDING_PRIO;
+	info->remote_lead = !(conn->remote.standing & RDMALOG_STANDING_NO_LEAD);
 	spin_unlock_bh(&conn->info_lock);
 	if (conn->ep && conn->ep->established)
 		rdmalog_ep_ops->info(conn->ep, &info->repl, &info->cu);
@@ -405,6 +408,7 @@ static int rdmalog_ep_send_heartbeat(struct rdmalog_ep *ep)
 
 	rdmalog_fill_positions(&m.first_lsn, &m.commit_lsn, &m.next_lsn);
 	m.interval_ms = cpu_to_le32(READ_ONCE(rdmalog_conns.heartbeat_ms));
+	m.standing = cpu_to_le32(READ_ONCE(rdmalog_conns.standing));
 	m.vote_epoch = cpu_to_le64(atomic64_read(&rdmalog_conns.vote_epoch));
 	return rdmalog_ep_send(ep, &m, sizeof(m), RDMALOG_MSG_HEARTBEAT, 1);
 }
@@ -429,12 +433,16 @@ u64 rdmalog_conn_epoch_seen(void)
 /* What the peer reported; @role only from a HELLO (else NULL). */
 static void rdmalog_conn_note_remote(struct rdmalog_conn *conn, u64 epoch,
 				     __le64 first, __le64 commit, __le64 next,
-				     const __le32 *role)
+				     const __le32 *role, const __le32 *standing)
 {
 	spin_lock(&conn->info_lock);
 	if (role) {
 		conn->remote.role = le32_to_cpu(*role);
 		conn->remote.has_role = true;
+	}
+	if (standing) {
+		conn->remote.standing = le32_to_cpu(*standing);
+		conn->remote.has_standing = true;
 	}
 	conn->remote.valid = true;
 	conn->remote.when = jiffies;
@@ -559,7 +567,7 @@ const char *rdmalog_conn_process(struct rdmalog_ep *ep,
 		rdmalog_note_peer_interval(ep, m->hello.interval_ms);
 		rdmalog_conn_note_remote(conn, epoch, m->hello.first_lsn,
 					 m->hello.commit_lsn,
-					 m->hello.next_lsn, &m->hello.role);
+					 m->hello.next_lsn, &m->hello.role, NULL);
 		if (le32_to_cpu(m->hello.role) == RDMALOG_ROLE_PRIMARY)
 			set_bit(RDMALOG_EP_PEER_PRIMARY, &ep->flags);
 		rdmalog_ep_ops->heard(ep, epoch,
@@ -570,10 +578,14 @@ const char *rdmalog_conn_process(struct rdmalog_ep *ep,
 		why = rdmalog_ep_ring_received(ep, &m->ring);
 		break;
 	case RDMALOG_MSG_HEARTBEAT:
+		if (le32_to_cpu(m->heartbeat.standing) &
+		    ~(RDMALOG_STANDING_PRIO | RDMALOG_STANDING_NO_LEAD))
+			return "HEARTBEAT with unknown standing bits";
 		rdmalog_note_peer_interval(ep, m->heartbeat.interval_ms);
 		rdmalog_conn_note_remote(conn, epoch, m->heartbeat.first_lsn,
 					 m->heartbeat.commit_lsn,
-					 m->heartbeat.next_lsn, NULL);
+					 m->heartbeat.next_lsn, NULL,
+					 &m->heartbeat.standing);
 		rdmalog_ep_ops->heard(ep, epoch,
 				      le64_to_cpu(m->heartbeat.vote_epoch));
 		break;
@@ -1198,6 +1210,7 @@ int rdmalog_conn_start(const struct rdmalog_conn_params *p)
 	WRITE_ONCE(rdmalog_conns.heartbeat_ms, p->heartbeat_ms);
 	WRITE_ONCE(rdmalog_conns.peer_timeout_ms, p->peer_timeout_ms);
 	WRITE_ONCE(rdmalog_conns.role, p->role);
+	rdmalog_conn_set_standing(p->priority, p->lead);
 	strscpy(rdmalog_conns.listen_msg, "not listening yet",
 		sizeof(rdmalog_conns.listen_msg));
 	rdmalog_conns.running = true;
@@ -1275,6 +1288,19 @@ void rdmalog_conn_set_timers(u32 heartbeat_ms, u32 peer_timeout_ms)
 void rdmalog_conn_set_role(u32 role)
 {
 	WRITE_ONCE(rdmalog_conns.role, role);
+}
+
+/**
+ * rdmalog_conn_set_standing() - our candidacy, announced from the next
+ * HEARTBEAT on
+ * @priority: 0 .. %RDMALOG_STANDING_PRIO (higher bits are dropped)
+ * @lead: we may lead
+ */
+void rdmalog_conn_set_standing(u32 priority, bool lead)
+{
+	WRITE_ONCE(rdmalog_conns.standing,
+		   (priority & RDMALOG_STANDING_PRIO) |
+		   (lead ? 0 : RDMALOG_STANDING_NO_LEAD));
 }
 
 /**

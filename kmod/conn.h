@@ -70,6 +70,8 @@ struct rdmalog_conn_events {
  * @role: &enum rdmalog_role (announced in HELLO)
  * @heartbeat_ms: heartbeat interval
  * @peer_timeout_ms: silence after which a peer is declared dead
+ * @priority: our priority as a candidate, announced in HEARTBEATs
+ * @lead: whether we may lead, announced in HEARTBEATs
  * @log: the log whose indices heartbeats carry; conn.c takes its own
  *	reference for the up period
  * @events: where events go (static; set in every up period)
@@ -82,6 +84,8 @@ struct rdmalog_conn_params {
 	u32 role;
 	u32 heartbeat_ms;
 	u32 peer_timeout_ms;
+	u32 priority;
+	bool lead;
 	struct rdmalog_log *log;
 };
 
@@ -126,6 +130,7 @@ void rdmalog_conn_census(struct rdmalog_conn_census *c);
 /* Settings that may change while up. */
 void rdmalog_conn_set_timers(u32 heartbeat_ms, u32 peer_timeout_ms);
 void rdmalog_conn_set_role(u32 role);
+void rdmalog_conn_set_standing(u32 priority, bool lead);
 void rdmalog_conn_set_vote_epoch(u64 epoch);
 int rdmalog_conn_fence(u64 epoch, unsigned int timeout_ms, u32 *peer);
 

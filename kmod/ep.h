@@ -367,7 +367,7 @@ struct rdmalog_ep {
  * @hb_work: sends heartbeats and checks the peer timeout while connected
  * @info_lock: protects @remote, written by the CQ handler
  * @remote: what the peer reported in its last HELLO or HEARTBEAT, and when
- *	(its role: in its last HELLO)
+ *	(its role: in its last HELLO; its standing: in its last HEARTBEAT)
  * @last_rx: jiffies of the last message or of ESTABLISHED: the reference
  *	of the peer timeout (READ_ONCE/WRITE_ONCE)
  */
@@ -399,8 +399,10 @@ struct rdmalog_conn {
 	struct {
 		bool valid;
 		bool has_role;
+		bool has_standing;
 		unsigned long when;
 		u32 role;
+		u32 standing;
 		u64 epoch;
 		u64 first_lsn;
 		u64 commit_lsn;

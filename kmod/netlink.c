@@ -303,8 +303,8 @@ static int rdmalog_nl_put_addr(struct sk_buff *skb, int addr_type,
 #define RDMALOG_NL_PEER_SIZE						\
 	(nla_total_size(0) + nla_total_size(4) + nla_total_size(16) +	\
 	 nla_total_size(2) + nla_total_size(4) +			\
-	 nla_total_size(RDMALOG_PEER_MSG_LEN) + nla_total_size(1) +	\
-	 4 * nla_total_size(4) + 15 * nla_total_size_64bit(8))
+	 nla_total_size(RDMALOG_PEER_MSG_LEN) + 2 * nla_total_size(1) + \
+	 5 * nla_total_size(4) + 15 * nla_total_size_64bit(8))
 
 /* A PEER nest (type @type) describing @peer; its address only if @priv. */
 int rdmalog_nl_put_peer(struct sk_buff *skb, int type,
@@ -365,6 +365,10 @@ int rdmalog_nl_put_peer(struct sk_buff *skb, int type,
 		goto err;
 	if (peer->has_role &&
 	    nla_put_u32(skb, RDMALOG_PEER_A_ROLE, peer->remote_role))
+		goto err;
+	if (peer->has_standing &&
+	    (nla_put_u32(skb, RDMALOG_PEER_A_PRIORITY, peer->remote_priority) ||
+	     nla_put_u8(skb, RDMALOG_PEER_A_LEAD, peer->remote_lead)))
 		goto err;
 	if (peer->cu.state != RDMALOG_CATCHUP_NONE &&
 	    (nla_put_u64_64bit(skb, RDMALOG_PEER_A_CATCHUP_LEFT, peer->cu.left,

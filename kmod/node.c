@@ -488,6 +488,7 @@ int rdmalog_node_set_config(const struct rdmalog_node_config *cfg,
 	if (rdmalog_node.up) {
 		rdmalog_conn_set_timers(cur->heartbeat_ms, cur->peer_timeout_ms);
 		rdmalog_conn_set_role(cur->role);
+		rdmalog_conn_set_standing(cur->priority, cur->lead);
 		rdmalog_node_repl_policy();
 		rdmalog_elect_set_yield(cur->failover == RDMALOG_FAILOVER_AUTO);
 		if (watch)
@@ -739,6 +740,8 @@ static int rdmalog_node_start_conns(struct rdmalog_log *log,
 		.role = cfg->role,
 		.heartbeat_ms = cfg->heartbeat_ms,
 		.peer_timeout_ms = cfg->peer_timeout_ms,
+		.priority = cfg->priority,
+		.lead = cfg->lead,
 		.log = log,
 	};
 	struct rdmalog_peer *peer;

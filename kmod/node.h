@@ -39,7 +39,8 @@ struct netlink_ext_ack;
  *	secret itself never leaves node.c but towards the connections
  * @failover: &enum rdmalog_failover: with auto, a backup that lost its
  *	primary stands on its own (node.c's watch)
- * @priority: 0 .. RDMALOG_MAX_PRIORITY, higher stands first (not used yet)
+ * @priority: 0 .. RDMALOG_MAX_PRIORITY, higher stands first (role.c's
+ *	stand delay; announced in HEARTBEATs)
  * @lead: this node may become the primary in a leader change (promote
  *	and standing on its own are refused without it)
  */
@@ -76,6 +77,9 @@ struct rdmalog_node_config {
  * @remote_next_lsn: the peer's next LSN per its last message
  * @has_role: a HELLO arrived from the peer; @remote_role is set
  * @remote_role: the peer's &enum rdmalog_role per its last HELLO
+ * @has_standing: a HEARTBEAT arrived from the peer; the two below are set
+ * @remote_priority: the peer's priority per its last HEARTBEAT
+ * @remote_lead: whether the peer may lead, per its last HEARTBEAT
  * @repl: replication to the peer (primary side), while connected
  * @cu: catch-up on the connection to the peer (either side)
  * @sync: &enum rdmalog_peer_sync, this node's judgement of the peer
@@ -96,6 +100,9 @@ struct rdmalog_peer_info {
 	u64 remote_next_lsn;
 	bool has_role;
 	u32 remote_role;
+	bool has_standing;
+	u32 remote_priority;
+	bool remote_lead;
 	struct rdmalog_repl_peer_info repl;
 	struct rdmalog_catchup_info cu;
 	u32 sync;

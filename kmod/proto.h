@@ -38,7 +38,7 @@
 #include <linux/types.h>
 
 /** RDMALOG_PROTO_VERSION - the protocol version this module speaks */
-#define RDMALOG_PROTO_VERSION		5
+#define RDMALOG_PROTO_VERSION		6
 
 /** RDMALOG_CM_MAGIC - "RLCM": first bytes of the handshake and rejections */
 #define RDMALOG_CM_MAGIC		0x4d434c52
@@ -340,7 +340,10 @@ static_assert(sizeof(struct rdmalog_msg_hello) == 152);
  * @interval_ms: the sender's heartbeat interval (may change while
  *	connected); the receiver waits at least twice as long before it
  *	declares the sender dead
- * @reserved: zero
+ * @standing: the sender's candidacy: its priority (0 ..
+ *	%RDMALOG_STANDING_PRIO) in the low byte, %RDMALOG_STANDING_NO_LEAD
+ *	when it never leads; the other bits zero. Orders the candidates'
+ *	stand delays (Documentation/protocol.rst, "Standing on its own")
  * @vote_epoch: the sender's election epoch, as in &rdmalog_msg_hello
  */
 struct rdmalog_msg_heartbeat {
@@ -349,9 +352,14 @@ struct rdmalog_msg_heartbeat {
 	__le64 commit_lsn;
 	__le64 next_lsn;
 	__le32 interval_ms;
-	__le32 reserved;
+	__le32 standing;
 	__le64 vote_epoch;
 };
+
+/** RDMALOG_STANDING_PRIO - &rdmalog_msg_heartbeat.standing: priority mask */
+#define RDMALOG_STANDING_PRIO		0xffU
+/** RDMALOG_STANDING_NO_LEAD - &rdmalog_msg_heartbeat.standing: never leads */
+#define RDMALOG_STANDING_NO_LEAD	0x100U
 
 static_assert(sizeof(struct rdmalog_msg_heartbeat) == 64);
 

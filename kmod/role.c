@@ -99,10 +99,34 @@ void rdmalog_node_watch(void)
 }
 
 /*
+ * Whether @peer stands before this node: it may lead, and its priority
+ * is higher, or the same and its id lower. What its last HEARTBEAT said;
+ * one not heard from counts as the defaults (priority 0, may lead).
+ */
+static bool rdmalog_node_stands_before(struct rdmalog_peer *peer)
+{
+	const struct rdmalog_node_config *cfg = &rdmalog_node.config;
+	struct rdmalog_peer_info pi = {};
+	u32 prio = 0;
+
+	if (peer->conn) {
+		rdmalog_conn_get_info(peer->conn, &pi);
+		if (pi.has_standing) {
+			if (!pi.remote_lead)
+				return false;
+			prio = pi.remote_priority;
+		}
+	}
+	return prio > cfg->priority ||
+	       (prio == cfg->priority && peer->node_id < cfg->node_id);
+}
+
+/*
  * How long a backup waits, after it last saw its primary, before it
- * stands: two heartbeats, and four more for each configured node of a
- * lower id (any of which may be standing first), so that candidates
- * rarely collide. Its primary is declared lost by the transport after
+ * stands: two heartbeats, and four more for each configured node that
+ * stands before it (rdmalog_node_stands_before(): any of them may be
+ * standing first), so that candidates rarely collide and the preferred
+ * one usually wins. Its primary is declared lost by the transport after
  * the peer timeout of silence (or at once when it closes).
  */
 static unsigned long rdmalog_node_stand_delay(void)
@@ -113,7 +137,7 @@ static unsigned long rdmalog_node_stand_delay(void)
 
 	lockdep_assert_held(&rdmalog_node.config_mutex);
 	list_for_each_entry(peer, &rdmalog_node.peers, list)
-		if (peer->node_id < cfg->node_id)
+		if (rdmalog_node_stands_before(peer))
 			rank++;
 	return msecs_to_jiffies(cfg->heartbeat_ms * (2 + 4 * rank));
 }

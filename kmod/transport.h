@@ -45,6 +45,8 @@ union rdmalog_msg_any;
  * @heartbeat_ms: heartbeat interval (READ_ONCE/WRITE_ONCE)
  * @peer_timeout_ms: peer timeout (READ_ONCE/WRITE_ONCE)
  * @role: our role for HELLO (READ_ONCE/WRITE_ONCE)
+ * @standing: our candidacy for HEARTBEAT, &rdmalog_msg_heartbeat.standing
+ *	(READ_ONCE/WRITE_ONCE)
  * @nr_eps: endpoints not yet released; rdmalog_conn_stop() waits for 0
  * @wq: waiters on @nr_eps
  * @epoch_seen: the highest epoch any peer sent a message in since the
@@ -78,6 +80,7 @@ struct rdmalog_conns_state {
 	u32 heartbeat_ms;
 	u32 peer_timeout_ms;
 	u32 role;
+	u32 standing;
 	atomic_t nr_eps;
 	wait_queue_head_t wq;
 	atomic64_t epoch_seen;

@@ -1834,6 +1834,17 @@ static int g_short_body(const struct opts *o, struct session *s)
 	return raw_send(s, &m, 40);
 }
 
+static int g_standing(const struct opts *o, struct session *s)
+{
+	struct rdmalog_msg_heartbeat m;
+
+	(void)o;
+	hb_fill(s, &m);
+	/* a bit above the priority and NO_LEAD */
+	m.standing = htole32(RDMALOG_STANDING_NO_LEAD << 1);
+	return raw_send(s, &m, sizeof(m));
+}
+
 static int g_oversized(const struct opts *o, struct session *s)
 {
 	uint8_t buf[RDMALOG_MSG_SIZE + 64];
@@ -2350,6 +2361,7 @@ static const struct garbage_kind garbage_kinds[] = {
 	{ "length", "length field 8 bytes more than sent", g_length },
 	{ "short_hdr", "16 bytes: shorter than a header", g_short_hdr },
 	{ "short_body", "a HEARTBEAT of 40 bytes", g_short_body },
+	{ "standing", "a HEARTBEAT with an unknown standing bit", g_standing },
 	{ "oversized", "a Send larger than the receive buffers", g_oversized },
 	{ "seq_gap", "sequence number skipped", g_seq_gap },
 	{ "seq_repeat", "sequence number repeated", g_seq_repeat },

@@ -193,8 +193,9 @@ enum rdmalog_cmd {
  * @RDMALOG_A_FAILOVER: u32, &enum rdmalog_failover (default AUTO). May
  *	change while up (Documentation/protocol.rst, "Standing on its own")
  * @RDMALOG_A_PRIORITY: u32, 0 .. %RDMALOG_MAX_PRIORITY (default 0): among
- *	candidates of equal logs, a higher one stands for leadership first.
- *	May change while up; recorded and shown, not used yet
+ *	candidates of equal logs, a higher one stands for leadership first
+ *	(its stand delay is shorter; Documentation/protocol.rst, "Standing on
+ *	its own"). May change while up; peers learn it from its HEARTBEATs
  * @RDMALOG_A_LEAD: u8, 1 (default): this node may become the primary in a
  *	leader change; 0: never ("no-lead" in a cluster file: PROMOTE fails,
  *	and it does not stand on its own). May change while up
@@ -406,6 +407,11 @@ enum rdmalog_auth {
  *	was refused (by either side); present while STATE is REFUSED
  * @RDMALOG_PEER_A_ROLE: u32, &enum rdmalog_role: the peer's role per its
  *	HELLO on the current (or last) connection; absent until one arrived
+ * @RDMALOG_PEER_A_PRIORITY: u32, the peer's priority as a candidate per
+ *	its last HEARTBEAT (Documentation/protocol.rst, "Standing on its
+ *	own"); absent until one arrived
+ * @RDMALOG_PEER_A_LEAD: u8, 1 when the peer may lead, 0 when it never
+ *	does ("lead no"), per its last HEARTBEAT; absent until one arrived
  * @__RDMALOG_PEER_A_MAX: number of attributes
  */
 enum rdmalog_peer_attr {
@@ -436,6 +442,8 @@ enum rdmalog_peer_attr {
 	RDMALOG_PEER_A_SYNC,
 	RDMALOG_PEER_A_REFUSAL,
 	RDMALOG_PEER_A_ROLE,
+	RDMALOG_PEER_A_PRIORITY,
+	RDMALOG_PEER_A_LEAD,
 
 	__RDMALOG_PEER_A_MAX
 };

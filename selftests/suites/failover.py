@@ -22,7 +22,9 @@ committed; the other backup follows it into the new epoch.
   * a record node 2 holds beyond its commit point is adopted;
   * a full ring: the new primary leads without an epoch-start record;
   * node switchover: node 1 hands the log over to node 2 under load, and
-    no writer sees an error.
+    no writer sees an error;
+  * priority: node 3 of a higher priority stands first and leads when
+    node 1 goes, not node 2 of the lower id.
 
 States are polled; nothing passes or fails on a clock.
 """
@@ -493,6 +495,39 @@ def a_switchover_hands_over_under_load(c):
         assert mine == [f"{w}-{i}" for i in range(1, n + 1)], (w, mine)
     assert headers(c[1]) == hs and headers(c[3]) == hs
     assert status(c[3])["primary"] == {"id": 2, "epoch": e + 1}
+
+
+@test
+def a_higher_priority_stands_first(c):
+    """failover auto, node 3 set to priority 10 while up: its peers learn
+    it from its HEARTBEATs (peer show: priority, lead), and when node 1's
+    module goes, node 3's stand delay is the shortest (two heartbeats;
+    node 2's, behind node 3, six): node 3 wins the next epoch, node 2
+    does not stand, and the log goes on under node 3."""
+    fresh(c, "auto")
+    c[3].run("rdmalogctl node set priority 10", timeout=60, check=True)
+    wait_for(lambda: peer(c[2], 3).get("priority") == 10,
+             timeout=WAIT, interval=1, what="node 2 hears node 3's priority")
+    p = peer(c[2], 1)
+    assert p["priority"] == 0 and p["lead"] is True, p
+    assert peer(c[1], 3)["lead"] is True, peer(c[1], 3)
+    lsns = append(c[1], ["p1", "p2"])
+    wait_commit(c, lsns[-1] + 1)
+    e = status(c[1])["log"]["epoch"]
+    for nd in (c[2], c[3]):
+        nd.run("dmesg -c >/dev/null", timeout=60, check=True)
+    c[1].run("rdmalogctl node down; rmmod rdmalog", timeout=120, check=True)
+    wait_for(lambda: status(c[3])["node"]["role"] == "primary",
+             timeout=WAIT, interval=1, what="node 3 leads")
+    d = c[3].run("dmesg", timeout=60, check=True).out
+    assert f"node 3: won epoch {e + 1}" in d, d
+    assert status(c[2])["node"]["role"] == "backup", status(c[2])
+    assert "stands for election" not in \
+        c[2].run("dmesg", timeout=60, check=True).out
+    n = append(c[2], ["after"])
+    wait_commit(c, n[0] + 1, nodes=(2, 3))
+    assert [h["data"] for h in headers(c[3])
+            if not h.get("epoch_start")][-3:] == ["p1", "p2", "after"]
 
 
 @test

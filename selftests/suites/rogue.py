@@ -238,6 +238,7 @@ GARBAGE = [
     ("length", BAD, "message length differs from the bytes received"),
     ("short_hdr", BAD, "message shorter than a header"),
     ("short_body", BAD, "message length wrong for its type"),
+    ("standing", BAD, "HEARTBEAT with unknown standing bits"),
     # rxe completes the receive with a local QP operation error; a
     # NIC may say local length error
     ("oversized", "completion_errors",

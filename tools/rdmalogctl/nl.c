@@ -450,6 +450,12 @@ static void parse_peer(const struct nlattr *nest, struct rl_peer *p)
 		case RDMALOG_PEER_A_ROLE:
 			p->has_role = get_int(a, &p->role, 4);
 			break;
+		case RDMALOG_PEER_A_PRIORITY:
+			p->has_priority = get_int(a, &p->priority, 4);
+			break;
+		case RDMALOG_PEER_A_LEAD:
+			p->has_lead = get_int(a, &p->lead, 1);
+			break;
 		}
 	}
 }

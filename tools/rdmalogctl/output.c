@@ -135,6 +135,11 @@ void out_peer_json(const char *key, const struct rl_peer *p)
 		jw_str("role", role_name(p->role));
 	else
 		jw_null("role");
+	jw_u64_if("priority", p->has_priority, p->priority);
+	if (p->has_lead)
+		jw_bool("lead", p->lead);
+	else
+		jw_null("lead");
 	jw_end_obj();
 }
 

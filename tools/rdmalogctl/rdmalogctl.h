@@ -150,6 +150,10 @@ struct rl_peer {
 	/* Its role per its HELLO (RDMALOG_PEER_A_ROLE). */
 	bool has_role;
 	uint32_t role;
+	/* Its candidacy per its HEARTBEAT (RDMALOG_PEER_A_PRIORITY, _LEAD). */
+	bool has_priority, has_lead;
+	uint32_t priority;
+	uint8_t lead;
 };
 
 #define RL_MAX_PEERS_SEEN	256
