@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * rdmalog - private to the transport's files: conn.c (the peers and
- * their state machine), cm.c (the rdma_cm side: handshake, listener,
+ * their state machine), hello.c (HELLO, HEARTBEAT, the checks of every
+ * received message), cm.c (the rdma_cm side: handshake, listener,
  * requests, an endpoint's CM events), ep.c (an endpoint's resources,
  * sending, completion errors) and ring_mr.c (the ring's registrations and
  * the ring grant). Nothing else includes it; the transport's users see
@@ -148,6 +149,13 @@ void rdmalog_ep_close(struct rdmalog_ep *ep, int state, const char *fmt,
 void rdmalog_ep_established(struct rdmalog_ep *ep);
 /* Release an endpoint that never got past the request handler. */
 void rdmalog_ep_discard(struct rdmalog_ep *ep);
+/* The protocol's ops (rdmalog_ep_set_ops()). */
+const struct rdmalog_ep_ops *rdmalog_ep_get_ops(void);
+
+/* hello.c */
+/* Send our HELLO, HEARTBEAT on @ep. Return: 0 or rdmalog_ep_send()'s. */
+int rdmalog_ep_send_hello(struct rdmalog_ep *ep);
+int rdmalog_ep_send_heartbeat(struct rdmalog_ep *ep);
 /*
  * Validate and act on one received message (copied out of its buffer,
  * which is posted again; ep.c): its frame, then HELLO, HEARTBEAT and RING
@@ -156,8 +164,6 @@ void rdmalog_ep_discard(struct rdmalog_ep *ep);
  */
 const char *rdmalog_conn_process(struct rdmalog_ep *ep,
 				 const union rdmalog_msg_any *m, u32 len);
-/* The protocol's ops (rdmalog_ep_set_ops()). */
-const struct rdmalog_ep_ops *rdmalog_ep_get_ops(void);
 
 /* ep.c */
 /*

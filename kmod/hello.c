@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rdmalog - the transport's own messages: HELLO and HEARTBEAT, and the
+ * receive path's checks of every message.
+ *
+ * HELLO (once per connection) and HEARTBEAT (every interval) carry what
+ * a peer is and reports: its id, role, log, positions, election epoch
+ * and candidacy (Documentation/protocol.rst). conn.c sends them from its
+ * state machine and heartbeat work.
+ *
+ * rdmalog_conn_process() is the one entry point of every received
+ * control message (ep.c's receive completion calls it): it checks the
+ * frame (magic, version, length, sequence, credits, epoch), acts on
+ * HELLO, HEARTBEAT and RING itself, and hands every other type to the
+ * protocol's ops (msg.c dispatches on its message table). What a peer
+ * reported is kept in &rdmalog_conn.remote under its info_lock, for
+ * status and the election's census. Nothing here sleeps: CQ handler
+ * context (softirq) for receiving; sending takes the endpoint's
+ * spinlock only.
+ */
+#include <linux/atomic.h>
+#include <linux/jiffies.h>
+#include <linux/minmax.h>
+#include <linux/spinlock.h>
+
+#include "auth.h"
+#include "conn.h"
+#include "ep.h"
+#include "log.h"
+#include "node.h"
+#include "proto.h"
+#include "stats.h"
+#include "transport.h"
+
+/* A peer's heartbeat interval is believed within these bounds. */
+#define RDMALOG_PEER_HB_MAX_MS		RDMALOG_MAX_HEARTBEAT_MS
+
+static void rdmalog_fill_positions(__le64 *first, __le64 *commit,
+				   __le64 *next)
+{
+	struct rdmalog_log_state st = {};
+	/* Referenced from conn_start to conn_stop, when no conn is active. */
+	struct rdmalog_log *log = READ_ONCE(rdmalog_conns.p.log);
+
+	if (log)
+		rdmalog_log_get_state(log, &st);
+	*first = cpu_to_le64(st.first_lsn);
+	*commit = cpu_to_le64(st.commit_lsn);
+	*next = cpu_to_le64(st.next_lsn);
+}
+
+int rdmalog_ep_send_hello(struct rdmalog_ep *ep)
+{
+	const struct rdmalog_conn_local *l = &ep->conn->local;
+	struct rdmalog_msg_hello m = {};
+
+	m.node_id = cpu_to_le32(l->node_id);
+	m.role = cpu_to_le32(READ_ONCE(rdmalog_conns.role));
+	m.interval_ms = cpu_to_le32(READ_ONCE(rdmalog_conns.heartbeat_ms));
+	m.timeout_ms = cpu_to_le32(READ_ONCE(rdmalog_conns.peer_timeout_ms));
+	m.capacity = cpu_to_le64(l->capacity);
+	m.max_record = cpu_to_le32(l->max_record);
+	m.flags = cpu_to_le32(RDMALOG_HELLO_F_LOG_UP);
+	rdmalog_fill_positions(&m.first_lsn, &m.commit_lsn, &m.next_lsn);
+	if (rdmalog_conns.p.log)
+		m.log_id = cpu_to_le64(rdmalog_log_id(rdmalog_conns.p.log));
+	m.vote_epoch = cpu_to_le64(atomic64_read(&rdmalog_conns.vote_epoch));
+	if (l->auth) {
+		int err = rdmalog_auth_hello_mac(rdmalog_conns.auth,
+						 ep->passive ?
+						 RDMALOG_AUTH_ACCEPTING :
+						 RDMALOG_AUTH_CONNECTING,
+						 ep->nonce[0], ep->nonce[1],
+						 &m, m.mac);
+
+		if (err)
+			return err;
+	}
+	return rdmalog_ep_send(ep, &m, sizeof(m), RDMALOG_MSG_HELLO, 2);
+}
+
+int rdmalog_ep_send_heartbeat(struct rdmalog_ep *ep)
+{
+	struct rdmalog_msg_heartbeat m = {};
+
+	rdmalog_fill_positions(&m.first_lsn, &m.commit_lsn, &m.next_lsn);
+	m.interval_ms = cpu_to_le32(READ_ONCE(rdmalog_conns.heartbeat_ms));
+	m.standing = cpu_to_le32(READ_ONCE(rdmalog_conns.standing));
+	m.vote_epoch = cpu_to_le64(atomic64_read(&rdmalog_conns.vote_epoch));
+	return rdmalog_ep_send(ep, &m, sizeof(m), RDMALOG_MSG_HEARTBEAT, 1);
+}
+
+/* ------------------------------------------------------------------ */
+/* Receiving */
+
+static void rdmalog_conn_epoch_seen_raise(u64 epoch)
+{
+	s64 old = atomic64_read(&rdmalog_conns.epoch_seen);
+
+	while ((u64)old < epoch &&
+	       !atomic64_try_cmpxchg(&rdmalog_conns.epoch_seen, &old, epoch))
+		;
+}
+
+u64 rdmalog_conn_epoch_seen(void)
+{
+	return atomic64_read(&rdmalog_conns.epoch_seen);
+}
+
+/* What the peer reported; @role only from a HELLO (else NULL). */
+static void rdmalog_conn_note_remote(struct rdmalog_conn *conn, u64 epoch,
+				     __le64 first, __le64 commit, __le64 next,
+				     const __le32 *role, const __le32 *standing)
+{
+	spin_lock(&conn->info_lock);
+	if (role) {
+		conn->remote.role = le32_to_cpu(*role);
+		conn->remote.has_role = true;
+	}
+	if (standing) {
+		conn->remote.standing = le32_to_cpu(*standing);
+		conn->remote.has_standing = true;
+	}
+	conn->remote.valid = true;
+	conn->remote.when = jiffies;
+	conn->remote.epoch = epoch;
+	conn->remote.first_lsn = le64_to_cpu(first);
+	conn->remote.commit_lsn = le64_to_cpu(commit);
+	conn->remote.next_lsn = le64_to_cpu(next);
+	spin_unlock(&conn->info_lock);
+}
+
+static void rdmalog_note_peer_interval(struct rdmalog_ep *ep, __le32 ms)
+{
+	u32 v = le32_to_cpu(ms);
+
+	WRITE_ONCE(ep->peer_hb_ms, clamp_t(u32, v, 1, RDMALOG_PEER_HB_MAX_MS));
+}
+
+/*
+ * Validate and act on one received message (already copied out and its
+ * buffer re-posted): its frame, then HELLO, HEARTBEAT and RING here and
+ * every other type through the protocol's ops (msg.c). CQ handler
+ * context. Return: NULL, or why the connection must be dropped.
+ */
+const char *rdmalog_conn_process(struct rdmalog_ep *ep,
+				 const union rdmalog_msg_any *m, u32 len)
+{
+	const struct rdmalog_ep_ops *ops = rdmalog_ep_get_ops();
+	struct rdmalog_conn *conn = ep->conn;
+	const struct rdmalog_msg_hdr *hdr = &m->hdr;
+	const char *why = NULL;
+	bool data = false;
+	u32 want, credits;
+	u64 epoch;
+
+	if (len < sizeof(*hdr))
+		return "message shorter than a header";
+	if (le32_to_cpu(hdr->magic) != RDMALOG_MSG_MAGIC)
+		return "bad message magic";
+	if (hdr->version != RDMALOG_PROTO_VERSION)
+		return "unknown message version";
+	if (le16_to_cpu(hdr->length) != len)
+		return "message length differs from the bytes received";
+	switch (hdr->type) {
+	case RDMALOG_MSG_HELLO:
+		want = sizeof(m->hello);
+		break;
+	case RDMALOG_MSG_HEARTBEAT:
+		want = sizeof(m->heartbeat);
+		break;
+	case RDMALOG_MSG_RING:
+		/* Variable length: the fixed part first, then the count. */
+		if (len < RDMALOG_MSG_RING_LEN(0))
+			return "message length wrong for its type";
+		want = le32_to_cpu(m->ring.nr_segs);
+		if (!want || want > RDMALOG_RING_MAX_SEGS)
+			return "RING with a bad segment count";
+		want = RDMALOG_MSG_RING_LEN(want);
+		break;
+	default:
+		/* The protocol's messages: msg.c knows their lengths. */
+		why = ops->check(m, len, &data);
+		if (why)
+			return why;
+		want = len;
+		break;
+	}
+	if (len != want)
+		return "message length wrong for its type";
+	if (le32_to_cpu(hdr->seq) != ep->rx_seq + 1)
+		return "message out of sequence";
+	ep->rx_seq++;
+
+	credits = le16_to_cpu(hdr->credits);
+	spin_lock(&ep->lock);
+	if (ep->credits + credits > ep->peer_recv_depth) {
+		spin_unlock(&ep->lock);
+		return "peer handed back more credits than it has buffers";
+	}
+	ep->credits += credits;
+	spin_unlock(&ep->lock);
+
+	/*
+	 * Epochs only grow: a message of an epoch below the one the peer
+	 * already spoke in on this connection is stale, and so is a primary's
+	 * data message (APPEND, CATCHUP) of an epoch below ours.
+	 */
+	epoch = le64_to_cpu(hdr->epoch);
+	if (hdr->type != RDMALOG_MSG_HELLO && epoch < ep->peer_epoch)
+		return "message of a stale epoch";
+	ep->peer_epoch = epoch;
+	rdmalog_conn_epoch_seen_raise(epoch);
+	if (data && epoch < conn->local.epoch)
+		return "data from a primary of an older epoch";
+	if (data && test_bit(RDMALOG_EP_HELLO, &ep->flags) &&
+	    epoch != ep->hello_epoch)
+		return "data of another epoch than the primary's HELLO";
+	/* Nothing counts before the peer's HELLO (and its proof). */
+	if (hdr->type != RDMALOG_MSG_HELLO &&
+	    !test_bit(RDMALOG_EP_HELLO, &ep->flags))
+		return "message before HELLO";
+	switch (hdr->type) {
+	case RDMALOG_MSG_HELLO:
+		if (conn->local.auth &&
+		    !rdmalog_auth_hello_ok(rdmalog_conns.auth,
+					   ep->passive ? RDMALOG_AUTH_CONNECTING :
+							 RDMALOG_AUTH_ACCEPTING,
+					   ep->nonce[0], ep->nonce[1],
+					   &m->hello)) {
+			ep->refusal = RDMALOG_REJ_LOCAL_AUTH_FAILED;
+			return "its HELLO does not prove our shared secret";
+		}
+		if (le32_to_cpu(m->hello.node_id) != conn->peer_id)
+			return "HELLO from another node id";
+		if (le64_to_cpu(m->hello.capacity) != conn->local.capacity)
+			return "HELLO with another ring capacity";
+		if (test_bit(RDMALOG_EP_HELLO, &ep->flags))
+			return "second HELLO";
+		WRITE_ONCE(ep->peer_log_id, le64_to_cpu(m->hello.log_id));
+		ep->hello_epoch = epoch;
+		/* Pairs with rdmalog_conn_census()'s: fields, then the bit. */
+		smp_mb__before_atomic();
+		set_bit(RDMALOG_EP_HELLO, &ep->flags);
+		rdmalog_note_peer_interval(ep, m->hello.interval_ms);
+		rdmalog_conn_note_remote(conn, epoch, m->hello.first_lsn,
+					 m->hello.commit_lsn,
+					 m->hello.next_lsn, &m->hello.role, NULL);
+		if (le32_to_cpu(m->hello.role) == RDMALOG_ROLE_PRIMARY)
+			set_bit(RDMALOG_EP_PEER_PRIMARY, &ep->flags);
+		ops->heard(ep, epoch,
+				      le64_to_cpu(m->hello.vote_epoch));
+		why = rdmalog_ep_maybe_grant_ring(ep);
+		break;
+	case RDMALOG_MSG_RING:
+		why = rdmalog_ep_ring_received(ep, &m->ring);
+		break;
+	case RDMALOG_MSG_HEARTBEAT:
+		if (le32_to_cpu(m->heartbeat.standing) &
+		    ~(RDMALOG_STANDING_PRIO | RDMALOG_STANDING_NO_LEAD))
+			return "HEARTBEAT with unknown standing bits";
+		rdmalog_note_peer_interval(ep, m->heartbeat.interval_ms);
+		rdmalog_conn_note_remote(conn, epoch, m->heartbeat.first_lsn,
+					 m->heartbeat.commit_lsn,
+					 m->heartbeat.next_lsn, NULL,
+					 &m->heartbeat.standing);
+		ops->heard(ep, epoch,
+				      le64_to_cpu(m->heartbeat.vote_epoch));
+		break;
+	default:
+		why = ops->rx(ep, m, len);
+		break;
+	}
+	if (why)
+		return why;
+	WRITE_ONCE(conn->last_rx, jiffies);
+	rdmalog_stats_inc(RDMALOG_STAT_MSGS_RECEIVED);
+	return NULL;
+}
