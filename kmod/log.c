@@ -710,6 +710,16 @@ int rdmalog_log_append_epoch_start(struct rdmalog_log *log, bool nonblock,
 					RDMALOG_RECORD_EPOCH_START);
 }
 
+bool rdmalog_log_quiet(struct rdmalog_log *log)
+{
+	bool quiet;
+
+	spin_lock_bh(&log->lock);
+	quiet = !log->reserved_end;
+	spin_unlock_bh(&log->lock);
+	return quiet;
+}
+
 void rdmalog_log_pause(struct rdmalog_log *log, bool pause, bool refuse)
 {
 	spin_lock_bh(&log->lock);

@@ -153,6 +153,20 @@ int rdmalog_log_append_epoch_start(struct rdmalog_log *log, bool nonblock,
 void rdmalog_log_pause(struct rdmalog_log *log, bool pause, bool refuse);
 
 /**
+ * rdmalog_log_quiet() - no appender between its reservation and its
+ * publication
+ * @log: the log
+ *
+ * An appender that reserved ring space before the pause publishes its
+ * record after it (the pause stops reservations only): until it has,
+ * the next LSN does not show the record. A switchover waits for this
+ * before it judges the drain.
+ *
+ * Return: true when no reservation is outstanding.
+ */
+bool rdmalog_log_quiet(struct rdmalog_log *log);
+
+/**
  * rdmalog_log_adopted_pending() - whether records the primary adopted
  * when it took the lead (rdmalog_log_lead()) still wait for their commit
  * @log: the log

@@ -568,7 +568,9 @@ enum rdmalog_handover {
 	RDMALOG_HO_DOWN,	/* the log went down (or was replaced) */
 	RDMALOG_HO_STEPPED_DOWN, /* no longer the primary: handed over */
 	RDMALOG_HO_LOST,	/* the target does not replicate from us */
-	RDMALOG_HO_DRAINING,	/* records uncommitted or not on the target */
+	RDMALOG_HO_DRAINING,	/* records unpublished, uncommitted or not
+				 * on the target
+				 */
 	RDMALOG_HO_DRAINED,	/* every record committed and on the target */
 };
 
@@ -585,6 +587,9 @@ rdmalog_node_handover_state(struct rdmalog_log *log,
 		return RDMALOG_HO_DOWN;
 	if (rdmalog_node.config.role != RDMALOG_ROLE_PRIMARY)
 		return RDMALOG_HO_STEPPED_DOWN;
+	/* A record reserved before the pause is not in next_lsn yet. */
+	if (!rdmalog_log_quiet(log))
+		return RDMALOG_HO_DRAINING;
 	rdmalog_log_get_state(log, &st);
 	*next_lsn = st.next_lsn;
 	rdmalog_conn_get_info(target->conn, &pi);
