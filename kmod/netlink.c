@@ -9,11 +9,15 @@
  * translate attributes into calls to node.c, which validates the
  * combination, applies all or nothing and sends the events.
  *
- * The family is not parallel_ops: genetlink's genl_mutex serializes every
- * doit, start, dumpit and done of this family, so configuration requests
- * never interleave (read current config, overlay, set is atomic with
- * respect to other requests). node.c's config_mutex still protects the
- * node against the character device.
+ * The family is parallel_ops: genetlink's global genl_mutex is not held
+ * around our callbacks, so a command that waits (PROMOTE while its
+ * candidacy and epoch-start record run, SWITCHOVER while the backup
+ * drains and takes over: seconds) holds up neither the other families
+ * nor our own GETs. node.c's config_mutex makes every command atomic
+ * against the others and the character device; the two that read the
+ * configuration, overlay the request and set it (NODE_SET, LOG_SET) also
+ * hold rdmalog_nl_set_mutex across the three steps, so that two of them
+ * never interleave. A dump's state is its own (cb->ctx).
  *
  * The events on the family's group are nl_event.c's; the two files share
  * kmod/nl_priv.h.
@@ -23,6 +27,7 @@
 #include <linux/errno.h>
 #include <linux/kernel.h>
 #include <linux/module.h>
+#include <linux/mutex.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <net/genetlink.h>
@@ -539,6 +544,10 @@ out_free:
  * overlay them on. genl_mutex keeps other requests out until the caller's
  * rdmalog_node_set_config() is done.
  */
+/* NODE_SET and LOG_SET: read the configuration, overlay, set (above). */
+static DEFINE_MUTEX(rdmalog_nl_set_mutex);
+
+/* Check the request and read the configuration; on 0, the mutex held. */
 static int rdmalog_nl_set_begin(struct genl_info *info, u64 allowed,
 				struct rdmalog_node_config *cfg)
 {
@@ -550,6 +559,7 @@ static int rdmalog_nl_set_begin(struct genl_info *info, u64 allowed,
 		NL_SET_ERR_MSG(info->extack, "nothing to set");
 		return -EINVAL;
 	}
+	mutex_lock(&rdmalog_nl_set_mutex);
 	rdmalog_node_get_config(cfg);
 	return 0;
 }
@@ -589,10 +599,13 @@ static int rdmalog_nl_node_set(struct sk_buff *skb, struct genl_info *info)
 		cfg.lead = nla_get_u8(a[RDMALOG_A_LEAD]);
 	/* The secret is used where it lies in the request, never copied. */
 	if (a[RDMALOG_A_SECRET])
-		return rdmalog_node_set_config(&cfg, nla_data(a[RDMALOG_A_SECRET]),
-					       nla_len(a[RDMALOG_A_SECRET]),
-					       info->extack);
-	return rdmalog_node_set_config(&cfg, NULL, -1, info->extack);
+		err = rdmalog_node_set_config(&cfg, nla_data(a[RDMALOG_A_SECRET]),
+					      nla_len(a[RDMALOG_A_SECRET]),
+					      info->extack);
+	else
+		err = rdmalog_node_set_config(&cfg, NULL, -1, info->extack);
+	mutex_unlock(&rdmalog_nl_set_mutex);
+	return err;
 }
 
 /*
@@ -814,7 +827,9 @@ static int rdmalog_nl_log_set(struct sk_buff *skb, struct genl_info *info)
 	if (a[RDMALOG_A_COMMIT_TIMEOUT_MS])
 		cfg.commit_timeout_ms =
 			nla_get_u32(a[RDMALOG_A_COMMIT_TIMEOUT_MS]);
-	return rdmalog_node_set_config(&cfg, NULL, -1, info->extack);
+	err = rdmalog_node_set_config(&cfg, NULL, -1, info->extack);
+	mutex_unlock(&rdmalog_nl_set_mutex);
+	return err;
 }
 
 static int rdmalog_nl_up(struct sk_buff *skb, struct genl_info *info)
@@ -1124,7 +1139,7 @@ static const struct genl_ops rdmalog_nl_ops[] = {
 /*
  * Registered by rdmalog_netlink_init() during module init, hence
  * __ro_after_init (genl_register_family() writes id and mcgrp_offset).
- * parallel_ops is off: genl_mutex serializes all our callbacks.
+ * parallel_ops: our callbacks run without genl_mutex (see the top).
  *
  * resv_start_op is the first command that genetlink checks fully: reserved
  * genlmsghdr byte 0, only REQUEST/ACK/ECHO/DUMP in nlmsg_flags, and no
@@ -1139,7 +1154,7 @@ struct genl_family rdmalog_nl_family __ro_after_init = {
 	.maxattr = RDMALOG_A_MAX,
 	.policy = rdmalog_nl_policy,
 	.netnsok = false,
-	.parallel_ops = false,
+	.parallel_ops = true,
 	.resv_start_op = 0,
 	.module = THIS_MODULE,
 	.ops = rdmalog_nl_ops,

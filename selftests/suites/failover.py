@@ -498,6 +498,45 @@ def a_switchover_hands_over_under_load(c):
 
 
 @test
+def a_switchover_waits_for_a_reserved_record(c):
+    """An appender on node 1 reserved its record's space and is held
+    there for 8 s (delay point log_fill) when node 1's switchover to
+    node 2 pauses the appends: the drain must wait until that record is
+    published, committed and held by node 2 (the pause stops new
+    reservations only), so the appender gets its LSN, no error, and the
+    record is in node 2's log. Meanwhile the switchover holds up no other
+    command: rdmalogctl status answers on node 1 while it still waits."""
+    fresh(c)
+    c[1].run("rdmalogctl log set commit-timeout 20000", timeout=60,
+             check=True)
+    rlnode.inject(c[1], "log_fill", 8000)
+    app = c[1].spawn("echo held | rdmalogcat -a; echo rc=$?", timeout=120)
+    wait_for(lambda: "rdmalog_inject_delay" in
+             c[1].run("cat /proc/$(pgrep -x rdmalogcat)/stack",
+                      timeout=60).out,
+             timeout=WAIT, interval=0.2, what="the appender held")
+    c[1].run("dmesg -c >/dev/null", timeout=60, check=True)
+    sw = c[1].spawn("rdmalogctl node switchover 2; echo rc=$?",
+                    timeout=120)
+    wait_for(lambda: "switchover to node 2: appends paused" in
+             c[1].run("dmesg", timeout=60, check=True).out,
+             timeout=WAIT, interval=0.2, what="the switchover under way")
+    st = status(c[1])
+    assert not sw.done(), ("the switchover was done before status "
+                           "answered", sw.output(), st)
+    assert st["node"]["role"] == "primary", st
+    out = app.wait(120).out
+    assert out.split()[-1] == "rc=0", out
+    lsn = int(out.split()[0])
+    assert sw.wait(120).out.split()[-1] == "rc=0", sw.output()
+    st = status(c[2])
+    assert st["node"]["role"] == "primary" and \
+        st["last_change"]["why"] == "took_over", st
+    hs = {h["lsn"]: h for h in headers(c[2])}
+    assert hs[lsn]["data"] == "held", hs.get(lsn)
+
+
+@test
 def a_higher_priority_stands_first(c):
     """failover auto, node 3 set to priority 10 while up: its peers learn
     it from its HEARTBEATs (peer show: priority, lead), and when node 1's
