@@ -5,9 +5,12 @@ iWARP has no WRITE WITH IMMEDIATE and a WRITE's completion there does not
 prove that the bytes reached the backup's memory, so the primary asks for
 ACKs and commits on them (ACK mode); siw also registers at most 256 pages
 of 4 KiB per fast registration, so the ring is registered in pieces.
-Three nodes, node 1 primary, quorum; states are polled.
+Three nodes, node 1 primary, quorum; states are polled. Leader change
+runs over Send/Recv here (siw has no atomics): the last test loses the
+primary and checks the votes, the fencing and the new epoch on iWARP.
 """
 
+import json
 import os
 import subprocess
 
@@ -156,3 +159,64 @@ def siw_backup_catches_up_with_reads(c):
     out = c[1].run("dmesg", timeout=60, check=True).out
     assert "node 1: node 3 caught up to LSN" in out and \
         "in sync, replicating (ACK mode)" in out, out[-3000:]
+
+
+@test
+def siw_leader_change_over_messages(c):
+    """Leader change on iWARP, which has no atomics: the votes go over
+    Send/Recv (VOTE_REQ, VOTE), the voter fences the lost primary first,
+    and the new primary's epoch-start record commits in ACK mode. Node
+    1's module goes (failover auto); the backup that stands wins the next
+    epoch with the other's vote, keeps every committed record, the other
+    follows it and a write there is forwarded; node 1 loaded again joins
+    as a backup and ends with the same log."""
+    if not siw_built(c):
+        skip(NO_SIW)
+    text = rlnode.cluster_file("1M", "quorum", timeout=5000, cluster=45,
+                               heartbeat=200, peer_timeout=1000,
+                               failover="auto")
+    up(c, text)
+    r = c[1].run("printf 'm1\\nm2\\nm3\\n' | rdmalogcat -a", timeout=120,
+                 check=True)
+    last = int(r.out.split()[-1])
+    wait_for(lambda: all(status(c[n])["log"]["commit_lsn"] > last
+                         for n in (2, 3)),
+             timeout=WAIT, interval=1, what="backups committed")
+    e = status(c[1])["log"]["epoch"]
+    c[1].run("rdmalogctl node down; rmmod rdmalog", timeout=120,
+             check=True)
+
+    def leader():
+        for n in (2, 3):
+            st = status(c[n])
+            if st["node"]["role"] == "primary" and \
+                    st["log"]["epoch"] > e:
+                return n
+        return None
+    wait_for(lambda: leader() is not None, timeout=WAIT, interval=1,
+             what="a backup leads a later epoch")
+    new = leader()
+    other = 5 - new
+    d = c[new].run("dmesg", timeout=60, check=True).out
+    assert f"node {new}: won epoch {e + 1}: 2 of 3 votes" in d, d[-3000:]
+    v = c[other].run("dmesg", timeout=60, check=True).out
+    assert f"node {other}: voted for node {new} in epoch {e + 1}" in v, \
+        v[-3000:]
+    assert "replicating (ACK mode)" in d, d[-3000:]
+    r = c[other].run("echo after | rdmalogcat -a", timeout=120, check=True)
+    n = int(r.out.split()[-1])
+    wait_for(lambda: all(status(c[x])["log"]["commit_lsn"] > n
+                         for x in (2, 3)),
+             timeout=WAIT, interval=1, what="the forwarded write committed")
+    recs = [json.loads(x) for x in
+            c[new].run("rdmalogcat -j -H", timeout=120,
+                       check=True).out.splitlines()]
+    data = [x.get("data") for x in recs if not x.get("epoch_start")]
+    assert data[-4:] == ["m1", "m2", "m3", "after"], recs
+    c[1].run("modprobe rdmalog", timeout=60, check=True)
+    c[1].put(text, CONF)
+    c[1].run(f"rdmalogctl apply {CONF}", timeout=120, check=True)
+    wait_for(lambda: status(c[1])["log"]["commit_lsn"] > n,
+             timeout=WAIT, interval=1, what="node 1 rejoined")
+    assert status(c[1])["node"]["role"] == "backup", status(c[1])
+    rlnode.assert_same_logs(c, nodes=(new, other, 1))
