@@ -21,6 +21,13 @@ backup are forwarded to whoever leads). Then, KILLS times:
   * boot the killed VM again and configure it as a backup of the new
     primary; it gets the whole log before the next kill.
 
+Then SWITCHOVERS planned hand-overs (rdmalogctl node switchover to the
+next node, writers running): the primary's kernel log gives how long its
+appends were paused and how much of that was the drain (every record
+committed and held by the target), the new primary's last_change the
+election and reconciliation; every writer failure in the meantime is an
+error (writers must see a pause, not an error).
+
 Then, for FAULTLESS seconds, nothing is killed: every node's last change
 of role and election epoch are compared before and after (false leader
 changes; the answer with these timers should be 0).
@@ -29,8 +36,9 @@ Output: a table in milliseconds, in peer timeouts and in ib_write_lat
 round trips, and OUT/results.json (OUT defaults to build/bench-failover).
 Nothing here passes or fails on a clock: the exit status is non-zero only
 when a leader change did not happen, a node did not rejoin, a record
-acknowledged before a kill is missing afterwards, or a kernel problem
-showed up on a console.
+acknowledged before a kill is missing afterwards, a switchover failed or
+a writer saw an error during one, or a kernel problem showed up on a
+console.
 """
 
 import argparse
@@ -38,6 +46,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import statistics
 import sys
 import time
@@ -51,8 +60,11 @@ import bench  # noqa: E402
 
 CLUSTER_ID = 4343
 CONF = "/etc/rdmalog-failover.conf"
+# every failed append leaves a line in FAILS (counted around switchovers)
+FAILS = "/run/bench-failover-fails"
 LOAD = ("while :; do echo load-$(hostname)-$(date +%s%N) | "
-        "rdmalogcat -a >/dev/null 2>&1 || sleep 0.05; done")
+        "rdmalogcat -a >/dev/null 2>&1 || "
+        f"{{ echo x >>{FAILS}; sleep 0.05; }}; done")
 
 
 def say(text):
@@ -158,6 +170,55 @@ def rejoin(c, old, new, args):
     return False
 
 
+def writer_fails(c):
+    """Failed appends so far, on every node that runs."""
+    n = 0
+    for i in (1, 2, 3):
+        r = c[i].run(f"cat {FAILS} 2>/dev/null | wc -l", timeout=60)
+        n += int(r.out.strip() or 0) if r.rc == 0 else 0
+    return n
+
+
+def one_switchover(c, prim, epoch, args, i):
+    """Hand the log over from prim to the next node; return (result
+    dict, the new primary's id or None)."""
+    target = prim % 3 + 1
+    text = f"before-switchover-{i}"
+    lsn = marker(c[target], text)
+    fails = writer_fails(c)
+    c[prim].run("dmesg -c >/dev/null", timeout=60, check=True)
+    t0 = time.monotonic()
+    r = c[prim].run(f"rdmalogctl node switchover {target}", timeout=300)
+    cmd_ms = (time.monotonic() - t0) * 1000.0
+    if r.rc != 0:
+        return {"error": f"switchover {prim} -> {target} failed: "
+                         f"{r.out.strip()}"}, None
+    m = re.search(r"appends paused (\d+) ms, draining (\d+) ms",
+                  c[prim].run("dmesg", timeout=60, check=True).out)
+    deadline = time.monotonic() + args.wait
+    ch = None
+    while time.monotonic() < deadline:
+        st = status(c[target])
+        ch = st.get("last_change") or {}
+        if st["node"]["role"] == "primary" and ch.get("epoch", 0) > epoch \
+                and ch.get("reconcile_ms") is not None:
+            break
+        time.sleep(0.2)
+    else:
+        return {"error": f"node {target} did not lead after the "
+                         f"switchover: {ch}"}, None
+    wait_durable(c[target], 60)
+    res = {"from": prim, "to": target, "epoch": ch["epoch"],
+           "why": ch["why"], "command_ms": round(cmd_ms, 1),
+           "paused_ms": int(m.group(1)) if m else None,
+           "drain_ms": int(m.group(2)) if m else None,
+           "elect_ms": ch.get("elect_ms"),
+           "reconcile_ms": ch.get("reconcile_ms"),
+           "writer_fails": writer_fails(c) - fails,
+           "kept": has_record(c[target], lsn, text)}
+    return res, target
+
+
 def summary(vals):
     vals = [v for v in vals if v is not None]
     if not vals:
@@ -174,6 +235,9 @@ def main():
                     help="3 kills and 60 s without faults")
     ap.add_argument("--kills", type=int, default=None,
                     help="primaries killed (default 20)")
+    ap.add_argument("--switchovers", type=int, default=None,
+                    help="planned switchovers after the kills (default "
+                         "10)")
     ap.add_argument("--faultless", type=int, default=None,
                     help="seconds without faults (default 300)")
     ap.add_argument("--heartbeat", type=int, default=250)
@@ -186,6 +250,8 @@ def main():
     args = ap.parse_args()
     if args.kills is None:
         args.kills = 3 if args.quick else 20
+    if args.switchovers is None:
+        args.switchovers = 3 if args.quick else 10
     if args.faultless is None:
         args.faultless = 60 if args.quick else 300
     for path in ("build/bin/rdmalogctl", "build/bin/rdmalogcat",
@@ -196,7 +262,7 @@ def main():
     os.makedirs(out, exist_ok=True)
 
     errors = []
-    results = {"meta": {}, "kills": [], "faultless": {}}
+    results = {"meta": {}, "kills": [], "switchovers": [], "faultless": {}}
     say("booting 3 VMs")
     with Cluster(3, mem="768M") as c:
         results["meta"] = {
@@ -252,6 +318,31 @@ def main():
                 break
             prim, epoch = new, res["epoch"]
 
+        say(f"{args.switchovers} switchovers, writers running")
+        for i in range(1, args.switchovers + 1):
+            if not wait_durable(c[prim]):
+                errors.append(f"switchover {i}: quorum not in force "
+                              "before it")
+            res, new = one_switchover(c, prim, epoch, args, i)
+            results["switchovers"].append(res)
+            if new is None:
+                errors.append(f"switchover {i}: {res['error']}")
+                break
+            if not res["kept"]:
+                errors.append(f"switchover {i}: an acknowledged record is "
+                              f"missing on node {new}")
+            if res["writer_fails"]:
+                errors.append(f"switchover {i}: {res['writer_fails']} "
+                              "appends failed")
+            print(f"    switchover {i:2d}: node {prim} -> node {new}, epoch "
+                  f"{res['epoch']} ({res['why']}): command "
+                  f"{res['command_ms']:.0f} ms, appends paused "
+                  f"{res['paused_ms']} ms (drain {res['drain_ms']}), "
+                  f"election {res['elect_ms']}, reconciliation "
+                  f"{res['reconcile_ms']}, writer errors "
+                  f"{res['writer_fails']}", flush=True)
+            prim, epoch = new, res["epoch"]
+
         say(f"{args.faultless} s without faults")
         before = {n: (status(c[n])["election"]["epoch"],
                       status(c[n])["last_change"]) for n in (1, 2, 3)}
@@ -289,6 +380,28 @@ def main():
              "reconcile_ms": "  reconciliation"}
     for key, name in names.items():
         s = rows.get(key)
+        if not s:
+            continue
+        med = s["median"]
+        print(f"{name:<34}{med:>10.0f}{s['min']:>9.0f}{s['max']:>9.0f}"
+              f"{med / args.peer_timeout:>12.2f}"
+              f"{(med / rtt_ms if rtt_ms else float('nan')):>10.0f}")
+    sw = [s for s in results["switchovers"] if "error" not in s]
+    srows = {}
+    for key in ("command_ms", "paused_ms", "drain_ms", "elect_ms",
+                "reconcile_ms"):
+        srows[key] = summary([s.get(key) for s in sw])
+    results["switchover_summary"] = srows
+    print()
+    print(f"{len(sw)} switchovers, writer errors during them: "
+          f"{sum(s['writer_fails'] for s in sw)}")
+    snames = {"command_ms": "switchover command",
+              "paused_ms": "  appends paused (old primary)",
+              "drain_ms": "    of it the drain",
+              "elect_ms": "  election (new primary)",
+              "reconcile_ms": "  reconciliation (new primary)"}
+    for key, name in snames.items():
+        s = srows.get(key)
         if not s:
             continue
         med = s["median"]
