@@ -170,6 +170,22 @@ def rejoin(c, old, new, args):
     return False
 
 
+def one_change(c, prim, epoch, args, i, what, fn, out, errors):
+    """One leader change by fn (one_failover, one_switchover) once prim
+    has quorum in force: its result appended to out, its failures to
+    errors; returns fn's (result, new primary or None)."""
+    if not wait_durable(c[prim]):
+        errors.append(f"{what} {i}: quorum not in force before it")
+    res, new = fn(c, prim, epoch, args, i)
+    out.append(res)
+    if new is None:
+        errors.append(f"{what} {i}: {res['error']}")
+    elif not res["kept"]:
+        errors.append(f"{what} {i}: an acknowledged record is missing on "
+                      f"node {new}")
+    return res, new
+
+
 def writer_fails(c):
     """Failed appends so far, on every node that runs."""
     n = 0
@@ -225,6 +241,19 @@ def summary(vals):
         return None
     return {"min": min(vals), "median": statistics.median(vals),
             "max": max(vals), "n": len(vals)}
+
+
+def print_rows(rows, names, peer_timeout, rtt_ms):
+    """One line per phase: median, min, max in ms, the median in peer
+    timeouts and in round trips."""
+    for key, name in names.items():
+        s = rows.get(key)
+        if not s:
+            continue
+        med = s["median"]
+        print(f"{name:<34}{med:>10.0f}{s['min']:>9.0f}{s['max']:>9.0f}"
+              f"{med / peer_timeout:>12.2f}"
+              f"{(med / rtt_ms if rtt_ms else float('nan')):>10.0f}")
 
 
 def main():
@@ -298,16 +327,10 @@ def main():
         prim = 1
         epoch = status(c[1])["log"]["epoch"]
         for i in range(1, args.kills + 1):
-            if not wait_durable(c[prim]):
-                errors.append(f"kill {i}: quorum not in force before it")
-            res, new = one_failover(c, prim, epoch, args, i)
-            results["kills"].append(res)
+            res, new = one_change(c, prim, epoch, args, i, "kill",
+                                  one_failover, results["kills"], errors)
             if new is None:
-                errors.append(f"kill {i}: {res['error']}")
                 break
-            if not res["kept"]:
-                errors.append(f"kill {i}: an acknowledged record is "
-                              f"missing on node {new}")
             print(f"    kill {i:2d}: node {prim} -> node {new}, epoch "
                   f"{res['epoch']}: total {res['total_ms']:.0f} ms = "
                   f"detection {res['detection_ms']:.0f} + election "
@@ -320,17 +343,11 @@ def main():
 
         say(f"{args.switchovers} switchovers, writers running")
         for i in range(1, args.switchovers + 1):
-            if not wait_durable(c[prim]):
-                errors.append(f"switchover {i}: quorum not in force "
-                              "before it")
-            res, new = one_switchover(c, prim, epoch, args, i)
-            results["switchovers"].append(res)
+            res, new = one_change(c, prim, epoch, args, i, "switchover",
+                                  one_switchover, results["switchovers"],
+                                  errors)
             if new is None:
-                errors.append(f"switchover {i}: {res['error']}")
                 break
-            if not res["kept"]:
-                errors.append(f"switchover {i}: an acknowledged record is "
-                              f"missing on node {new}")
             if res["writer_fails"]:
                 errors.append(f"switchover {i}: {res['writer_fails']} "
                               "appends failed")
@@ -372,20 +389,13 @@ def main():
           f"{args.heartbeat} ms")
     print(f"{'phase':<34}{'median ms':>10}{'min':>9}{'max':>9}"
           f"{'/ peer t/o':>12}{'/ RTT':>10}")
-    names = {"total_ms": "kill to first commit",
-             "detection_ms": "  detection (timeout + delay)",
-             "detect_ms": "    of it the stand delay",
-             "elect_ms": "  election (fencing included)",
-             "fence_ms": "    of it fencing",
-             "reconcile_ms": "  reconciliation"}
-    for key, name in names.items():
-        s = rows.get(key)
-        if not s:
-            continue
-        med = s["median"]
-        print(f"{name:<34}{med:>10.0f}{s['min']:>9.0f}{s['max']:>9.0f}"
-              f"{med / args.peer_timeout:>12.2f}"
-              f"{(med / rtt_ms if rtt_ms else float('nan')):>10.0f}")
+    print_rows(rows, {"total_ms": "kill to first commit",
+                      "detection_ms": "  detection (timeout + delay)",
+                      "detect_ms": "    of it the stand delay",
+                      "elect_ms": "  election (fencing included)",
+                      "fence_ms": "    of it fencing",
+                      "reconcile_ms": "  reconciliation"},
+               args.peer_timeout, rtt_ms)
     sw = [s for s in results["switchovers"] if "error" not in s]
     srows = {}
     for key in ("command_ms", "paused_ms", "drain_ms", "elect_ms",
@@ -395,19 +405,12 @@ def main():
     print()
     print(f"{len(sw)} switchovers, writer errors during them: "
           f"{sum(s['writer_fails'] for s in sw)}")
-    snames = {"command_ms": "switchover command",
-              "paused_ms": "  appends paused (old primary)",
-              "drain_ms": "    of it the drain",
-              "elect_ms": "  election (new primary)",
-              "reconcile_ms": "  reconciliation (new primary)"}
-    for key, name in snames.items():
-        s = srows.get(key)
-        if not s:
-            continue
-        med = s["median"]
-        print(f"{name:<34}{med:>10.0f}{s['min']:>9.0f}{s['max']:>9.0f}"
-              f"{med / args.peer_timeout:>12.2f}"
-              f"{(med / rtt_ms if rtt_ms else float('nan')):>10.0f}")
+    print_rows(srows, {"command_ms": "switchover command",
+                       "paused_ms": "  appends paused (old primary)",
+                       "drain_ms": "    of it the drain",
+                       "elect_ms": "  election (new primary)",
+                       "reconcile_ms": "  reconciliation (new primary)"},
+               args.peer_timeout, rtt_ms)
     print(f"false leader changes in {args.faultless} s without faults: "
           f"{results['faultless'].get('false_changes')}")
     with open(os.path.join(out, "results.json"), "w") as f:
