@@ -13,11 +13,11 @@
  * around our callbacks, so a command that waits (PROMOTE while its
  * candidacy and epoch-start record run, SWITCHOVER while the backup
  * drains and takes over: seconds) holds up neither the other families
- * nor our own GETs. node.c's config_mutex makes every command atomic
- * against the others and the character device; the two that read the
- * configuration, overlay the request and set it (NODE_SET, LOG_SET) also
- * hold rdmalog_nl_set_mutex across the three steps, so that two of them
- * never interleave. A dump's state is its own (cb->ctx).
+ * nor our own GETs. node.c's config_mutex makes each change atomic
+ * against the others and the character device: NODE_SET and LOG_SET
+ * overlay the request on the configuration under it (their overlay
+ * callbacks), so a change of role meanwhile (a PROMOTE, a step-down) is
+ * not undone by a stale copy. A dump's state is its own (cb->ctx).
  *
  * The events on the family's group are nl_event.c's; the two files share
  * kmod/nl_priv.h.
@@ -27,7 +27,6 @@
 #include <linux/errno.h>
 #include <linux/kernel.h>
 #include <linux/module.h>
-#include <linux/mutex.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <net/genetlink.h>
@@ -540,16 +539,9 @@ out_free:
 
 /*
  * The start of NODE_SET and LOG_SET: only @allowed attributes and at least
- * one of them, and the current configuration in @cfg for the caller to
- * overlay them on. genl_mutex keeps other requests out until the caller's
- * rdmalog_node_set_config() is done.
+ * one of them.
  */
-/* NODE_SET and LOG_SET: read the configuration, overlay, set (above). */
-static DEFINE_MUTEX(rdmalog_nl_set_mutex);
-
-/* Check the request and read the configuration; on 0, the mutex held. */
-static int rdmalog_nl_set_begin(struct genl_info *info, u64 allowed,
-				struct rdmalog_node_config *cfg)
+static int rdmalog_nl_set_begin(struct genl_info *info, u64 allowed)
 {
 	int n = rdmalog_nl_attrs(info, allowed);
 
@@ -559,53 +551,63 @@ static int rdmalog_nl_set_begin(struct genl_info *info, u64 allowed,
 		NL_SET_ERR_MSG(info->extack, "nothing to set");
 		return -EINVAL;
 	}
-	mutex_lock(&rdmalog_nl_set_mutex);
-	rdmalog_node_get_config(cfg);
 	return 0;
+}
+
+/*
+ * NODE_SET's attributes (@arg: the request's) overlaid on @cfg, a copy of
+ * the current configuration: called by rdmalog_node_set_config() under
+ * the node's config_mutex, so that the rest of the configuration is what
+ * it is when the change applies, not when the request came.
+ */
+static void rdmalog_nl_node_overlay(struct rdmalog_node_config *cfg,
+				    const void *arg)
+{
+	struct nlattr *const *a = arg;
+
+	if (a[RDMALOG_A_NODE_ID])
+		cfg->node_id = nla_get_u32(a[RDMALOG_A_NODE_ID]);
+	if (a[RDMALOG_A_CLUSTER_ID])
+		cfg->cluster_id = nla_get_u64(a[RDMALOG_A_CLUSTER_ID]);
+	if (a[RDMALOG_A_ADDR]) {
+		memset(cfg->listen.addr, 0, sizeof(cfg->listen.addr));
+		cfg->listen.len = nla_len(a[RDMALOG_A_ADDR]);
+		nla_memcpy(cfg->listen.addr, a[RDMALOG_A_ADDR],
+			   sizeof(cfg->listen.addr));
+	}
+	if (a[RDMALOG_A_PORT])
+		cfg->listen.port = nla_get_u16(a[RDMALOG_A_PORT]);
+	if (a[RDMALOG_A_ROLE])
+		cfg->role = nla_get_u32(a[RDMALOG_A_ROLE]);
+	if (a[RDMALOG_A_HEARTBEAT_MS])
+		cfg->heartbeat_ms = nla_get_u32(a[RDMALOG_A_HEARTBEAT_MS]);
+	if (a[RDMALOG_A_PEER_TIMEOUT_MS])
+		cfg->peer_timeout_ms =
+			nla_get_u32(a[RDMALOG_A_PEER_TIMEOUT_MS]);
+	if (a[RDMALOG_A_FAILOVER])
+		cfg->failover = nla_get_u32(a[RDMALOG_A_FAILOVER]);
+	if (a[RDMALOG_A_PRIORITY])
+		cfg->priority = nla_get_u32(a[RDMALOG_A_PRIORITY]);
+	if (a[RDMALOG_A_LEAD])
+		cfg->lead = nla_get_u8(a[RDMALOG_A_LEAD]);
 }
 
 static int rdmalog_nl_node_set(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr **a = info->attrs;
-	struct rdmalog_node_config cfg;
 	int err;
 
-	err = rdmalog_nl_set_begin(info, RDMALOG_NL_NODE_SET_ATTRS, &cfg);
+	err = rdmalog_nl_set_begin(info, RDMALOG_NL_NODE_SET_ATTRS);
 	if (err)
 		return err;
-	if (a[RDMALOG_A_NODE_ID])
-		cfg.node_id = nla_get_u32(a[RDMALOG_A_NODE_ID]);
-	if (a[RDMALOG_A_CLUSTER_ID])
-		cfg.cluster_id = nla_get_u64(a[RDMALOG_A_CLUSTER_ID]);
-	if (a[RDMALOG_A_ADDR]) {
-		memset(cfg.listen.addr, 0, sizeof(cfg.listen.addr));
-		cfg.listen.len = nla_len(a[RDMALOG_A_ADDR]);
-		nla_memcpy(cfg.listen.addr, a[RDMALOG_A_ADDR],
-			   sizeof(cfg.listen.addr));
-	}
-	if (a[RDMALOG_A_PORT])
-		cfg.listen.port = nla_get_u16(a[RDMALOG_A_PORT]);
-	if (a[RDMALOG_A_ROLE])
-		cfg.role = nla_get_u32(a[RDMALOG_A_ROLE]);
-	if (a[RDMALOG_A_HEARTBEAT_MS])
-		cfg.heartbeat_ms = nla_get_u32(a[RDMALOG_A_HEARTBEAT_MS]);
-	if (a[RDMALOG_A_PEER_TIMEOUT_MS])
-		cfg.peer_timeout_ms = nla_get_u32(a[RDMALOG_A_PEER_TIMEOUT_MS]);
-	if (a[RDMALOG_A_FAILOVER])
-		cfg.failover = nla_get_u32(a[RDMALOG_A_FAILOVER]);
-	if (a[RDMALOG_A_PRIORITY])
-		cfg.priority = nla_get_u32(a[RDMALOG_A_PRIORITY]);
-	if (a[RDMALOG_A_LEAD])
-		cfg.lead = nla_get_u8(a[RDMALOG_A_LEAD]);
 	/* The secret is used where it lies in the request, never copied. */
 	if (a[RDMALOG_A_SECRET])
-		err = rdmalog_node_set_config(&cfg, nla_data(a[RDMALOG_A_SECRET]),
-					      nla_len(a[RDMALOG_A_SECRET]),
-					      info->extack);
-	else
-		err = rdmalog_node_set_config(&cfg, NULL, -1, info->extack);
-	mutex_unlock(&rdmalog_nl_set_mutex);
-	return err;
+		return rdmalog_node_set_config(rdmalog_nl_node_overlay, a,
+					       nla_data(a[RDMALOG_A_SECRET]),
+					       nla_len(a[RDMALOG_A_SECRET]),
+					       info->extack);
+	return rdmalog_node_set_config(rdmalog_nl_node_overlay, a, NULL, -1,
+				       info->extack);
 }
 
 /*
@@ -809,27 +811,32 @@ static int rdmalog_nl_log_get(struct sk_buff *skb, struct genl_info *info)
 	return rdmalog_nl_reply_send(msg, hdr, info, err);
 }
 
+/* LOG_SET's attributes overlaid, as rdmalog_nl_node_overlay(). */
+static void rdmalog_nl_log_overlay(struct rdmalog_node_config *cfg,
+				   const void *arg)
+{
+	struct nlattr *const *a = arg;
+
+	if (a[RDMALOG_A_CAPACITY])
+		cfg->capacity = nla_get_u64(a[RDMALOG_A_CAPACITY]);
+	if (a[RDMALOG_A_MAX_RECORD])
+		cfg->max_record = nla_get_u32(a[RDMALOG_A_MAX_RECORD]);
+	if (a[RDMALOG_A_DURABILITY])
+		cfg->durability = nla_get_u32(a[RDMALOG_A_DURABILITY]);
+	if (a[RDMALOG_A_COMMIT_TIMEOUT_MS])
+		cfg->commit_timeout_ms =
+			nla_get_u32(a[RDMALOG_A_COMMIT_TIMEOUT_MS]);
+}
+
 static int rdmalog_nl_log_set(struct sk_buff *skb, struct genl_info *info)
 {
-	struct nlattr **a = info->attrs;
-	struct rdmalog_node_config cfg;
 	int err;
 
-	err = rdmalog_nl_set_begin(info, RDMALOG_NL_LOG_SET_ATTRS, &cfg);
+	err = rdmalog_nl_set_begin(info, RDMALOG_NL_LOG_SET_ATTRS);
 	if (err)
 		return err;
-	if (a[RDMALOG_A_CAPACITY])
-		cfg.capacity = nla_get_u64(a[RDMALOG_A_CAPACITY]);
-	if (a[RDMALOG_A_MAX_RECORD])
-		cfg.max_record = nla_get_u32(a[RDMALOG_A_MAX_RECORD]);
-	if (a[RDMALOG_A_DURABILITY])
-		cfg.durability = nla_get_u32(a[RDMALOG_A_DURABILITY]);
-	if (a[RDMALOG_A_COMMIT_TIMEOUT_MS])
-		cfg.commit_timeout_ms =
-			nla_get_u32(a[RDMALOG_A_COMMIT_TIMEOUT_MS]);
-	err = rdmalog_node_set_config(&cfg, NULL, -1, info->extack);
-	mutex_unlock(&rdmalog_nl_set_mutex);
-	return err;
+	return rdmalog_node_set_config(rdmalog_nl_log_overlay, info->attrs,
+				       NULL, -1, info->extack);
 }
 
 static int rdmalog_nl_up(struct sk_buff *skb, struct genl_info *info)
@@ -1182,7 +1189,8 @@ int rdmalog_netlink_init(void)
 /**
  * rdmalog_netlink_exit() - unregister the family; the first step of exit
  *
- * Waits for running requests (genl_unregister_family() takes genl_mutex);
+ * Waits for running requests (genl_unregister_family() takes genetlink's
+ * cb_lock for writing; every request holds it for reading);
  * events from node.c after this are dropped.
  */
 void rdmalog_netlink_exit(void)

@@ -187,7 +187,7 @@ static void rdmalog_peer_to_info(const struct rdmalog_peer *peer,
 		rdmalog_conn_get_info(peer->conn, info);
 }
 
-static struct rdmalog_peer *rdmalog_node_find_peer(u32 node_id)
+struct rdmalog_peer *rdmalog_node_find_peer(u32 node_id)
 {
 	struct rdmalog_peer *peer;
 
@@ -412,9 +412,11 @@ static int rdmalog_node_check_peers(const struct rdmalog_node_config *cfg,
 }
 
 /**
- * rdmalog_node_set_config() - replace the whole configuration
- * @cfg: the new configuration: the current one (rdmalog_node_get_config())
- *	with the settings to change overlaid (@cfg->auth is ignored)
+ * rdmalog_node_set_config() - change the configuration
+ * @overlay: sets the settings to change on its @cfg, a copy of the
+ *	current configuration (@cfg->auth is ignored); called once, under
+ *	config_mutex, so it sees the configuration the change applies to
+ * @arg: @overlay's
  * @secret: the new shared secret, @secret_len bytes (0: none); with
  *	@secret_len < 0 the secret stays as it is
  * @secret_len: its length, at most %RDMALOG_MAX_SECRET, or -1
@@ -428,21 +430,24 @@ static int rdmalog_node_check_peers(const struct rdmalog_node_config *cfg,
  * Return: 0, -EINVAL for an invalid setting, -EBUSY for a setting that
  * cannot change while up. Nothing changes on error.
  */
-int rdmalog_node_set_config(const struct rdmalog_node_config *cfg,
-			    const u8 *secret, int secret_len,
+int rdmalog_node_set_config(void (*overlay)(struct rdmalog_node_config *cfg,
+					    const void *arg),
+			    const void *arg, const u8 *secret, int secret_len,
 			    struct netlink_ext_ack *extack)
 {
 	struct rdmalog_node_config *cur = &rdmalog_node.config;
-	struct rdmalog_node_config new = *cfg;
+	struct rdmalog_node_config new;
 	bool node_changed, log_changed, watch;
 	int err;
 
+	mutex_lock(&rdmalog_node.config_mutex);
+	new = *cur;
+	overlay(&new, arg);
 	/* Compare and store addresses with their unused bytes zeroed. */
 	if (new.listen.len < sizeof(new.listen.addr))
 		memset(new.listen.addr + new.listen.len, 0,
 		       sizeof(new.listen.addr) - new.listen.len);
 
-	mutex_lock(&rdmalog_node.config_mutex);
 	/* "Not while up" first: no point in discussing the value then. */
 	err = rdmalog_node_check_busy(&new, cur, secret, secret_len, extack);
 	if (err)

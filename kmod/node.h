@@ -180,8 +180,9 @@ void rdmalog_node_exit(void);
 
 /* Configuration; each validates, applies all or nothing, and says why. */
 void rdmalog_node_get_config(struct rdmalog_node_config *cfg);
-int rdmalog_node_set_config(const struct rdmalog_node_config *cfg,
-			    const u8 *secret, int secret_len,
+int rdmalog_node_set_config(void (*overlay)(struct rdmalog_node_config *cfg,
+					    const void *arg),
+			    const void *arg, const u8 *secret, int secret_len,
 			    struct netlink_ext_ack *extack);
 int rdmalog_node_peer_add(const struct rdmalog_peer_info *peer,
 			  struct netlink_ext_ack *extack);

@@ -43,8 +43,9 @@ struct rdmalog_peer {
 /**
  * struct rdmalog_node - the node, a singleton
  * @config_mutex: protects every other field. Taken in process context
- *	only. Lock order: the genetlink mutex (netlink doit/dumpit) is taken
- *	before it; the log's internal locks (rdmalog_log_*() calls) and the
+ *	only. Lock order: netlink's callbacks hold no lock of ours when they
+ *	take it (the family is parallel_ops); the log's internal locks
+ *	(rdmalog_log_*() calls) and the
  *	netlink multicast path (rdmalog_netlink_notify_*(), which
  *	never calls back into this file) are taken inside it. Events are
  *	sent with it held so they leave in the order the changes were made.
@@ -145,6 +146,8 @@ void rdmalog_node_stop_serving(void);
 int rdmalog_node_start_serving(struct rdmalog_log *log,
 			       struct netlink_ext_ack *extack);
 void rdmalog_node_serve(void);
+/* The configured peer @node_id, or NULL; config_mutex held. */
+struct rdmalog_peer *rdmalog_node_find_peer(u32 node_id);
 
 /* role.c */
 void rdmalog_node_role_init(void);

@@ -410,8 +410,8 @@ static int rdmalog_node_lead(u64 epoch, struct netlink_ext_ack *extack)
  * @extack: where to say why it failed; may be NULL
  *
  * The election runs without config_mutex (the node's events and the
- * device's GET_STATE go on; netlink commands wait, genetlink runs one at
- * a time); the change of role takes it, if the up period it stood in is
+ * device's GET_STATE and the other netlink commands go on); the change
+ * of role takes it, if the up period it stood in is
  * still on. Returns once the epoch-start record is committed.
  *
  * Return: 0; -ENETDOWN (down, or went down meanwhile); -EALREADY (the
@@ -576,23 +576,28 @@ enum rdmalog_handover {
 
 /* The switchover's wait for the hand-over: how it stands now. */
 static enum rdmalog_handover
-rdmalog_node_handover_state(struct rdmalog_log *log,
-			    struct rdmalog_peer *target, u64 *next_lsn)
+rdmalog_node_handover_state(struct rdmalog_log *log, u32 target,
+			    u64 *next_lsn)
 {
 	struct rdmalog_peer_info pi = {};
 	struct rdmalog_log_state st;
+	struct rdmalog_peer *peer;
 
 	lockdep_assert_held(&rdmalog_node.config_mutex);
 	if (rdmalog_node.log != log)
 		return RDMALOG_HO_DOWN;
 	if (rdmalog_node.config.role != RDMALOG_ROLE_PRIMARY)
 		return RDMALOG_HO_STEPPED_DOWN;
+	/* Found again each time: a PEER_DEL may run while we sleep. */
+	peer = rdmalog_node_find_peer(target);
+	if (!peer || !peer->conn)
+		return RDMALOG_HO_LOST;
 	/* A record reserved before the pause is not in next_lsn yet. */
 	if (!rdmalog_log_quiet(log))
 		return RDMALOG_HO_DRAINING;
 	rdmalog_log_get_state(log, &st);
 	*next_lsn = st.next_lsn;
-	rdmalog_conn_get_info(target->conn, &pi);
+	rdmalog_conn_get_info(peer->conn, &pi);
 	if (!pi.repl.joined)
 		return RDMALOG_HO_LOST;
 	return st.commit_lsn == st.next_lsn && pi.repl.held_lsn >= st.next_lsn ?
@@ -623,7 +628,7 @@ int rdmalog_node_switchover(u32 target, struct netlink_ext_ack *extack)
 {
 	struct rdmalog_node_config *cfg = &rdmalog_node.config;
 	unsigned long deadline, start = jiffies;
-	struct rdmalog_peer *peer = NULL, *p;
+	struct rdmalog_peer *peer;
 	u32 drain_ms = 0, id;
 	struct rdmalog_log *log;
 	enum rdmalog_handover state;
@@ -631,9 +636,7 @@ int rdmalog_node_switchover(u32 target, struct netlink_ext_ack *extack)
 	int err = 0;
 
 	mutex_lock(&rdmalog_node.config_mutex);
-	list_for_each_entry(p, &rdmalog_node.peers, list)
-		if (p->node_id == target)
-			peer = p;
+	peer = rdmalog_node_find_peer(target);
 	if (!rdmalog_node.up) {
 		NL_SET_ERR_MSG(extack, "the log is down");
 		err = -ENETDOWN;
@@ -662,9 +665,9 @@ int rdmalog_node_switchover(u32 target, struct netlink_ext_ack *extack)
 	deadline = jiffies + msecs_to_jiffies(cfg->commit_timeout_ms);
 	pr_info("node %u: switchover to node %u: appends paused\n", id, target);
 
-	/* Drain: the peers (and @peer) stay, netlink commands wait for us. */
+	/* Drain; without config_mutex while it sleeps (the peer is found again). */
 	for (;;) {
-		state = rdmalog_node_handover_state(log, peer, &next);
+		state = rdmalog_node_handover_state(log, target, &next);
 		if (state != RDMALOG_HO_DRAINING ||
 		    time_after(jiffies, deadline))
 			break;
@@ -714,7 +717,7 @@ int rdmalog_node_switchover(u32 target, struct netlink_ext_ack *extack)
 	deadline = jiffies + 3 * msecs_to_jiffies(cfg->peer_timeout_ms);
 	for (;;) {
 		mutex_lock(&rdmalog_node.config_mutex);
-		state = rdmalog_node_handover_state(log, peer, &next);
+		state = rdmalog_node_handover_state(log, target, &next);
 		mutex_unlock(&rdmalog_node.config_mutex);
 		if (state == RDMALOG_HO_STEPPED_DOWN ||
 		    state == RDMALOG_HO_DOWN || time_after(jiffies, deadline))
