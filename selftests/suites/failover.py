@@ -511,10 +511,20 @@ def a_switchover_waits_for_a_reserved_record(c):
              check=True)
     rlnode.inject(c[1], "log_fill", 8000)
     app = c[1].spawn("echo held | rdmalogcat -a; echo rc=$?", timeout=120)
-    wait_for(lambda: "rdmalog_inject_delay" in
-             c[1].run("cat /proc/$(pgrep -x rdmalogcat)/stack",
-                      timeout=60).out,
-             timeout=WAIT, interval=0.2, what="the appender held")
+    seen = []
+
+    def held():
+        # the appender's kernel stack: asleep in the delay point, inside
+        # the append (after its reservation)
+        out = c[1].run("p=$(pgrep -x rdmalogcat) && cat /proc/$p/stack",
+                       timeout=60).out
+        seen[:] = [out]
+        return "rdmalog_inject_delay" in out or \
+            "rdmalog_log_append" in out
+    try:
+        wait_for(held, timeout=WAIT, interval=0.2, what="the appender held")
+    except AssertionError as e:
+        raise AssertionError(f"{e}; its last stack: {seen}") from None
     c[1].run("dmesg -c >/dev/null", timeout=60, check=True)
     sw = c[1].spawn("rdmalogctl node switchover 2; echo rc=$?",
                     timeout=120)
