@@ -60,11 +60,13 @@ import bench  # noqa: E402
 
 CLUSTER_ID = 4343
 CONF = "/etc/rdmalog-failover.conf"
-# every failed append leaves a line in FAILS (counted around switchovers)
+# every failed append leaves a line in FAILS, its time and rdmalogcat's
+# message (counted and shown around switchovers)
 FAILS = "/run/bench-failover-fails"
 LOAD = ("while :; do echo load-$(hostname)-$(date +%s%N) | "
-        "rdmalogcat -a >/dev/null 2>&1 || "
-        f"{{ echo x >>{FAILS}; sleep 0.05; }}; done")
+        "rdmalogcat -a >/dev/null 2>/run/bench-failover-err || "
+        f"{{ echo \"$(date +%T.%N) $(cat /run/bench-failover-err)\" "
+        f">>{FAILS}; sleep 0.05; }}; done")
 
 
 def say(text):
@@ -187,12 +189,14 @@ def one_change(c, prim, epoch, args, i, what, fn, out, errors):
 
 
 def writer_fails(c):
-    """Failed appends so far, on every node that runs."""
-    n = 0
+    """Every failed append so far on the nodes: "node N: time message"."""
+    lines = []
     for i in (1, 2, 3):
-        r = c[i].run(f"cat {FAILS} 2>/dev/null | wc -l", timeout=60)
-        n += int(r.out.strip() or 0) if r.rc == 0 else 0
-    return n
+        r = c[i].run(f"cat {FAILS} 2>/dev/null", timeout=60)
+        if r.rc == 0:
+            lines += [f"node {i}: {ln}" for ln in r.out.splitlines()
+                      if ln.strip()]
+    return lines
 
 
 def one_switchover(c, prim, epoch, args, i):
@@ -224,13 +228,14 @@ def one_switchover(c, prim, epoch, args, i):
         return {"error": f"node {target} did not lead after the "
                          f"switchover: {ch}"}, None
     wait_durable(c[target], 60)
+    new_fails = [ln for ln in writer_fails(c) if ln not in fails]
     res = {"from": prim, "to": target, "epoch": ch["epoch"],
            "why": ch["why"], "command_ms": round(cmd_ms, 1),
            "paused_ms": int(m.group(1)) if m else None,
            "drain_ms": int(m.group(2)) if m else None,
            "elect_ms": ch.get("elect_ms"),
            "reconcile_ms": ch.get("reconcile_ms"),
-           "writer_fails": writer_fails(c) - fails,
+           "writer_fails": len(new_fails), "writer_errors": new_fails,
            "kept": has_record(c[target], lsn, text)}
     return res, target
 
@@ -350,7 +355,7 @@ def main():
                 break
             if res["writer_fails"]:
                 errors.append(f"switchover {i}: {res['writer_fails']} "
-                              "appends failed")
+                              f"appends failed: {res['writer_errors']}")
             print(f"    switchover {i:2d}: node {prim} -> node {new}, epoch "
                   f"{res['epoch']} ({res['why']}): command "
                   f"{res['command_ms']:.0f} ms, appends paused "
