@@ -705,8 +705,18 @@ int rdmalog_node_switchover(u32 target, struct netlink_ext_ack *extack)
 	 * From here its writers and the FWDs it serves are refused as by a
 	 * primary that stepped down: they go to the next primary, and the
 	 * backups forward nothing more to this one before it closes.
+	 *
+	 * A backup's FWD still unanswered when it fences us (the target when
+	 * it stands, the others when they vote) fails with -ENOTCONN, an
+	 * unknown outcome. During the pause each forwarding backup re-sends
+	 * every 10 ms (the paused ring answers -EAGAIN); give each of them
+	 * time to be answered -EROFS, after which it forwards nothing here
+	 * for a second (forward.c), before anyone fences. A mitigation, not
+	 * a proof: a notice that closes the FWDs on every connection is the
+	 * fix (Documentation/protocol.rst, "Switchover").
 	 */
 	rdmalog_log_pause(log, true, true);
+	msleep(RDMALOG_SWITCHOVER_REFUSE_MS);
 	err = rdmalog_elect_hand_over(target, next, &epoch);
 	if (err) {
 		NL_SET_ERR_MSG(extack, "could not hand the log over to the node");
