@@ -98,6 +98,9 @@
  * @done: completed once @result and @lsn are set
  * @result: 0, or the negative errno for the writer
  * @lsn: the record's LSN when @result is 0
+ * @answered: the primary closed the forwarding (FWD_CLOSE) while the
+ *	request was listed: @result (-EROFS) is set and @done completed; the
+ *	FWD_DONE or the release only takes it off the list (under the lock)
  */
 struct rdmalog_fwd_req {
 	struct list_head node;
@@ -107,6 +110,7 @@ struct rdmalog_fwd_req {
 	struct completion done;
 	int result;
 	u64 lsn;
+	bool answered;
 };
 
 /*
@@ -414,8 +418,8 @@ static bool rdmalog_fwd_may_queue(struct rdmalog_fwd_ep *f, bool *dead)
 	bool ok;
 
 	spin_lock_bh(&f->lock);
-	*dead = f->dead;
-	ok = !f->dead && f->nr_reqs < RDMALOG_FWD_MAX_OUTSTANDING;
+	*dead = f->dead || f->closed;	/* closed: as good as gone */
+	ok = !*dead && f->nr_reqs < RDMALOG_FWD_MAX_OUTSTANDING;
 	spin_unlock_bh(&f->lock);
 	return ok;
 }
@@ -591,9 +595,10 @@ static int rdmalog_fwd_once(struct rdmalog_ep *ep, struct iov_iter *from,
 
 	/* On the list before it is posted: the answer may come at once. */
 	spin_lock_bh(&f->lock);
-	if (f->dead || f->nr_reqs >= RDMALOG_FWD_MAX_OUTSTANDING) {
-		/* Dead; or a racing writer took the last slot. */
-		err = f->dead ? -EHOSTUNREACH : -EAGAIN;
+	if (f->dead || f->closed ||
+	    f->nr_reqs >= RDMALOG_FWD_MAX_OUTSTANDING) {
+		/* Dead or closed; or a racing writer took the last slot. */
+		err = f->dead || f->closed ? -EHOSTUNREACH : -EAGAIN;
 		spin_unlock_bh(&f->lock);
 		goto out_unmap;
 	}
@@ -671,11 +676,16 @@ out_free:
 	return err;
 }
 
-/* The peer answered -EROFS less than %RDMALOG_FWD_REFUSED_MS ago. */
+/*
+ * The peer closed the forwarding (FWD_CLOSE), or answered -EROFS less
+ * than %RDMALOG_FWD_REFUSED_MS ago.
+ */
 static bool rdmalog_fwd_refused(struct rdmalog_fwd_ep *f)
 {
 	unsigned long t = READ_ONCE(f->refused_at);
 
+	if (READ_ONCE(f->closed))
+		return true;
 	return t && time_before(jiffies,
 				t + msecs_to_jiffies(RDMALOG_FWD_REFUSED_MS));
 }
@@ -746,6 +756,15 @@ const char *rdmalog_fwd_done_received(struct rdmalog_ep *ep,
 	spin_unlock(&f->lock);
 	if (!found)
 		return "FWD_DONE for a request not outstanding";
+	if (found->answered) {
+		/* Failed -EROFS by the FWD_CLOSE: it must not have appended. */
+		trace_rdmalog_fwd(ep->conn->peer_id, id, 0, -(int)status);
+		if (found->reg)
+			rdmalog_fwd_reg_invalidate(ep, found->reg);
+		wake_up(&f->wq);
+		rdmalog_fwd_req_put(found);	/* the list's */
+		return status ? NULL : "FWD_DONE appended a FWD after FWD_CLOSE";
+	}
 
 	found->result = rdmalog_fwd_errno(status);
 	found->lsn = lsn;
@@ -762,6 +781,60 @@ const char *rdmalog_fwd_done_received(struct rdmalog_ep *ep,
 	return !status && !lsn ? "FWD_DONE with LSN 0" : NULL;
 }
 
+/* The FWD_CLOSED: not from the CQ handler, as it may wait for a credit. */
+static void rdmalog_fwd_closed_work(struct work_struct *work)
+{
+	struct rdmalog_fwd_ep *f = container_of(work, struct rdmalog_fwd_ep,
+						close_work);
+	struct rdmalog_ep *ep = container_of(f, struct rdmalog_ep, fwd);
+	struct rdmalog_msg_fwd_close m = {};
+
+	rdmalog_fwd_send(ep, &m, sizeof(m), RDMALOG_MSG_FWD_CLOSED,
+			 "FWD_CLOSED");
+	rdmalog_ep_put(ep);	/* the work's */
+}
+
+/*
+ * The primary answered every FWD it received here and refuses the later
+ * ones (proto.h, &struct rdmalog_msg_fwd_close): those outstanding were
+ * not appended. Fail them -EROFS now, so that their writers go on to the
+ * next primary instead of learning -ENOTCONN, an unknown outcome, when
+ * the new primary fences this one.
+ */
+const char *rdmalog_fwd_close_received(struct rdmalog_ep *ep,
+				       const struct rdmalog_msg_fwd_close *m)
+{
+	u32 flags = le32_to_cpu(m->flags);
+	struct rdmalog_fwd_ep *f = &ep->fwd;
+	struct rdmalog_fwd_req *req;
+	u32 n = 0;
+
+	if (flags & ~RDMALOG_FWD_CLOSE_F_REOPEN || m->reserved)
+		return "FWD_CLOSE with unknown flags";
+	spin_lock(&f->lock);
+	WRITE_ONCE(f->closed, !(flags & RDMALOG_FWD_CLOSE_F_REOPEN));
+	if (f->closed) {
+		list_for_each_entry(req, &f->reqs, node) {
+			if (req->answered)
+				continue;
+			req->answered = true;
+			req->result = -EROFS;
+			complete(&req->done);
+			n++;
+		}
+	}
+	spin_unlock(&f->lock);
+	wake_up(&f->wq);
+	if (flags & RDMALOG_FWD_CLOSE_F_REOPEN)
+		return NULL;
+	pr_info("peer %u closed forwarding (switchover): %u forwarded appends go to the next primary\n",
+		ep->conn->peer_id, n);
+	rdmalog_ep_get(ep);	/* the work's */
+	if (!rdmalog_fwd_queue_work(&f->close_work))
+		rdmalog_ep_put(ep);	/* queued already: it answers for both */
+	return NULL;
+}
+
 /* ------------------------------------------------------------------ */
 /* Endpoint set-up and release */
 
@@ -774,6 +847,7 @@ void rdmalog_fwd_ep_init(struct rdmalog_ep *ep)
 	INIT_LIST_HEAD(&f->reg_free);
 	init_waitqueue_head(&f->wq);
 	f->next_id = 1;
+	INIT_WORK(&f->close_work, rdmalog_fwd_closed_work);
 }
 
 int rdmalog_fwd_ep_setup(struct rdmalog_ep *ep)
@@ -849,10 +923,12 @@ void rdmalog_fwd_ep_release(struct rdmalog_ep *ep)
 		list_del_init(&req->node);
 		f->nr_reqs--;
 		/* Sent: the primary may have committed it. */
-		req->result = -ENOTCONN;
+		if (!req->answered)
+			req->result = -ENOTCONN;
 		if (req->reg)
 			req->reg->retired = true;	/* keeps its buf */
-		complete(&req->done);
+		if (!req->answered)
+			complete(&req->done);
 		/* The list's: the last one when the writer gave up. */
 		rdmalog_fwd_req_put(req);
 	}

@@ -12,11 +12,13 @@
 #include <linux/types.h>
 #include <linux/uio.h>
 #include <linux/wait.h>
+#include <linux/workqueue.h>
 
 struct rdmalog_ep;
 struct rdmalog_fwd_reg;
 struct rdmalog_log;
 struct rdmalog_msg_fwd;
+struct rdmalog_msg_fwd_close;
 struct rdmalog_msg_fwd_done;
 
 /*
@@ -44,7 +46,14 @@ struct rdmalog_msg_fwd_done;
  *	(each holds a reference on its request)
  * @nr_reqs: entries on @reqs, at most %RDMALOG_FWD_MAX_OUTSTANDING
  * @next_id: backup side: the next request id
- * @serving: primary side: FWDs received and not yet answered
+ * @serving: primary side: FWDs received and not yet answered (drops just
+ *	before the FWD_DONE is posted: the backup may send the next at once)
+ * @unanswered: primary side: FWDs received whose FWD_DONE is not posted
+ *	yet (drops just after)
+ * @closed: backup side: the primary closed forwarding here (FWD_CLOSE):
+ *	no FWD is sent until it reopens it
+ * @close_sent: primary side: a FWD_CLOSE went out whose FWD_CLOSED has
+ *	not come back
  * @regs: %RDMALOG_FWD_MAX_REGS registrations (FRWR MRs) made by
  *	rdmalog_fwd_ep_setup(), or NULL (no FRWR: only inline payloads);
  *	freed by the release
@@ -62,6 +71,8 @@ struct rdmalog_msg_fwd_done;
  *	-EROFS (it no longer leads, or hands the log over; 0: never): no FWD
  *	goes to it for %RDMALOG_FWD_REFUSED_MS after (READ_ONCE/WRITE_ONCE,
  *	not under @lock)
+ * @close_work: backup side: sends the FWD_CLOSED (on rdmalog_fwd_wq,
+ *	holding a reference on the endpoint)
  */
 struct rdmalog_fwd_ep {
 	spinlock_t lock; /* see above */
@@ -70,6 +81,9 @@ struct rdmalog_fwd_ep {
 	u32 nr_reqs;
 	u64 next_id;
 	u32 serving;
+	u32 unanswered;
+	bool closed;
+	bool close_sent;
 	struct rdmalog_fwd_reg *regs;
 	unsigned int nr_regs;
 	struct list_head reg_free;
@@ -78,6 +92,7 @@ struct rdmalog_fwd_ep {
 	u32 users;
 	wait_queue_head_t wq;
 	unsigned long refused_at;
+	struct work_struct close_work;
 };
 
 int rdmalog_fwd_init(void);
@@ -123,6 +138,17 @@ void rdmalog_fwd_stop(void);
  */
 int rdmalog_fwd_append(struct iov_iter *from, bool nonblock, u64 *lsn);
 
+/*
+ * The primary, handing the log over with its appends refused: on every
+ * live connection, wait until every FWD received is answered, then send
+ * a FWD_CLOSE, and wait for the FWD_CLOSEDs, at most @timeout_ms in all.
+ * With @reopen (the hand-over failed): send FWD_CLOSE with
+ * %RDMALOG_FWD_CLOSE_F_REOPEN instead, waiting for nothing. Process
+ * context; sleeps. Return: the connections that did not answer in time
+ * (their backups' FWDs may end -ENOTCONN when the connection ends).
+ */
+u32 rdmalog_fwd_close_all(bool reopen, u32 timeout_ms);
+
 /* From conn.c. */
 void rdmalog_fwd_ep_init(struct rdmalog_ep *ep);
 /* Set up what sleeps (MRs); conn lock held, process context. */
@@ -136,5 +162,9 @@ const char *rdmalog_fwd_received(struct rdmalog_ep *ep,
 				 const struct rdmalog_msg_fwd *m, u32 len);
 const char *rdmalog_fwd_done_received(struct rdmalog_ep *ep,
 				      const struct rdmalog_msg_fwd_done *m);
+const char *rdmalog_fwd_close_received(struct rdmalog_ep *ep,
+				       const struct rdmalog_msg_fwd_close *m);
+const char *rdmalog_fwd_closed_received(struct rdmalog_ep *ep,
+					const struct rdmalog_msg_fwd_close *m);
 
 #endif /* _RDMALOG_FORWARD_H */

@@ -15,6 +15,7 @@
 #include <linux/list.h>
 #include <linux/scatterlist.h>
 #include <linux/types.h>
+#include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 
 struct rdmalog_ep;
@@ -95,5 +96,16 @@ void rdmalog_fwd_reg_retire(struct rdmalog_fwd_ep *f,
 			    struct rdmalog_fwd_reg *r);
 /* Map @buf's entries into @r with a fresh key. Return: 0 or -EIO. */
 int rdmalog_fwd_reg_map(struct rdmalog_fwd_reg *r, struct rdmalog_fwd_buf *buf);
+
+/* fwd_serve.c */
+/* Queue @work on rdmalog_fwd_wq. Return: false if it was queued already. */
+bool rdmalog_fwd_queue_work(struct work_struct *work);
+/*
+ * Send the @len bytes of @m as a message of @type, waiting up to
+ * %RDMALOG_FWD_SEND_WAIT_MS for a send credit; a failure other than a
+ * connection that is gone closes it. Process context.
+ */
+void rdmalog_fwd_send(struct rdmalog_ep *ep, void *m, u16 len, u8 type,
+		      const char *what);
 
 #endif /* _RDMALOG_FWD_PRIV_H */

@@ -34,6 +34,7 @@
 #include "ep.h"
 #include "forward.h"
 #include "fwd_priv.h"
+#include "inject.h"
 #include "log.h"
 #include "proto.h"
 #include "rdma_dev.h"
@@ -385,32 +386,43 @@ static u32 rdmalog_fwd_status(int err)
 	return -err;
 }
 
-/* Send the FWD_DONE, waiting a little for a credit if need be. */
-static void rdmalog_fwd_answer(struct rdmalog_ep *ep, u64 req_id, u32 len,
-			       int err, u64 lsn)
+bool rdmalog_fwd_queue_work(struct work_struct *work)
+{
+	return queue_work(rdmalog_fwd_wq, work);
+}
+
+void rdmalog_fwd_send(struct rdmalog_ep *ep, void *m, u16 len, u8 type,
+		      const char *what)
 {
 	unsigned long deadline = jiffies +
 				 msecs_to_jiffies(RDMALOG_FWD_SEND_WAIT_MS);
-	struct rdmalog_msg_fwd_done m = {};
 	int ret;
 
-	m.req_id = cpu_to_le64(req_id);
-	m.lsn = cpu_to_le64(err ? 0 : lsn);
-	m.status = cpu_to_le32(rdmalog_fwd_status(err));
-	trace_rdmalog_fwd(ep->conn->peer_id, req_id, len, err);
 	for (;;) {
-		ret = rdmalog_ep_send(ep, &m, sizeof(m), RDMALOG_MSG_FWD_DONE,
-				      2);
+		ret = rdmalog_ep_send(ep, m, len, type, 2);
 		if (ret != -EAGAIN)
 			break;
 		if (time_after(jiffies, deadline)) {
-			rdmalog_ep_error(ep, "no send credit for a FWD_DONE");
+			rdmalog_ep_error(ep, "no send credit for a %s", what);
 			return;
 		}
 		usleep_range(100, 1000);
 	}
 	if (ret && ret != -ENOTCONN)
-		rdmalog_ep_error(ep, "cannot send a FWD_DONE: %d", ret);
+		rdmalog_ep_error(ep, "cannot send a %s: %d", what, ret);
+}
+
+/* Send the FWD_DONE, waiting a little for a credit if need be. */
+static void rdmalog_fwd_answer(struct rdmalog_ep *ep, u64 req_id, u32 len,
+			       int err, u64 lsn)
+{
+	struct rdmalog_msg_fwd_done m = {};
+
+	m.req_id = cpu_to_le64(req_id);
+	m.lsn = cpu_to_le64(err ? 0 : lsn);
+	m.status = cpu_to_le32(rdmalog_fwd_status(err));
+	trace_rdmalog_fwd(ep->conn->peer_id, req_id, len, err);
+	rdmalog_fwd_send(ep, &m, sizeof(m), RDMALOG_MSG_FWD_DONE, "FWD_DONE");
 }
 
 static void rdmalog_fwd_work_fn(struct work_struct *work)
@@ -450,7 +462,12 @@ static void rdmalog_fwd_work_fn(struct work_struct *work)
 	spin_lock_bh(&f->lock);
 	f->serving--;
 	spin_unlock_bh(&f->lock);
+	rdmalog_inject_delay(RDMALOG_INJ_FWD_ANSWER);
 	rdmalog_fwd_answer(ep, w->req_id, w->len, err, lsn);
+	/* Posted: a FWD_CLOSE posted from now on follows it (close_all). */
+	spin_lock_bh(&f->lock);
+	f->unanswered--;
+	spin_unlock_bh(&f->lock);
 	rdmalog_ep_put(ep);	/* the work item's */
 	kfree(w);
 }
@@ -475,6 +492,7 @@ const char *rdmalog_fwd_received(struct rdmalog_ep *ep,
 		return "more FWDs outstanding than allowed";
 	}
 	f->serving++;
+	f->unanswered++;
 	spin_unlock(&f->lock);
 
 	INIT_WORK(&w->work, rdmalog_fwd_work_fn);
@@ -490,4 +508,104 @@ const char *rdmalog_fwd_received(struct rdmalog_ep *ep,
 	w->ep = ep;
 	queue_work(rdmalog_fwd_wq, &w->work);
 	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Closing the forwarding before a hand-over */
+
+/* No FWD of @ep is unanswered. */
+static bool rdmalog_fwd_all_answered(struct rdmalog_fwd_ep *f)
+{
+	bool ret;
+
+	spin_lock_bh(&f->lock);
+	ret = !f->unanswered;
+	spin_unlock_bh(&f->lock);
+	return ret;
+}
+
+/* @ep answered the FWD_CLOSE, or is gone. */
+static bool rdmalog_fwd_close_done(struct rdmalog_ep *ep)
+{
+	struct rdmalog_fwd_ep *f = &ep->fwd;
+	bool ret;
+
+	spin_lock_bh(&f->lock);
+	ret = !f->close_sent || f->dead;
+	spin_unlock_bh(&f->lock);
+	if (!ret) {
+		spin_lock_bh(&ep->lock);
+		ret = !ep->live;
+		spin_unlock_bh(&ep->lock);
+	}
+	return ret;
+}
+
+/*
+ * Why this is enough: the caller refuses the appends first, so a FWD
+ * served from then on is answered EROFS and appends nothing; the one
+ * served before is answered before the FWD_CLOSE is posted, and a
+ * connection delivers in order. So when the backup takes the FWD_CLOSE,
+ * every FWD it still has outstanding there appended nothing, and it
+ * sends no more: once it answered, none of its writers can be left with
+ * an unknown outcome by the connection's end (the new primary's fencing).
+ */
+u32 rdmalog_fwd_close_all(bool reopen, u32 timeout_ms)
+{
+	unsigned long deadline = jiffies + msecs_to_jiffies(timeout_ms);
+	struct rdmalog_ep *eps[RDMALOG_MAX_PEERS];
+	struct rdmalog_msg_fwd_close m = {};
+	bool sent[RDMALOG_MAX_PEERS];
+	u32 n, i, late = 0;
+
+	n = rdmalog_conn_live_eps(eps, ARRAY_SIZE(eps));
+	if (reopen)
+		m.flags = cpu_to_le32(RDMALOG_FWD_CLOSE_F_REOPEN);
+	for (i = 0; i < n; i++) {
+		struct rdmalog_fwd_ep *f = &eps[i]->fwd;
+
+		while (!reopen && !rdmalog_fwd_all_answered(f) &&
+		       time_before(jiffies, deadline))
+			usleep_range(500, 1000);
+		/*
+		 * Still unanswered: a FWD_CLOSE would be a lie (that FWD may
+		 * have appended). Its backup learns the outcome, or -ENOTCONN.
+		 */
+		sent[i] = reopen || rdmalog_fwd_all_answered(f);
+		if (!sent[i])
+			continue;
+		spin_lock_bh(&f->lock);
+		f->close_sent = !reopen;
+		spin_unlock_bh(&f->lock);
+		rdmalog_fwd_send(eps[i], &m, sizeof(m), RDMALOG_MSG_FWD_CLOSE,
+				 "FWD_CLOSE");
+	}
+	for (i = 0; i < n; i++) {
+		while (!reopen && sent[i] && !rdmalog_fwd_close_done(eps[i]) &&
+		       time_before(jiffies, deadline))
+			usleep_range(500, 1000);
+		if (!reopen && (!sent[i] || !rdmalog_fwd_close_done(eps[i]))) {
+			pr_info("switchover: peer %u: forwarding not closed in %u ms (%s)\n",
+				eps[i]->conn->peer_id, timeout_ms,
+				sent[i] ? "no FWD_CLOSED" : "a FWD unanswered");
+			late++;
+		}
+		rdmalog_ep_put(eps[i]);
+	}
+	return late;
+}
+
+const char *rdmalog_fwd_closed_received(struct rdmalog_ep *ep,
+					const struct rdmalog_msg_fwd_close *m)
+{
+	struct rdmalog_fwd_ep *f = &ep->fwd;
+	bool sent;
+
+	if (m->flags || m->reserved)
+		return "FWD_CLOSED with flags";
+	spin_lock(&f->lock);
+	sent = f->close_sent;
+	f->close_sent = false;
+	spin_unlock(&f->lock);
+	return sent ? NULL : "FWD_CLOSED not asked for";
 }

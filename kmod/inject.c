@@ -45,6 +45,10 @@ module_param_named(inject_repl_apply_ms,
 		   rdmalog_inject_ms[RDMALOG_INJ_REPL_APPLY], uint, 0600);
 MODULE_PARM_DESC(inject_repl_apply_ms,
 		 "test only: delay (ms) before a backup applies an APPEND");
+module_param_named(inject_fwd_answer_ms,
+		   rdmalog_inject_ms[RDMALOG_INJ_FWD_ANSWER], uint, 0600);
+MODULE_PARM_DESC(inject_fwd_answer_ms,
+		 "test only: delay (ms) before the primary answers a FWD");
 
 static atomic_t rdmalog_inject_fails[__RDMALOG_INJ_FAIL_MAX];
 

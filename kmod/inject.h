@@ -26,6 +26,8 @@
  *	writes the record there
  * @RDMALOG_INJ_REPL_APPLY: (backup) the apply work, before it takes the
  *	primary's latest APPEND and applies it
+ * @RDMALOG_INJ_FWD_ANSWER: (primary) a forwarded append served, before
+ *	its FWD_DONE is sent
  * @__RDMALOG_INJ_MAX: the number of points
  */
 enum rdmalog_inject_point {
@@ -36,6 +38,7 @@ enum rdmalog_inject_point {
 	RDMALOG_INJ_LOG_TRUNCATE,
 	RDMALOG_INJ_LOG_FILL,
 	RDMALOG_INJ_REPL_APPLY,
+	RDMALOG_INJ_FWD_ANSWER,
 	__RDMALOG_INJ_MAX,
 };
 

@@ -104,6 +104,20 @@ static const char *rdmalog_msg_fwd_done(struct rdmalog_ep *ep,
 	return rdmalog_fwd_done_received(ep, &m->fwd_done);
 }
 
+static const char *rdmalog_msg_fwd_close(struct rdmalog_ep *ep,
+					 const union rdmalog_msg_any *m,
+					 u32 len)
+{
+	return rdmalog_fwd_close_received(ep, &m->fwd_close);
+}
+
+static const char *rdmalog_msg_fwd_closed(struct rdmalog_ep *ep,
+					  const union rdmalog_msg_any *m,
+					  u32 len)
+{
+	return rdmalog_fwd_closed_received(ep, &m->fwd_close);
+}
+
 static const char *rdmalog_msg_catchup(struct rdmalog_ep *ep,
 				       const union rdmalog_msg_any *m, u32 len)
 {
@@ -166,6 +180,16 @@ static const struct rdmalog_msg_rule rdmalog_msg_rules[__RDMALOG_MSG_MAX] = {
 		.needs = BIT(RDMALOG_EP_PEER_PRIMARY),
 		.needs_why = "TAKEOVER not from a primary",
 		.rx = rdmalog_elect_rx_takeover,
+	},
+	[RDMALOG_MSG_FWD_CLOSE] = {
+		.len = sizeof(struct rdmalog_msg_fwd_close),
+		.needs = BIT(RDMALOG_EP_PEER_PRIMARY),
+		.needs_why = "FWD_CLOSE not from a primary",
+		.rx = rdmalog_msg_fwd_close,
+	},
+	[RDMALOG_MSG_FWD_CLOSED] = {
+		.len = sizeof(struct rdmalog_msg_fwd_close),
+		.rx = rdmalog_msg_fwd_closed,
 	},
 };
 

@@ -141,12 +141,6 @@ extern struct rdmalog_node rdmalog_node;
 /* A forwarded append that found no primary tries again this often. */
 #define RDMALOG_NODE_FWD_RETRY_MS	20
 
-/*
- * A switchover refuses the FWDs it serves this long before it hands
- * over, so that the forwarding backups hear -EROFS first (role.c).
- */
-#define RDMALOG_SWITCHOVER_REFUSE_MS	100
-
 /* node.c: what serves the log of an up period, in either role. */
 void rdmalog_node_stop_serving(void);
 int rdmalog_node_start_serving(struct rdmalog_log *log,

@@ -38,7 +38,7 @@
 #include <linux/types.h>
 
 /** RDMALOG_PROTO_VERSION - the protocol version this module speaks */
-#define RDMALOG_PROTO_VERSION		6
+#define RDMALOG_PROTO_VERSION		7
 
 /** RDMALOG_CM_MAGIC - "RLCM": first bytes of the handshake and rejections */
 #define RDMALOG_CM_MAGIC		0x4d434c52
@@ -207,6 +207,13 @@ static_assert(sizeof(struct rdmalog_cm_rej) == 16);
  * @RDMALOG_MSG_VOTE: the answer to a VOTE_REQ: &struct rdmalog_msg_vote
  * @RDMALOG_MSG_TAKEOVER: a primary handing the log over (switchover) to
  *	the backup it chose, with its vote: &struct rdmalog_msg_takeover
+ * @RDMALOG_MSG_FWD_CLOSE: primary to backup: every FWD received before
+ *	this one is answered, every later one is refused (or, with
+ *	%RDMALOG_FWD_CLOSE_F_REOPEN, served again): &struct
+ *	rdmalog_msg_fwd_close
+ * @RDMALOG_MSG_FWD_CLOSED: backup to primary, the answer to a
+ *	FWD_CLOSE without %RDMALOG_FWD_CLOSE_F_REOPEN: no FWD of this
+ *	connection is outstanding: &struct rdmalog_msg_fwd_close
  * @__RDMALOG_MSG_MAX: first unknown type; a receiver drops the connection
  *	on a type it does not know
  */
@@ -223,6 +230,8 @@ enum rdmalog_msg_type {
 	RDMALOG_MSG_VOTE_REQ		= 10,
 	RDMALOG_MSG_VOTE		= 11,
 	RDMALOG_MSG_TAKEOVER		= 12,
+	RDMALOG_MSG_FWD_CLOSE		= 13,
+	RDMALOG_MSG_FWD_CLOSED		= 14,
 
 	__RDMALOG_MSG_MAX
 };
@@ -783,6 +792,41 @@ struct rdmalog_msg_takeover {
 
 static_assert(sizeof(struct rdmalog_msg_takeover) == 40);
 
+/**
+ * enum rdmalog_fwd_close_flags - &rdmalog_msg_fwd_close.flags
+ * @RDMALOG_FWD_CLOSE_F_REOPEN: the switchover that closed the forwarding
+ *	failed: the primary serves FWDs again (not answered)
+ */
+enum rdmalog_fwd_close_flags {
+	RDMALOG_FWD_CLOSE_F_REOPEN	= 1 << 0,
+};
+
+/**
+ * struct rdmalog_msg_fwd_close - a primary closes forwarding on a
+ * connection before it hands the log over (switchover), and the answer
+ * @hdr: type %RDMALOG_MSG_FWD_CLOSE, from the primary holding our ring;
+ *	or %RDMALOG_MSG_FWD_CLOSED, from a backup we sent a FWD_CLOSE
+ * @flags: &enum rdmalog_fwd_close_flags (FWD_CLOSE); zero (FWD_CLOSED)
+ * @reserved: zero
+ *
+ * The primary sends a FWD_CLOSE once its appends are refused and it has
+ * answered every FWD it received on the connection: whatever FWD the
+ * backup has outstanding there now was not appended, and will be answered
+ * EROFS (or not at all, if the connection ends first). The backup fails
+ * each of them with -EROFS at once (the writer goes on to the next
+ * primary), ignores their late FWD_DONEs, sends no FWD on the connection
+ * until a FWD_CLOSE with %RDMALOG_FWD_CLOSE_F_REOPEN, and answers
+ * FWD_CLOSED. The primary hands the log over only after every backup it
+ * is connected to answered (or a peer timeout passed).
+ */
+struct rdmalog_msg_fwd_close {
+	struct rdmalog_msg_hdr hdr;
+	__le32 flags;
+	__le32 reserved;
+};
+
+static_assert(sizeof(struct rdmalog_msg_fwd_close) == 32);
+
 /*
  * Every message type this version knows: a received message is copied out
  * of its receive buffer into one (conn.c) and read through it (msg.c).
@@ -801,6 +845,7 @@ union rdmalog_msg_any {
 	struct rdmalog_msg_vote_req vote_req;
 	struct rdmalog_msg_vote vote;
 	struct rdmalog_msg_takeover takeover;
+	struct rdmalog_msg_fwd_close fwd_close;
 	__u8 raw[RDMALOG_MSG_SIZE];
 };
 

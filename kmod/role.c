@@ -29,6 +29,7 @@
 #include "node_priv.h"
 #include "conn.h"
 #include "elect.h"
+#include "forward.h"
 #include "log.h"
 #include "netlink.h"
 #include "repl.h"
@@ -629,8 +630,9 @@ int rdmalog_node_switchover(u32 target, struct netlink_ext_ack *extack)
 	struct rdmalog_node_config *cfg = &rdmalog_node.config;
 	unsigned long deadline, start = jiffies;
 	struct rdmalog_peer *peer;
-	u32 drain_ms = 0, id;
+	u32 drain_ms = 0, late, id;
 	struct rdmalog_log *log;
+	bool closed = false;
 	enum rdmalog_handover state;
 	u64 next = 0, epoch;
 	int err = 0;
@@ -703,20 +705,18 @@ int rdmalog_node_switchover(u32 target, struct netlink_ext_ack *extack)
 
 	/*
 	 * From here its writers and the FWDs it serves are refused as by a
-	 * primary that stepped down: they go to the next primary, and the
-	 * backups forward nothing more to this one before it closes.
-	 *
-	 * A backup's FWD still unanswered when it fences us (the target when
-	 * it stands, the others when they vote) fails with -ENOTCONN, an
-	 * unknown outcome. During the pause each forwarding backup re-sends
-	 * every 10 ms (the paused ring answers -EAGAIN); give each of them
-	 * time to be answered -EROFS, after which it forwards nothing here
-	 * for a second (forward.c), before anyone fences. A mitigation, not
-	 * a proof: a notice that closes the FWDs on every connection is the
-	 * fix (Documentation/protocol.rst, "Switchover").
+	 * primary that stepped down: they go to the next primary. A backup's
+	 * FWD still unanswered when it fences us (the target when it stands,
+	 * the others when they vote) would end -ENOTCONN, an unknown
+	 * outcome: close the forwarding on every connection first, so that
+	 * none is (forward.c; Documentation/protocol.rst, "Switchover").
 	 */
 	rdmalog_log_pause(log, true, true);
-	msleep(RDMALOG_SWITCHOVER_REFUSE_MS);
+	late = rdmalog_fwd_close_all(false, READ_ONCE(cfg->peer_timeout_ms));
+	if (late)
+		pr_info("node %u: switchover to node %u: %u peers did not confirm that forwarding closed\n",
+			id, target, late);
+	closed = true;
 	err = rdmalog_elect_hand_over(target, next, &epoch);
 	if (err) {
 		NL_SET_ERR_MSG(extack, "could not hand the log over to the node");
@@ -750,6 +750,9 @@ out_resume:
 	rdmalog_node.handing_over = false;
 	rdmalog_log_pause(log, false, false);
 	mutex_unlock(&rdmalog_node.config_mutex);
+	/* Still leading: the backups forward to us again. */
+	if (err && closed)
+		rdmalog_fwd_close_all(true, 0);
 	if (err)
 		pr_info("node %u: switchover to node %u failed (%d): appends resume\n",
 			id, target, err);

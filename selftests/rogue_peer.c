@@ -2093,6 +2093,25 @@ static int g_fwd_done(const struct opts *o, struct session *s)
 	return raw_send(s, &m, sizeof(m));
 }
 
+static int g_fwd_close_flags(const struct opts *o, struct session *s)
+{
+	struct rdmalog_msg_fwd_close m = {};
+
+	(void)o;
+	m.flags = htole32(0x80);
+	hdr_fill(s, &m, RDMALOG_MSG_FWD_CLOSE, sizeof(m));
+	return raw_send(s, &m, sizeof(m));
+}
+
+static int g_fwd_closed(const struct opts *o, struct session *s)
+{
+	struct rdmalog_msg_fwd_close m = {};
+
+	(void)o;
+	hdr_fill(s, &m, RDMALOG_MSG_FWD_CLOSED, sizeof(m));
+	return raw_send(s, &m, sizeof(m));
+}
+
 /*
  * A record of footprint @fp (header included, a multiple of
  * RDMALOG_RECORD_ALIGN) for LSN @lsn of the session's epoch into @buf,
@@ -2378,6 +2397,10 @@ static const struct garbage_kind garbage_kinds[] = {
 	{ "new_epoch", "a record of our epoch (valid: kept)", g_new_epoch },
 	{ "ack", "an ACK sent to a backup", g_ack },
 	{ "fwd_done", "FWD_DONE for an unknown request", g_fwd_done },
+	{ "fwd_close_flags", "FWD_CLOSE with an unknown flag",
+	  g_fwd_close_flags },
+	{ "fwd_closed", "FWD_CLOSED that no FWD_CLOSE asked for",
+	  g_fwd_closed },
 	{ "catchup_range", "CATCHUP with start_pos above target_pos",
 	  g_catchup_range },
 	{ "catchup_segs", "CATCHUP whose segments miss the capacity",

@@ -547,6 +547,48 @@ def a_switchover_waits_for_a_reserved_record(c):
 
 
 @test
+def a_switchover_answers_every_forward_first(c):
+    """Node 3 forwards a record; node 1, the primary, appends and commits
+    it, but holds its FWD_DONE for 2.5 s (delay point fwd_answer) while
+    its switchover to node 2 runs. Node 1 must close the forwarding on
+    every connection before it hands over: wait until each FWD it got is
+    answered, then FWD_CLOSE, and the backups' FWD_CLOSED. Without that,
+    node 3 fences node 1 when it votes for node 2 and its writer learns
+    -ENOTCONN, an unknown outcome, for a record that is committed. The
+    writer gets its LSN, node 3 saw the close with nothing left
+    outstanding, and its next write goes to node 2."""
+    fresh(c)
+    base = status(c[1])["log"]["next_lsn"]
+    rlnode.inject(c[1], "fwd_answer", 2500)
+    w = c[3].spawn("echo fwd-held | rdmalogcat -a; echo rc=$?",
+                   timeout=120)
+    wait_for(lambda: status(c[1])["log"]["commit_lsn"] > base,
+             timeout=WAIT, interval=0.2,
+             what="node 3's forwarded record committed on node 1")
+    assert not w.done(), ("the FWD_DONE was not held", w.output())
+    for nd in c:
+        nd.run("dmesg -c >/dev/null", timeout=60, check=True)
+    r = c[1].run("rdmalogctl node switchover 2; echo rc=$?", timeout=120)
+    out = w.wait(120).out
+    assert r.out.split()[-1] == "rc=0", r.out
+    assert out.split()[-1] == "rc=0", out
+    lsn = int(out.split()[0])
+    assert lsn == base, (lsn, base)
+    d = c[3].run("dmesg", timeout=60, check=True).out
+    assert "peer 1 closed forwarding (switchover): 0 forwarded appends" \
+        in d, d
+    rlnode.inject(c[1], "fwd_answer", 0)
+    st = status(c[2])
+    assert st["node"]["role"] == "primary", st
+    n = append(c[3], ["after"])
+    wait_commit(c, n[0] + 1)
+    hs = {h["lsn"]: h for h in headers(c[2])}
+    assert hs[lsn]["data"] == "fwd-held" and \
+        hs[n[0]]["data"] == "after", (hs.get(lsn), hs.get(n[0]))
+    assert headers(c[3]) == list(hs.values())
+
+
+@test
 def a_higher_priority_stands_first(c):
     """failover auto, node 3 set to priority 10 while up: its peers learn
     it from its HEARTBEATs (peer show: priority, lead), and when node 1's

@@ -259,6 +259,8 @@ GARBAGE = [
      r"primary's"),
     ("ack", BAD, "ACK before RING"),
     ("fwd_done", BAD, "FWD_DONE for a request not outstanding"),
+    ("fwd_close_flags", BAD, "FWD_CLOSE with unknown flags"),
+    ("fwd_closed", BAD, "FWD_CLOSED not asked for"),
     ("catchup_range", BAD, "CATCHUP with an inconsistent range"),
     ("catchup_segs", BAD,
      "ring segments that do not add up to the ring capacity"),
