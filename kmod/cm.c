@@ -32,6 +32,7 @@
 #include <rdma/rdma_cm.h>
 
 #include "auth.h"
+#include "ballot.h"
 #include "conn.h"
 #include "ep.h"
 #include "inject.h"
@@ -872,6 +873,7 @@ static int rdmalog_cm_device_added(struct ib_device *ibdev)
 	}
 out_unlock:
 	mutex_unlock(&rdmalog_conns.mutex);
+	rdmalog_ballot_device_added();
 	return 0;
 }
 
@@ -913,6 +915,7 @@ static void rdmalog_cm_device_removed(struct ib_device *ibdev)
 
 	if (listener)
 		rdma_destroy_id(listener);
+	rdmalog_ballot_device_removed(ibdev);
 	rdmalog_conn_wait_closed();
 }
 

@@ -93,6 +93,7 @@
 #include <rdma/rdma_cm.h>
 
 #include "auth.h"
+#include "ballot.h"
 #include "conn.h"
 #include "ep.h"
 #include "inject.h"
@@ -939,6 +940,7 @@ void rdmalog_conn_get_info(struct rdmalog_conn *conn,
 int rdmalog_conn_start(const struct rdmalog_conn_params *p)
 {
 	struct crypto_shash *auth = NULL;
+	struct sockaddr_storage ss;
 
 	mutex_lock(&rdmalog_conns.mutex);
 	if (rdmalog_conns.running) {
@@ -968,7 +970,9 @@ int rdmalog_conn_start(const struct rdmalog_conn_params *p)
 		sizeof(rdmalog_conns.listen_msg));
 	rdmalog_conns.running = true;
 	queue_delayed_work(rdmalog_conn_wq, &rdmalog_conns.listen_work, 0);
+	rdmalog_addr_to_sa(&p->local.listen, 0, &ss);
 	mutex_unlock(&rdmalog_conns.mutex);
+	rdmalog_ballot_start(&ss);
 	return 0;
 }
 
@@ -999,6 +1003,7 @@ void rdmalog_conn_stop(void)
 	mutex_unlock(&rdmalog_conns.mutex);
 
 	cancel_delayed_work_sync(&rdmalog_conns.listen_work);
+	rdmalog_ballot_stop();
 	/* After this no request handler runs: no new endpoint appears. */
 	if (listener)
 		rdma_destroy_id(listener);
@@ -1095,13 +1100,21 @@ int rdmalog_conn_init(void)
 	rdmalog_conn_wq = alloc_workqueue("rdmalog_conn", 0, 0);
 	if (!rdmalog_conn_wq)
 		return -ENOMEM;
+	err = rdmalog_ballot_init();
+	if (err)
+		goto err_wq;
 	/* Device objects only while .remove will be called for them. */
 	rdmalog_rdev_set_ready(true);
 	err = ib_register_client(&rdmalog_ib_client);
-	if (err) {
-		rdmalog_rdev_set_ready(false);
-		destroy_workqueue(rdmalog_conn_wq);
-	}
+	if (err)
+		goto err_ballot;
+	return 0;
+
+err_ballot:
+	rdmalog_rdev_set_ready(false);
+	rdmalog_ballot_exit();
+err_wq:
+	destroy_workqueue(rdmalog_conn_wq);
 	return err;
 }
 
@@ -1115,5 +1128,6 @@ void rdmalog_conn_exit(void)
 {
 	ib_unregister_client(&rdmalog_ib_client);
 	rdmalog_rdev_set_ready(false);
+	rdmalog_ballot_exit();
 	destroy_workqueue(rdmalog_conn_wq);
 }

@@ -39,6 +39,7 @@
 #include <linux/wait.h>
 
 #include "../uapi/rdmalog_genl.h"
+#include "ballot.h"
 #include "conn.h"
 #include "elect.h"
 #include "ep.h"
@@ -55,15 +56,25 @@
  *	two
  * @vote_epoch: &rdmalog_elect_info.vote_epoch
  * @vote_for: &rdmalog_elect_info.vote_for
- * @learned: a majority of the members was heard since the module
- *	loaded; once true, true until unload
+ * @learned: a majority of the members was heard since @heard_after;
+ *	once true, true until unload. When it turns true the vote is raised
+ *	to (@vote_known, nobody): this node votes only above every election
+ *	epoch it heard of
+ * @heard_after: jiffies from which a HELLO or HEARTBEAT counts towards
+ *	@learned: the first up period's start plus the longest a candidacy
+ *	counts votes (%RDMALOG_ELECT_LEARN_WAIT); 0 before the first up
+ *	period
  * @members: the configured peers' ids
- * @heard: the ids heard from since the module loaded (any id the
- *	transport took a HELLO or HEARTBEAT from)
+ * @heard: the ids heard from since @heard_after (any id the transport
+ *	took a HELLO or HEARTBEAT from)
  * @standing: the epoch this node stands for now (0: it does not); set
  *	and cleared by rdmalog_elect_stand() only
  * @pre: the candidacy of @standing is a pre-vote (it asks whether it
  *	would win, and nothing is recorded or announced)
+ * @won: the epoch it won and does not lead yet (0: none): from the win
+ *	until the up period it leads starts (or the change of role fails)
+ *	it grants no vote and does not stand again, so that it never votes
+ *	in a later epoch and then leads its own
  * @stood: the highest epoch it ever stood for, pre-votes included: a VOTE
  *	of no epoch above it is an answer, late or not, to one of its
  *	requests
@@ -97,10 +108,12 @@ struct rdmalog_elect {
 	u64 vote_epoch;
 	u32 vote_for;
 	bool learned;
+	unsigned long heard_after;
 	DECLARE_BITMAP(members, RDMALOG_MAX_NODE_ID + 1);
 	DECLARE_BITMAP(heard, RDMALOG_MAX_NODE_ID + 1);
 	u64 standing;
 	bool pre;
+	u64 won;
 	u64 stood;
 	DECLARE_BITMAP(granted, RDMALOG_MAX_NODE_ID + 1);
 	DECLARE_BITMAP(refused, RDMALOG_MAX_NODE_ID + 1);
@@ -172,9 +185,19 @@ static void rdmalog_elect_check_learned(void)
 	u32 n = rdmalog_elect_members();
 
 	lockdep_assert_held(&rdmalog_elect.lock);
-	if (!rdmalog_elect.learned && n &&
-	    rdmalog_elect_heard_members() >= rdmalog_elect_needed(n))
-		rdmalog_elect.learned = true;
+	if (rdmalog_elect.learned || !n ||
+	    rdmalog_elect_heard_members() < rdmalog_elect_needed(n))
+		return;
+	rdmalog_elect.learned = true;
+	/*
+	 * A vote this node cast before its module was reloaded is forgotten:
+	 * it may have been in any epoch up to the highest it heard of now
+	 * (Documentation/leader-change.rst, "Terms"). Votes go above it.
+	 */
+	if (rdmalog_elect.vote_known > rdmalog_elect.vote_epoch) {
+		rdmalog_elect.vote_epoch = rdmalog_elect.vote_known;
+		rdmalog_elect.vote_for = 0;
+	}
 }
 
 static bool rdmalog_elect_may_vote(void)
@@ -268,7 +291,10 @@ void rdmalog_elect_heard(u32 node_id, u64 epoch, u64 vote_epoch,
 		rdmalog_elect.lead_epoch = 0;
 	}
 	rdmalog_elect_raise_known(vote_epoch);
+	/* Only what was said after every candidacy of before the load ended. */
 	if (node_id && node_id <= RDMALOG_MAX_NODE_ID &&
+	    rdmalog_elect.heard_after &&
+	    time_after_eq(jiffies, rdmalog_elect.heard_after) &&
 	    !test_bit(node_id, rdmalog_elect.heard)) {
 		__set_bit(node_id, rdmalog_elect.heard);
 		rdmalog_elect_check_learned();
@@ -307,6 +333,11 @@ void rdmalog_elect_get_info(struct rdmalog_elect_info *info)
 	info->learned = rdmalog_elect_may_vote();
 	info->heard = rdmalog_elect_heard_members();
 	info->needed = rdmalog_elect_needed(n);
+	info->wait_ms = 0;
+	if (!info->learned && rdmalog_elect.heard_after &&
+	    time_before(jiffies, rdmalog_elect.heard_after))
+		info->wait_ms = jiffies_to_msecs(rdmalog_elect.heard_after -
+						 jiffies) ?: 1;
 	spin_unlock_bh(&rdmalog_elect.lock);
 }
 
@@ -328,6 +359,11 @@ void rdmalog_elect_start(struct rdmalog_log *log, u32 node_id, u32 role,
 	spin_lock_bh(&rdmalog_elect.lock);
 	rdmalog_elect.lead_epoch = role == RDMALOG_ROLE_PRIMARY ? st.epoch : 0;
 	rdmalog_elect.lead_log_id = st.id;
+	/* It leads now, or never will the epoch it won. */
+	rdmalog_elect.won = 0;
+	if (!rdmalog_elect.heard_after)
+		rdmalog_elect.heard_after =
+			(jiffies + msecs_to_jiffies(RDMALOG_ELECT_LEARN_WAIT(fence_ms))) ?: 1;
 	spin_unlock_bh(&rdmalog_elect.lock);
 	mutex_unlock(&rdmalog_elect.vote_mutex);
 }
@@ -399,7 +435,7 @@ static u32 rdmalog_elect_judge(const struct rdmalog_elect_ep *ee, u32 cand,
 {
 	bool pre = ee->flags & RDMALOG_VOTE_F_PRE;
 	struct rdmalog_log *log = rdmalog_elect.log;
-	u64 vote_epoch, log_epoch, id;
+	u64 vote_epoch, log_epoch, id, won;
 	u32 vote_for;
 	bool may;
 
@@ -409,6 +445,7 @@ static u32 rdmalog_elect_judge(const struct rdmalog_elect_ep *ee, u32 cand,
 	rdmalog_log_held(log, mine);
 	spin_lock_bh(&rdmalog_elect.lock);
 	may = rdmalog_elect_may_vote();
+	won = rdmalog_elect.won;
 	vote_epoch = rdmalog_elect.vote_epoch;
 	vote_for = rdmalog_elect.vote_for;
 	log_epoch = max(rdmalog_elect.log_epoch, mine->epoch);
@@ -416,6 +453,9 @@ static u32 rdmalog_elect_judge(const struct rdmalog_elect_ep *ee, u32 cand,
 
 	if (!may)
 		return RDMALOG_VOTE_NOT_LEARNED;
+	/* It won an epoch and is about to lead it. */
+	if (won)
+		return RDMALOG_VOTE_LEADING;
 	if (ee->epoch < vote_epoch ||
 	    (ee->epoch == vote_epoch && vote_for != cand))
 		return RDMALOG_VOTE_VOTED;
@@ -451,6 +491,11 @@ static u32 rdmalog_elect_judge(const struct rdmalog_elect_ep *ee, u32 cand,
 		return RDMALOG_ELECT_FENCE_FIRST;
 
 	spin_lock_bh(&rdmalog_elect.lock);
+	if (rdmalog_elect.won) {
+		/* It won meanwhile (the check above ran before the fencing). */
+		spin_unlock_bh(&rdmalog_elect.lock);
+		return RDMALOG_VOTE_LEADING;
+	}
 	rdmalog_elect.vote_epoch = ee->epoch;
 	rdmalog_elect.vote_for = cand;
 	rdmalog_elect.granted_at = jiffies;
@@ -458,6 +503,7 @@ static u32 rdmalog_elect_judge(const struct rdmalog_elect_ep *ee, u32 cand,
 	/* A candidacy of ours in a lower epoch is lost now. */
 	wake_up(&rdmalog_elect.stand_wq);
 	spin_unlock_bh(&rdmalog_elect.lock);
+	rdmalog_ballot_record(ee->epoch, cand);
 	return RDMALOG_VOTE_GRANTED;
 }
 
@@ -595,6 +641,19 @@ const char *rdmalog_elect_rx_vote(struct rdmalog_ep *ep,
 /* Handing over (switchover) */
 
 /**
+ * rdmalog_elect_won_done() - the node led the epoch it won, or gave it up
+ *
+ * Until then (rdmalog_elect_stand() returned 0) this node grants no vote
+ * and does not stand; the up period it leads in clears it too.
+ */
+void rdmalog_elect_won_done(void)
+{
+	spin_lock_bh(&rdmalog_elect.lock);
+	rdmalog_elect.won = 0;
+	spin_unlock_bh(&rdmalog_elect.lock);
+}
+
+/**
  * rdmalog_elect_hand_over() - the primary votes for @target and tells it
  * @target: the backup that takes over: the node checked it holds every
  *	record, and paused its appends
@@ -654,6 +713,8 @@ int rdmalog_elect_hand_over(u32 target, u64 next_lsn, u64 *epochp)
 		rdmalog_elect_raise_known(epoch);
 	}
 	spin_unlock_bh(&rdmalog_elect.lock);
+	if (!err)
+		rdmalog_ballot_record(epoch, target);
 	mutex_unlock(&rdmalog_elect.vote_mutex);
 	if (err)
 		goto out_put;
@@ -827,6 +888,9 @@ int rdmalog_elect_stand(struct rdmalog_elect_result *res, bool pre,
 	if (rdmalog_elect.standing) {
 		err = -EBUSY;
 		res->msg = "it stands for election already";
+	} else if (rdmalog_elect.won) {
+		err = -EBUSY;
+		res->msg = "it won an election and is about to lead";
 	} else if (!rdmalog_elect_may_vote()) {
 		err = -EAGAIN;
 		res->msg = "it has not heard from a majority of its peers since loaded";
@@ -856,6 +920,8 @@ int rdmalog_elect_stand(struct rdmalog_elect_result *res, bool pre,
 	}
 	nodes = rdmalog_elect_members() + 1;
 	spin_unlock_bh(&rdmalog_elect.lock);
+	if (!err && !pre)
+		rdmalog_ballot_record(epoch, self);
 	mutex_unlock(&rdmalog_elect.vote_mutex);
 	if (err)
 		goto out_put;
@@ -898,6 +964,9 @@ int rdmalog_elect_stand(struct rdmalog_elect_result *res, bool pre,
 					 RDMALOG_MAX_NODE_ID + 1);
 	res->why = rdmalog_elect.why;
 	away = rdmalog_elect_voted_away(self);
+	/* Under the lock with the check: no vote goes elsewhere after it. */
+	if (!pre && !away && res->granted >= needed)
+		rdmalog_elect.won = epoch;
 	spin_unlock_bh(&rdmalog_elect.lock);
 	res->elect_ms = ktime_ms_delta(ktime_get(), t0);
 	if (away) {

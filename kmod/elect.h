@@ -27,6 +27,8 @@ union rdmalog_msg_any;
  * @heard: configured peers it has heard from since the module loaded
  * @needed: configured peers it must hear from to learn: a majority of
  *	them (0 with no peer)
+ * @wait_ms: not learned: how long until what it hears counts (0: it
+ *	counts now)
  */
 struct rdmalog_elect_info {
 	u64 epoch;
@@ -35,6 +37,7 @@ struct rdmalog_elect_info {
 	bool learned;
 	u32 heard;
 	u32 needed;
+	u32 wait_ms;
 };
 
 /**
@@ -89,6 +92,18 @@ struct rdmalog_elect_result {
 int rdmalog_elect_stand(struct rdmalog_elect_result *res, bool pre,
 			u32 from, u64 from_epoch);
 int rdmalog_elect_hand_over(u32 target, u64 next_lsn, u64 *epochp);
+/* After a win: it leads now (or does not): votes and candidacies again. */
+void rdmalog_elect_won_done(void);
+
+/*
+ * How long after its first up period starts a node counts what it hears
+ * towards learning (&rdmalog_elect_info.learned): the longest a candidacy
+ * that may have counted its vote from before the load still collects
+ * votes (its own fencing, then twice the fencing time and a second, each
+ * up to @fence_ms, the peer timeout), and a second of slack. Nodes are
+ * assumed to share their peer timeout (the cluster file sets it).
+ */
+#define RDMALOG_ELECT_LEARN_WAIT(fence_ms)	(3 * (fence_ms) + 2000)
 
 /*
  * The up period: votes are judged against @log (referenced until stop),

@@ -49,6 +49,10 @@ module_param_named(inject_fwd_answer_ms,
 		   rdmalog_inject_ms[RDMALOG_INJ_FWD_ANSWER], uint, 0600);
 MODULE_PARM_DESC(inject_fwd_answer_ms,
 		 "test only: delay (ms) before the primary answers a FWD");
+module_param_named(inject_elect_lead_ms,
+		   rdmalog_inject_ms[RDMALOG_INJ_ELECT_LEAD], uint, 0600);
+MODULE_PARM_DESC(inject_elect_lead_ms,
+		 "test only: delay (ms) between winning an election and leading");
 
 static atomic_t rdmalog_inject_fails[__RDMALOG_INJ_FAIL_MAX];
 

@@ -28,6 +28,8 @@
  *	primary's latest APPEND and applies it
  * @RDMALOG_INJ_FWD_ANSWER: (primary) a forwarded append served, before
  *	its FWD_DONE is sent
+ * @RDMALOG_INJ_ELECT_LEAD: a node that won an election, before it takes
+ *	the node's mutex to lead
  * @__RDMALOG_INJ_MAX: the number of points
  */
 enum rdmalog_inject_point {
@@ -39,6 +41,7 @@ enum rdmalog_inject_point {
 	RDMALOG_INJ_LOG_FILL,
 	RDMALOG_INJ_REPL_APPLY,
 	RDMALOG_INJ_FWD_ANSWER,
+	RDMALOG_INJ_ELECT_LEAD,
 	__RDMALOG_INJ_MAX,
 };
 

@@ -124,6 +124,10 @@ static const struct nla_policy rdmalog_nl_policy[RDMALOG_A_MAX + 1] = {
 	[RDMALOG_A_CHANGE_ELECT_MS]	= RDMALOG_NL_READ_ONLY,
 	[RDMALOG_A_CHANGE_FENCE_MS]	= RDMALOG_NL_READ_ONLY,
 	[RDMALOG_A_CHANGE_RECONCILE_MS]	= RDMALOG_NL_READ_ONLY,
+	[RDMALOG_A_BALLOT]		= RDMALOG_NL_READ_ONLY,
+	[RDMALOG_A_BALLOT_WORD]		= RDMALOG_NL_READ_ONLY,
+	[RDMALOG_A_BALLOT_MSG]		= RDMALOG_NL_READ_ONLY,
+	[RDMALOG_A_LEARN_WAIT_MS]	= RDMALOG_NL_READ_ONLY,
 };
 
 /* The attributes each command takes. */
@@ -962,7 +966,18 @@ static int rdmalog_nl_put_status(struct sk_buff *skb,
 	     nla_put_u32(skb, RDMALOG_A_VOTE_FOR, st->elect.vote_for)) ||
 	    nla_put_u8(skb, RDMALOG_A_LEARNED, st->elect.learned) ||
 	    nla_put_u32(skb, RDMALOG_A_LEARN_HEARD, st->elect.heard) ||
-	    nla_put_u32(skb, RDMALOG_A_LEARN_NEEDED, st->elect.needed))
+	    nla_put_u32(skb, RDMALOG_A_LEARN_NEEDED, st->elect.needed) ||
+	    nla_put_u32(skb, RDMALOG_A_BALLOT, st->ballot.state) ||
+	    (st->elect.wait_ms &&
+	     nla_put_u32(skb, RDMALOG_A_LEARN_WAIT_MS, st->elect.wait_ms)))
+		return -EMSGSIZE;
+	if (st->ballot.state == RDMALOG_BALLOT_READY &&
+	    nla_put_u64_64bit(skb, RDMALOG_A_BALLOT_WORD, st->ballot.word,
+			      RDMALOG_A_PAD))
+		return -EMSGSIZE;
+	if (st->ballot.state != RDMALOG_BALLOT_READY &&
+	    st->ballot.state != RDMALOG_BALLOT_DOWN && st->ballot.msg[0] &&
+	    nla_put_string(skb, RDMALOG_A_BALLOT_MSG, st->ballot.msg))
 		return -EMSGSIZE;
 	if (rdmalog_nl_put_change(skb, &st->change))
 		return -EMSGSIZE;

@@ -36,6 +36,7 @@
 #include <asm/page.h>
 
 #include "node_priv.h"
+#include "ballot.h"
 #include "conn.h"
 #include "catchup.h"
 #include "elect.h"
@@ -1116,6 +1117,7 @@ void rdmalog_node_get_status(struct rdmalog_node_status *st)
 	mutex_unlock(&rdmalog_node.config_mutex);
 	rdmalog_node_find_primary(st);
 	rdmalog_elect_get_info(&st->elect);
+	rdmalog_ballot_get_info(&st->ballot);
 }
 
 /**

@@ -14,6 +14,7 @@
 #include "log.h"
 #include "repl.h"
 #include "catchup.h"
+#include "ballot.h"
 #include "elect.h"
 
 struct rdmalog_log;
@@ -160,6 +161,7 @@ struct rdmalog_node_status {
 	u64 primary_epoch;
 	char msg[256];
 	struct rdmalog_elect_info elect;
+	struct rdmalog_ballot_info ballot;
 	struct rdmalog_node_change change;
 	struct rdmalog_log_state log;
 	u32 npeers;

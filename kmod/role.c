@@ -30,6 +30,7 @@
 #include "conn.h"
 #include "elect.h"
 #include "forward.h"
+#include "inject.h"
 #include "log.h"
 #include "netlink.h"
 #include "repl.h"
@@ -471,6 +472,7 @@ static int rdmalog_node_stand(u32 why, u32 detect_ms, u32 from,
 			extack->_msg = res.msg;
 		goto out_put;
 	}
+	rdmalog_inject_delay(RDMALOG_INJ_ELECT_LEAD);
 	mutex_lock(&rdmalog_node.config_mutex);
 	if (rdmalog_node.log != log) {
 		NL_SET_ERR_MSG(extack, "the log went down meanwhile");
@@ -483,6 +485,8 @@ static int rdmalog_node_stand(u32 why, u32 detect_ms, u32 from,
 		if (err == -EINVAL)
 			err = -ESTALE;
 	}
+	/* Led (its up period cleared it already) or not: votes again. */
+	rdmalog_elect_won_done();
 	if (!err) {
 		struct rdmalog_node_change *ch = &rdmalog_node.change;
 

@@ -681,6 +681,13 @@ class History:
         """A planned switchover under load: the primary hands the log
         over to backup n (rdmalogctl node switchover); it must work."""
         P = self.prim
+        # a node reloaded a moment ago may not vote or stand yet (it
+        # waits out the candidacies of before its load): an operator's
+        # switchover would be refused; wait as the operator would
+        for k in (P, n):
+            self.wait(lambda: self.status(k)["election"]["learned"] is True
+                      or f"node{k} may not vote yet",
+                      f"node{k} to have learned (may vote)")
         self.say(f"fault pswitch: node{P} hands the log over to node{n} "
                  "(switchover, writers running)")
         t0 = time.monotonic()

@@ -237,6 +237,18 @@ enum rdmalog_cmd {
  * @RDMALOG_A_CHANGE_RECONCILE_MS: u32, with ELECT_MS: from the votes to
  *	its epoch-start record committed (it restarts as the primary, its
  *	backups join, the record commits)
+ * @RDMALOG_A_BALLOT: u32, STATUS_GET: &enum rdmalog_ballot_state, where this
+ *	node's ballot word stands (Documentation/leader-change.rst,
+ *	"Compare-and-swap where the device has atomics")
+ * @RDMALOG_A_BALLOT_WORD: u64, STATUS_GET with BALLOT READY: the word's
+ *	value: the vote's epoch (bits 63..32), the node voted for (31..24),
+ *	the count of the owner's openings and closings (23..1), open (0)
+ * @RDMALOG_A_BALLOT_MSG: string, STATUS_GET with BALLOT NONE, FAILED or
+ *	OFF: why the word is not in use
+ * @RDMALOG_A_LEARN_WAIT_MS: u32, STATUS_GET while not LEARNED: how long
+ *	this node still waits before what it hears counts towards LEARNED
+ *	(candidacies that may count a vote it cast before its module was
+ *	loaded end by then); absent once that time has passed
  * @__RDMALOG_A_MAX: number of attributes
  */
 enum rdmalog_attr {
@@ -292,6 +304,10 @@ enum rdmalog_attr {
 	RDMALOG_A_CHANGE_ELECT_MS,
 	RDMALOG_A_CHANGE_FENCE_MS,
 	RDMALOG_A_CHANGE_RECONCILE_MS,
+	RDMALOG_A_BALLOT,
+	RDMALOG_A_BALLOT_WORD,
+	RDMALOG_A_BALLOT_MSG,
+	RDMALOG_A_LEARN_WAIT_MS,
 
 	__RDMALOG_A_MAX
 };
@@ -339,6 +355,29 @@ enum rdmalog_change {
 
 /** RDMALOG_MAX_SECRET - longest shared secret, bytes */
 #define RDMALOG_MAX_SECRET	64
+
+/**
+ * enum rdmalog_ballot_state - %RDMALOG_A_BALLOT: this node's ballot word
+ * @RDMALOG_BALLOT_DOWN: the node is down
+ * @RDMALOG_BALLOT_NONE: the RDMA device of the listen address has no
+ *	atomics (siw, iWARP): votes run over Send/Recv only
+ * @RDMALOG_BALLOT_CONNECTING: its loopback queue pair is being set up
+ * @RDMALOG_BALLOT_READY: the word holds this node's vote and changes only
+ *	by RDMA atomics, its own through the loopback
+ * @RDMALOG_BALLOT_FAILED: the loopback could not be set up, or failed;
+ *	it is tried again every 2 s
+ * @RDMALOG_BALLOT_OFF: the word cannot hold this node's vote (an epoch
+ *	above 2^32 - 1, or atomics whose results this node cannot read)
+ *	until the module is reloaded
+ */
+enum rdmalog_ballot_state {
+	RDMALOG_BALLOT_DOWN,
+	RDMALOG_BALLOT_NONE,
+	RDMALOG_BALLOT_CONNECTING,
+	RDMALOG_BALLOT_READY,
+	RDMALOG_BALLOT_FAILED,
+	RDMALOG_BALLOT_OFF,
+};
 
 /**
  * enum rdmalog_auth - %RDMALOG_A_AUTH

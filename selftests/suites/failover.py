@@ -30,6 +30,7 @@ States are polled; nothing passes or fails on a clock.
 """
 
 import json
+import re
 
 from testlib import test, wait_for
 import rlnode
@@ -104,6 +105,7 @@ def fresh(c, failover="manual"):
     wait_connected(c, 1)
     wait_connected(c, 2)
     wait_connected(c, 3)
+    rlnode.wait_learned(c)
 
 
 def setup(c):
@@ -163,6 +165,43 @@ def a_promoted_backup_keeps_the_log(c):
         status(c[3])
     r = promote(c[2])
     assert r.rc != 0 and "this node is the primary" in r.out, (r.rc, r.out)
+
+
+def ballot(nd):
+    b = status(nd)["ballot"]
+    return b
+
+
+@test
+def the_ballot_word_holds_the_vote(c):
+    """On rxe (atomics) every node keeps its vote in its ballot word,
+    changed only by compare-and-swap through a loopback queue pair to
+    itself (leader-change.rst, "Compare-and-swap where the device has
+    atomics"): none after a reload; once node 2 is promoted, node 2's
+    word (its own vote) and node 3's (a granted VOTE_REQ) hold epoch e+1
+    for node 2, closed, and status says so in words."""
+    fresh(c)
+    for nd in c:
+        wait_for(lambda: ballot(nd)["state"] == "ready", timeout=WAIT,
+                 interval=1, what=f"{nd.name}'s ballot word ready")
+        b = ballot(nd)
+        assert (b["epoch"], b["for"], b["open"]) == (0, 0, False), b
+    e = status(c[1])["log"]["epoch"]
+    c[1].run("rdmalogctl node down", timeout=120, check=True)
+    r = promote(c[2])
+    assert r.rc == 0, (r.rc, r.out)
+    for n in (2, 3):
+        b = ballot(c[n])
+        assert (b["state"], b["epoch"], b["for"], b["open"]) == \
+            ("ready", e + 1, 2, False), (n, b)
+        assert b["word"] == (e + 1) << 32 | 2 << 24, (n, b)
+        v = status(c[n])["election"]["vote"]
+        assert v == {"epoch": e + 1, "for": 2}, (n, v)
+    out = c[3].run("rdmalogctl status", timeout=60, check=True).out
+    assert re.search(rf"^ballot word +ready: 0x[0-9a-f]{{16}} \(epoch "
+                     rf"{e + 1}, node 2, closed\)$", out, re.M), out
+    d = c[3].run("dmesg", timeout=60, check=True).out
+    assert "ballot word on rxe0 through a loopback queue pair" in d, d
 
 
 @test

@@ -88,6 +88,13 @@ def siw_replicates_in_ack_mode(c):
         assert (f"node 1: node {b} granted its ring (1048576 bytes"
                 in out), out
         assert "in sync, replicating (ACK mode)" in out, out
+    # no atomics: no ballot word, votes over Send/Recv only
+    for n in (1, 2, 3):
+        wait_for(lambda: status(c[n])["ballot"]["state"] != "failed",
+                 timeout=WAIT, interval=1, what=f"node {n}'s ballot set up")
+        b = status(c[n])["ballot"]
+        assert b == {"state": "none",
+                     "message": "the RDMA device has no atomics"}, b
     r = c[1].run("for i in $(seq 1 40); do echo siw-$i-$(head -c $((i*53)) "
                  "/dev/zero | tr '\\0' y); done | rdmalogcat -a",
                  timeout=300, check=True)

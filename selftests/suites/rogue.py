@@ -631,6 +631,8 @@ def an_announced_election_epoch_spreads(c):
     fresh(c, cluster_file())
     wait_connected(c, 2)
     wait_connected(c, 3)
+    # learned first: a node that learns hears the epoch as a vote floor
+    rlnode.wait_learned(c)
     e0 = status(c[1])["log"]["epoch"]
     vote = e0 + 40
     for nd in c:
@@ -678,6 +680,7 @@ def a_vote_fences_the_primary_first(c):
     fresh(c, cluster_file())
     wait_connected(c, 1)
     wait_connected(c, 3)
+    rlnode.wait_learned(c)
     nxt = status(c[1])["log"]["next_lsn"]
     append(c[1], ["before-vote-1", "before-vote-2"])
     wait_commit(c, nxt + 2)
@@ -763,6 +766,85 @@ def a_vote_fences_the_primary_first(c):
 
 
 @test
+def a_reloaded_voter_votes_only_above_what_it_heard(c):
+    """A node whose module was reloaded has forgotten its votes, and votes
+    only above every election epoch it heard of once it learned
+    (leader-change.rst, "Terms"). Node 3 votes for a rogue node 2 in the
+    next epoch, then its module is reloaded; it learns from nodes 1 and 2,
+    which heard of that epoch, and shows it as a vote for nobody: a
+    candidate in that epoch is refused (before the fix it was granted, a
+    second vote in one epoch), and one in the epoch after is granted."""
+    fresh(c, cluster_file())
+    wait_connected(c, 1)
+    wait_connected(c, 3)
+    rlnode.wait_learned(c)
+    e = status(c[1])["log"]["epoch"]
+    c[2].run("rdmalogctl node down", timeout=120, check=True)
+    wait_for(lambda: peer(c[3], 2)["state"] != "connected", timeout=WAIT,
+             interval=1, what="node 3 lost node 2")
+    as_2 = "-a 198.18.0.3 -n 2 -d 3"
+    v = ask_vote(c[2], f"{as_2} --vote {e + 1} --vote-pos-epoch {e}")
+    assert v["reason"] == "granted" and v["vote_epoch"] == e + 1, v
+    wait_for(lambda: election_epoch(c[1]) >= e + 1, timeout=WAIT,
+             interval=1, what="node 1 heard of epoch e+1")
+    c[3].run("rdmalogctl node down && rmmod rdmalog && modprobe rdmalog",
+             timeout=180, check=True)
+    c[3].put(cluster_file(), CONF)
+    c[3].run(f"rdmalogctl apply {CONF}", timeout=120, check=True)
+    el = status(c[3])["election"]
+    assert el["learned"] is False and el["vote"] is None, el
+    c[2].run("rdmalogctl node up", timeout=120, check=True)
+    rlnode.wait_learned(c, nodes=(3,))
+    assert status(c[3])["election"]["vote"] == {"epoch": e + 1, "for": 0}, \
+        status(c[3])["election"]
+    c[2].run("rdmalogctl node down", timeout=120, check=True)
+    wait_for(lambda: peer(c[3], 2)["state"] != "connected", timeout=WAIT,
+             interval=1, what="node 3 lost node 2 again")
+    v = ask_vote(c[2], f"{as_2} --vote {e + 1} --vote-pos-epoch {e}")
+    assert v["reason"] == "voted" and v["vote_epoch"] == e + 1 and \
+        v["vote_for"] == 0, v
+    v = ask_vote(c[2], f"{as_2} --vote {e + 2} --vote-pos-epoch {e}")
+    assert v["reason"] == "granted" and v["vote_epoch"] == e + 2 and \
+        v["vote_for"] == 2, v
+    fresh(c, cluster_file())
+
+
+@test
+def a_winner_votes_for_nobody_until_it_leads(c):
+    """Node 2 wins an election and is held for 4 s before it leads (delay
+    point elect_lead). A rogue candidate asks it for its vote in the epoch
+    after: it is refused (leading), where before it was granted and node
+    2 would then have led its own epoch having voted in a later one, for
+    a log without what it is about to commit. Once it leads, node 2's
+    vote is still its own."""
+    fresh(c, cluster_file())
+    wait_connected(c, 1)
+    wait_connected(c, 3)
+    rlnode.wait_learned(c)
+    e = status(c[1])["log"]["epoch"]
+    c[1].run("rdmalogctl node down", timeout=120, check=True)
+    wait_for(lambda: peer(c[2], 1)["state"] != "connected", timeout=WAIT,
+             interval=1, what="node 2 lost node 1")
+    c[2].run("dmesg -c >/dev/null", timeout=60, check=True)
+    rlnode.inject(c[2], "elect_lead", 4000)
+    job = c[2].spawn("rdmalogctl node promote; echo rc=$?", timeout=300)
+    wait_for(lambda: f"node 2: won epoch {e + 1}" in
+             c[2].run("dmesg", timeout=60, check=True).out,
+             timeout=WAIT, interval=0.2, what="node 2 won")
+    v = ask_vote(c[1], f"-a 198.18.0.2 -n 1 -d 2 --vote {e + 2} "
+                 f"--vote-pos-epoch {e}")
+    assert v["reason"] == "leading" and v["vote_epoch"] == e + 1 and \
+        v["vote_for"] == 2, v
+    assert job.wait(300).out.split()[-1] == "rc=0", job.output()
+    rlnode.inject(c[2], "elect_lead", 0)
+    st = status(c[2])
+    assert st["node"]["role"] == "primary" and \
+        st["log"]["epoch"] == e + 1, st
+    assert st["election"]["vote"] == {"epoch": e + 1, "for": 2}, st
+    fresh(c, cluster_file())
+
+
+@test
 def a_removed_record_is_not_held(c):
     """The truncation generation (protocol.rst, "Record header"). With
     durability all and node 2 down, two concurrent appends on node 1 are
@@ -776,6 +858,7 @@ def a_removed_record_is_not_held(c):
     fresh(c, rlnode.cluster_file(cluster=CLUSTER, durability="all"))
     wait_connected(c, 1)
     wait_connected(c, 3)
+    rlnode.wait_learned(c)
     c[2].run("rdmalogctl node down", timeout=120, check=True)
     wait_for(lambda: peer(c[1], 2)["state"] != "connected", timeout=WAIT,
              interval=1, what="node 1 lost node 2")

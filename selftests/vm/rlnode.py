@@ -73,6 +73,18 @@ def status(nd):
                              check=True).out)
 
 
+def wait_learned(c, nodes=None, timeout=180):
+    """Until every node of c (or those of nodes) may vote: after its
+    module was loaded, a node counts what it hears only once every
+    candidacy that may count a vote it cast before has ended (three peer
+    timeouts and two seconds after it came up), then needs a majority of
+    its peers (Documentation/leader-change.rst, "Terms")."""
+    for nd in (c if nodes is None else [c[n] for n in nodes]):
+        wait_for(lambda: status(nd)["election"]["learned"] is True,
+                 timeout=timeout * TIMEOUT_SCALE, interval=1,
+                 what=f"{nd.name} may vote")
+
+
 def stats(nd):
     return json.loads(nd.run("rdmalogctl -j stats", timeout=60,
                              check=True).out)

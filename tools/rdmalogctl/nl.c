@@ -655,6 +655,23 @@ int rl_parse(struct nlmsghdr *nlh, struct rl_info *in)
 		case RDMALOG_A_CHANGE_RECONCILE_MS:
 			ok = get_int(a, &in->change_reconcile_ms, 4);
 			break;
+		case RDMALOG_A_LEARN_WAIT_MS:
+			ok = get_int(a, &in->learn_wait_ms, 4);
+			break;
+		case RDMALOG_A_BALLOT:
+			ok = get_int(a, &in->ballot, 4);
+			break;
+		case RDMALOG_A_BALLOT_WORD:
+			ok = get_int(a, &in->ballot_word, 8);
+			break;
+		case RDMALOG_A_BALLOT_MSG:
+			len = nla_len(a);
+			if (len >= (int)sizeof(in->ballot_msg))
+				len = sizeof(in->ballot_msg) - 1;
+			memcpy(in->ballot_msg, nla_data(a), len);
+			in->ballot_msg[len] = '\0';
+			ok = true;
+			break;
 		default:
 			ok = false;	/* PAD and friends */
 			break;

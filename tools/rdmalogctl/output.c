@@ -398,9 +398,29 @@ void out_status(const struct rl_info *st, const struct rl_info *node)
 				  st->learn_heard);
 			jw_u64_if("needed", HAS(st, LEARN_NEEDED),
 				  st->learn_needed);
+			jw_u64_if("wait_ms", HAS(st, LEARN_WAIT_MS),
+				  st->learn_wait_ms);
 			jw_end_obj();
 		} else {
 			jw_null("election");
+		}
+		if (HAS(st, BALLOT)) {
+			jw_begin_obj("ballot");
+			jw_str("state", ballot_name(st->ballot));
+			if (HAS(st, BALLOT_WORD)) {
+				jw_u64("word", st->ballot_word);
+				jw_u64("epoch", st->ballot_word >> 32);
+				jw_u64("for",
+				       (st->ballot_word >> 24) & 0xff);
+				jw_u64("seq",
+				       (st->ballot_word >> 1) & 0x7fffff);
+				jw_bool("open", st->ballot_word & 1);
+			}
+			if (HAS(st, BALLOT_MSG))
+				jw_str("message", st->ballot_msg);
+			jw_end_obj();
+		} else {
+			jw_null("ballot");
 		}
 		if (HAS(st, CHANGE)) {
 			jw_begin_obj("last_change");
@@ -518,9 +538,26 @@ void out_status(const struct rl_info *st, const struct rl_info *node)
 			printf("no vote, ");
 		if (st->learned)
 			printf("may vote\n");
+		else if (HAS(st, LEARN_WAIT_MS))
+			printf("may not vote yet: waits %u ms more %s\n",
+			       st->learn_wait_ms,
+			       "for candidacies of before its load to end");
 		else
 			printf("may not vote yet: heard from %u of the %u peers it needs since loaded\n",
 			       st->learn_heard, st->learn_needed);
+	}
+	if (HAS(st, BALLOT) && st->ballot != RDMALOG_BALLOT_DOWN) {
+		printf("%-16s%s", "ballot word", ballot_name(st->ballot));
+		if (HAS(st, BALLOT_WORD))
+			printf(": 0x%016llx (epoch %llu, node %llu, %s)",
+			       (unsigned long long)st->ballot_word,
+			       (unsigned long long)(st->ballot_word >> 32),
+			       (unsigned long long)((st->ballot_word >> 24) &
+						    0xff),
+			       st->ballot_word & 1 ? "open" : "closed");
+		if (HAS(st, BALLOT_MSG))
+			printf(": %s", st->ballot_msg);
+		printf("\n");
 	}
 	if (HAS(st, CHANGE) && HAS(st, CHANGE_EPOCH) && HAS(st, CHANGE_AGO_MS)) {
 		printf("%-16s%s, epoch %llu, %llu ms ago", "last change",

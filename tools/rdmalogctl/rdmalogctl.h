@@ -110,6 +110,7 @@ const char *peer_sync_name(uint32_t s);
 const char *refusal_name(uint32_t r);
 const char *event_name(uint32_t ev);
 const char *change_name(uint32_t c);
+const char *ballot_name(uint32_t b);
 const char *change_text(uint32_t c);
 const char *stat_name(unsigned int stat, char *buf, size_t len);
 
@@ -193,6 +194,11 @@ struct rl_info {
 	bool learned;
 	uint32_t learn_heard;
 	uint32_t learn_needed;
+	uint32_t learn_wait_ms;
+	/* The ballot word (RDMALOG_A_BALLOT ..). */
+	uint32_t ballot;		/* enum rdmalog_ballot_state */
+	uint64_t ballot_word;
+	char ballot_msg[128];
 	/* The last change of role (RDMALOG_A_CHANGE ..). */
 	uint32_t change;
 	uint64_t change_epoch, change_ago_ms;

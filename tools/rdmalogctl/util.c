@@ -321,6 +321,20 @@ const char *change_name(uint32_t c)
 	return c < ARRAY_SIZE(names) && names[c] ? names[c] : "unknown";
 }
 
+const char *ballot_name(uint32_t b)
+{
+	static const char *const names[] = {
+		[RDMALOG_BALLOT_DOWN] = "down",
+		[RDMALOG_BALLOT_NONE] = "none",
+		[RDMALOG_BALLOT_CONNECTING] = "connecting",
+		[RDMALOG_BALLOT_READY] = "ready",
+		[RDMALOG_BALLOT_FAILED] = "failed",
+		[RDMALOG_BALLOT_OFF] = "off",
+	};
+
+	return b < ARRAY_SIZE(names) && names[b] ? names[b] : "unknown";
+}
+
 const char *change_text(uint32_t c)
 {
 	static const char *const texts[] = {

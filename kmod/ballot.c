@@ -1,0 +1,759 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rdmalog - the ballot word (Documentation/leader-change.rst,
+ * "Compare-and-swap where the device has atomics").
+ *
+ * This node's vote, kept for the module's lifetime in 8 bytes at the
+ * start of a page of its own (candidates will READ the ballot block at
+ * %RDMALOG_BALLOT_BLOCK_OFF; the loopback's own atomics return their
+ * result at %RDMALOG_BALLOT_RESULT_OFF). An RDMA atomic of rxe, or of an
+ * HCA whose atomic_cap is IB_ATOMIC_HCA, is atomic against the device's
+ * other atomics only, not against the CPU's stores: so, while an up
+ * period runs on a device with atomics, this node changes the word only
+ * by atomics posted on a loopback connection, an RC queue pair connected
+ * by rdma_cm to the node's own listen address on an ephemeral port, and
+ * never with a store. Its value is read the same way (a fetch-and-add of
+ * 0): the device, not the CPU, says how it lays the word out in memory.
+ *
+ * The loopback is set up in the background at the start of the up period
+ * and again every %RDMALOG_BALLOT_RETRY_MS after a failure; the vote is
+ * recorded into the word once it is READY (the word is closed: nobody
+ * else changes it, so the owner's copy, @word, is what it holds).
+ *
+ * Lock rules: &rdmalog_ballot.mutex (process context) serializes the up
+ * period, the set-up and tear-down, and every atomic on the loopback; it
+ * is taken after the election's vote_mutex. &rdmalog_ballot.lock (a
+ * spinlock, _bh) protects @state, the ids and @established, which the
+ * rdma_cm handlers read and write; the handlers take nothing else, and
+ * never the mutex, because the tear-down destroys the ids under the mutex
+ * and rdma_destroy_id() waits for a running handler.
+ */
+#include <linux/completion.h>
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/mutex.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+#include <linux/socket.h>
+#include <linux/spinlock.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+#include <rdma/ib_verbs.h>
+#include <net/ipv6.h>
+#include <rdma/rdma_cm.h>
+
+#include "ballot.h"
+#include "stats.h"
+#include "transport.h"
+
+/* Where things are in the ballot page. */
+#define RDMALOG_BALLOT_WORD_OFF		0
+#define RDMALOG_BALLOT_BLOCK_OFF	64
+#define RDMALOG_BALLOT_RESULT_OFF	128
+/* How long one atomic (or the REG_MR) on the loopback may take. */
+#define RDMALOG_BALLOT_OP_MS		5000
+/* How long the loopback's set-up may take. */
+#define RDMALOG_BALLOT_CONNECT_MS	10000
+
+/**
+ * struct rdmalog_ballot - the ballot word and its loopback, a singleton
+ * @mutex: see the top of this file
+ * @lock: see the top of this file
+ * @page: the ballot page, for the module's lifetime
+ * @va: its address
+ * @running: an up period runs (written under @mutex)
+ * @addr: its listen address, port 0 (under @mutex)
+ * @work: sets the loopback up, or tears a failed one down and tries again
+ * @state: &enum rdmalog_ballot_state (under @lock; read with READ_ONCE)
+ * @msg: why it is not READY (under @lock)
+ * @listen: the loopback's listening id (under @lock; destroyed under
+ *	@mutex)
+ * @active: the connecting side, which posts the atomics
+ * @passive: the accepted side, whose queue pair serves them
+ * @established: bit 0: @active established, bit 1: @passive
+ * @wq: the set-up waits here for @established or a failure
+ * @ibdev: the device of the loopback (under @mutex, as the next ones)
+ * @pd: its protection domain: both queue pairs and the word's MR
+ * @cq: both queue pairs' completion queue
+ * @mr: the word's registration: LOCAL_WRITE and REMOTE_ATOMIC, 8 bytes,
+ *	good on the loopback's queue pairs only (its own PD)
+ * @dma: the page's DMA address on @ibdev (valid with @mapped)
+ * @mapped: the page is DMA-mapped on @ibdev
+ * @cqe: completion of the loopback's REG_MR and atomics (one at a time)
+ * @done: completed by @cqe
+ * @wc_status: its status
+ * @word: what the word holds, or is to hold once READY (@synced false);
+ *	written under @mutex and @lock, read under either
+ * @synced: the word holds @word (as @word)
+ * @ops: atomics completed since the module loaded (under @lock)
+ */
+static struct rdmalog_ballot {
+	struct mutex mutex; /* see above */
+	spinlock_t lock; /* see above */
+	struct page *page;
+	void *va;
+	bool running;
+	struct sockaddr_storage addr;
+	struct delayed_work work;
+	u32 state;
+	char msg[96];
+	struct rdma_cm_id *listen;
+	struct rdma_cm_id *active;
+	struct rdma_cm_id *passive;
+	u32 established;
+	wait_queue_head_t wq;
+	struct ib_device *ibdev;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct ib_mr *mr;
+	u64 dma;
+	bool mapped;
+	struct ib_cqe cqe;
+	struct completion done;
+	enum ib_wc_status wc_status;
+	u64 word;
+	bool synced;
+	u64 ops;
+} rdmalog_ballot;
+
+static struct rdmalog_ballot *const b = &rdmalog_ballot;
+
+/* Record why it is not READY, and the new state. */
+static void rdmalog_ballot_set_state(u32 state, const char *msg)
+{
+	spin_lock_bh(&b->lock);
+	WRITE_ONCE(b->state, state);
+	strscpy(b->msg, msg ?: "", sizeof(b->msg));
+	spin_unlock_bh(&b->lock);
+	wake_up_all(&b->wq);
+}
+
+/* The owner's copy: written under the mutex and the lock (status). */
+static void rdmalog_ballot_set_word(u64 word, bool synced)
+{
+	spin_lock_bh(&b->lock);
+	b->word = word;
+	b->synced = synced;
+	spin_unlock_bh(&b->lock);
+}
+
+/* A handler saw the loopback fail: tear it down and try again (work). */
+static void rdmalog_ballot_lost(const char *what)
+{
+	bool was;
+
+	spin_lock_bh(&b->lock);
+	was = b->state == RDMALOG_BALLOT_CONNECTING ||
+	      b->state == RDMALOG_BALLOT_READY;
+	if (was) {
+		WRITE_ONCE(b->state, RDMALOG_BALLOT_FAILED);
+		snprintf(b->msg, sizeof(b->msg), "loopback: %s", what);
+	}
+	spin_unlock_bh(&b->lock);
+	if (!was)
+		return;
+	wake_up_all(&b->wq);
+	mod_delayed_work(rdmalog_conn_wq, &b->work, 0);
+}
+
+static void rdmalog_ballot_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	b->wc_status = wc->status;
+	complete(&b->done);
+}
+
+/* ------------------------------------------------------------------ */
+/* The loopback's rdma_cm side */
+
+static int rdmalog_ballot_create_qp(struct rdma_cm_id *id)
+{
+	struct ib_qp_init_attr attr = {
+		.send_cq = b->cq,
+		.recv_cq = b->cq,
+		/* one REG_MR or atomic at a time, and ib_drain_qp()'s */
+		.cap.max_send_wr = 4,
+		.cap.max_recv_wr = 1,
+		.cap.max_send_sge = 1,
+		.cap.max_recv_sge = 1,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.qp_type = IB_QPT_RC,
+	};
+	int err = rdma_create_qp(id, b->pd, &attr);
+
+	if (!err)
+		rdmalog_live_add(RDMALOG_STAT_LIVE_QPS, 1);
+	return err;
+}
+
+static void rdmalog_ballot_conn_param(struct rdma_conn_param *p)
+{
+	memset(p, 0, sizeof(*p));
+	/* atomics are served as RDMA READs are: one at a time is plenty */
+	p->responder_resources = 1;
+	p->initiator_depth = 1;
+	p->retry_count = 7;
+	p->rnr_retry_count = 7;
+}
+
+/* The same IP address, whatever the ports. */
+static bool rdmalog_ballot_same_ip(const struct sockaddr *a,
+				   const struct sockaddr *c)
+{
+	if (a->sa_family != c->sa_family)
+		return false;
+	if (a->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)c)->sin_addr.s_addr;
+	if (a->sa_family == AF_INET6)
+		return ipv6_addr_equal(&((const struct sockaddr_in6 *)a)->sin6_addr,
+				       &((const struct sockaddr_in6 *)c)->sin6_addr);
+	return false;
+}
+
+/*
+ * A connect request on the loopback's listener (@id is new): accepted
+ * once, from this node's own address, while setting up. Return: 0, or
+ * non-zero for the rdma_cm to reject and destroy @id.
+ */
+static int rdmalog_ballot_accept(struct rdma_cm_id *id)
+{
+	struct sockaddr *src = (struct sockaddr *)&id->route.addr.dst_addr;
+	struct rdma_conn_param param;
+	bool ours;
+	int err;
+
+	spin_lock_bh(&b->lock);
+	ours = b->state == RDMALOG_BALLOT_CONNECTING && !b->passive &&
+	       b->listen && id->device == b->listen->device &&
+	       rdmalog_ballot_same_ip(src, (struct sockaddr *)&b->addr);
+	if (ours)
+		b->passive = id;
+	spin_unlock_bh(&b->lock);
+	if (!ours)
+		return -ECONNREFUSED;
+
+	err = rdmalog_ballot_create_qp(id);
+	if (!err) {
+		rdmalog_ballot_conn_param(&param);
+		err = rdma_accept(id, &param);
+		if (err) {
+			rdma_destroy_qp(id);
+			rdmalog_live_add(RDMALOG_STAT_LIVE_QPS, -1);
+		}
+	}
+	if (!err)
+		return 0;
+	/* Still ours: the rdma_cm destroys @id; else the tear-down does. */
+	spin_lock_bh(&b->lock);
+	ours = b->passive == id;
+	if (ours)
+		b->passive = NULL;
+	spin_unlock_bh(&b->lock);
+	rdmalog_ballot_lost("cannot accept its own connection");
+	return ours ? err : 0;
+}
+
+static int rdmalog_ballot_cm_handler(struct rdma_cm_id *id,
+				     struct rdma_cm_event *ev)
+{
+	struct rdma_conn_param param;
+	int err;
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_CONNECT_REQUEST:
+		return rdmalog_ballot_accept(id);
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		if (rdma_resolve_route(id, RDMALOG_RESOLVE_TIMEOUT_MS))
+			rdmalog_ballot_lost("cannot resolve a route to itself");
+		return 0;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		err = rdmalog_ballot_create_qp(id);
+		if (err) {
+			rdmalog_ballot_lost("cannot create a queue pair");
+			return 0;
+		}
+		rdmalog_ballot_conn_param(&param);
+		if (rdma_connect_locked(id, &param))
+			rdmalog_ballot_lost("cannot connect to itself");
+		return 0;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		spin_lock_bh(&b->lock);
+		if (id == b->active)
+			b->established |= 1;
+		else if (id == b->passive)
+			b->established |= 2;
+		spin_unlock_bh(&b->lock);
+		wake_up_all(&b->wq);
+		return 0;
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		rdmalog_ballot_lost("its RDMA device is being removed");
+		return 0;
+	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+	case RDMA_CM_EVENT_ADDR_CHANGE:
+		return 0;
+	default:
+		/* errors, rejections, a disconnection */
+		rdmalog_ballot_lost(rdma_event_msg(ev->event));
+		return 0;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Set-up and tear-down (under the mutex) */
+
+/* @id's queue pair, if its handler made one; not while a handler runs. */
+static void rdmalog_ballot_qp_down(struct rdma_cm_id *id)
+{
+	if (!id)
+		return;
+	rdma_lock_handler(id);
+	if (id->qp) {
+		rdma_disconnect(id);	/* the queue pair to error */
+		ib_drain_qp(id->qp);
+		rdma_destroy_qp(id);
+		rdmalog_live_add(RDMALOG_STAT_LIVE_QPS, -1);
+	}
+	rdma_unlock_handler(id);
+}
+
+/* Everything of the loopback, in the reverse order of the set-up. */
+static void rdmalog_ballot_teardown(u32 state, const char *msg)
+{
+	struct rdma_cm_id *listen, *active, *passive;
+
+	lockdep_assert_held(&b->mutex);
+	spin_lock_bh(&b->lock);
+	/* No handler accepts or counts anything from here on. */
+	WRITE_ONCE(b->state, state);
+	if (msg)
+		strscpy(b->msg, msg, sizeof(b->msg));
+	listen = b->listen;
+	active = b->active;
+	passive = b->passive;
+	b->listen = NULL;
+	b->active = NULL;
+	b->passive = NULL;
+	b->established = 0;
+	spin_unlock_bh(&b->lock);
+	wake_up_all(&b->wq);
+
+	/* The listener first: no connect request is accepted after it. */
+	if (listen)
+		rdma_destroy_id(listen);
+	rdmalog_ballot_qp_down(active);
+	rdmalog_ballot_qp_down(passive);
+	if (active)
+		rdma_destroy_id(active);
+	if (passive)
+		rdma_destroy_id(passive);
+	if (b->mr) {
+		ib_dereg_mr(b->mr);
+		rdmalog_live_add(RDMALOG_STAT_LIVE_MRS, -1);
+		b->mr = NULL;
+	}
+	if (b->cq) {
+		ib_free_cq(b->cq);
+		b->cq = NULL;
+	}
+	if (b->mapped) {
+		ib_dma_unmap_page(b->ibdev, b->dma, PAGE_SIZE,
+				  DMA_BIDIRECTIONAL);
+		b->mapped = false;
+	}
+	if (b->pd) {
+		ib_dealloc_pd(b->pd);
+		b->pd = NULL;
+	}
+	b->ibdev = NULL;
+}
+
+/*
+ * Post one work request (signalled, on @b->cqe) on the active queue pair
+ * and wait for its completion. Return: 0, -ETIMEDOUT or -EIO (the
+ * loopback is then torn down by the caller's failure path).
+ */
+static int rdmalog_ballot_post_wait(struct ib_send_wr *wr)
+{
+	struct rdma_cm_id *active;
+	int err;
+
+	lockdep_assert_held(&b->mutex);
+	spin_lock_bh(&b->lock);
+	active = b->active;
+	spin_unlock_bh(&b->lock);
+	if (!active || !active->qp)
+		return -ENOTCONN;
+	reinit_completion(&b->done);
+	wr->wr_cqe = &b->cqe;
+	wr->send_flags |= IB_SEND_SIGNALED;
+	err = ib_post_send(active->qp, wr, NULL);
+	if (err)
+		return err;
+	/* Its memory is the page and @b: nothing of the caller's stack. */
+	if (!wait_for_completion_timeout(&b->done,
+					 msecs_to_jiffies(RDMALOG_BALLOT_OP_MS)))
+		return -ETIMEDOUT;
+	return b->wc_status == IB_WC_SUCCESS ? 0 : -EIO;
+}
+
+/*
+ * Compare-and-swap (@cas) or fetch-and-add @cmp_add to the word, through
+ * the loopback; *@old: the word before. Return as
+ * rdmalog_ballot_post_wait().
+ */
+static int rdmalog_ballot_atomic(bool cas, u64 cmp_add, u64 swap, u64 *old)
+{
+	struct ib_sge sge = {
+		.addr = b->dma + RDMALOG_BALLOT_RESULT_OFF,
+		.length = sizeof(u64),
+		.lkey = b->pd->local_dma_lkey,
+	};
+	struct ib_atomic_wr wr = {
+		.wr.opcode = cas ? IB_WR_ATOMIC_CMP_AND_SWP :
+				   IB_WR_ATOMIC_FETCH_AND_ADD,
+		.wr.sg_list = &sge,
+		.wr.num_sge = 1,
+		.remote_addr = b->mr->iova,
+		.rkey = b->mr->rkey,
+		.compare_add = cmp_add,
+		.swap = swap,
+	};
+	int err;
+
+	err = rdmalog_ballot_post_wait(&wr.wr);
+	if (err)
+		return err;
+	spin_lock_bh(&b->lock);
+	b->ops++;
+	spin_unlock_bh(&b->lock);
+	ib_dma_sync_single_for_cpu(b->ibdev, b->dma + RDMALOG_BALLOT_RESULT_OFF,
+				   sizeof(u64), DMA_BIDIRECTIONAL);
+	*old = READ_ONCE(*(u64 *)(b->va + RDMALOG_BALLOT_RESULT_OFF));
+	return 0;
+}
+
+/* Register the word for the loopback: LOCAL_WRITE and REMOTE_ATOMIC. */
+static int rdmalog_ballot_reg(void)
+{
+	struct ib_reg_wr wr = {};
+	struct scatterlist sg;
+	int n;
+
+	sg_init_table(&sg, 1);
+	sg_dma_address(&sg) = b->dma + RDMALOG_BALLOT_WORD_OFF;
+	sg_dma_len(&sg) = sizeof(u64);
+	n = ib_map_mr_sg(b->mr, &sg, 1, NULL, PAGE_SIZE);
+	if (n != 1)
+		return n < 0 ? n : -EINVAL;
+	ib_update_fast_reg_key(b->mr, ib_inc_rkey(b->mr->rkey));
+	wr.wr.opcode = IB_WR_REG_MR;
+	wr.mr = b->mr;
+	wr.key = b->mr->rkey;
+	wr.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_ATOMIC;
+	return rdmalog_ballot_post_wait(&wr.wr);
+}
+
+/*
+ * Put @b->word into the word: read it, swap it in, read it back. The
+ * read-back also proves that this node reads the device's atomics right.
+ * Return: 0; -EPROTO (the device's results do not add up); or as
+ * rdmalog_ballot_post_wait().
+ */
+static int rdmalog_ballot_sync(void)
+{
+	u64 now, old, back;
+	int err;
+
+	err = rdmalog_ballot_atomic(false, 0, 0, &now);
+	if (!err)
+		err = rdmalog_ballot_atomic(true, now, b->word, &old);
+	if (!err)
+		err = rdmalog_ballot_atomic(false, 0, 0, &back);
+	if (err)
+		return err;
+	if (old != now || back != b->word)
+		return -EPROTO;
+	rdmalog_ballot_set_word(b->word, true);
+	return 0;
+}
+
+static bool rdmalog_ballot_connected(void)
+{
+	bool ret;
+
+	spin_lock_bh(&b->lock);
+	ret = b->established == 3 || b->state != RDMALOG_BALLOT_CONNECTING;
+	spin_unlock_bh(&b->lock);
+	return ret;
+}
+
+/* The set-up; mutex held, nothing of a loopback left. */
+static void rdmalog_ballot_setup(void)
+{
+	struct sockaddr_storage dst;
+	struct rdma_cm_id *id;
+	const char *why;
+	int err;
+
+	rdmalog_ballot_set_state(RDMALOG_BALLOT_CONNECTING, NULL);
+	id = rdma_create_id(&init_net, rdmalog_ballot_cm_handler, NULL,
+			    RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(id)) {
+		why = "cannot create an rdma_cm id";
+		goto fail;
+	}
+	spin_lock_bh(&b->lock);
+	b->listen = id;
+	spin_unlock_bh(&b->lock);
+	err = rdma_bind_addr(id, (struct sockaddr *)&b->addr);
+	if (err || !id->device) {
+		why = "no RDMA device has the listen address";
+		goto fail;
+	}
+	b->ibdev = id->device;
+	if (b->ibdev->attrs.atomic_cap == IB_ATOMIC_NONE) {
+		rdmalog_ballot_teardown(RDMALOG_BALLOT_NONE,
+					"the RDMA device has no atomics");
+		return;
+	}
+	err = rdma_listen(id, 1);
+	if (err) {
+		why = "cannot listen on an ephemeral port";
+		goto fail;
+	}
+
+	why = "out of memory";
+	b->pd = ib_alloc_pd(b->ibdev, 0);
+	if (IS_ERR(b->pd)) {
+		b->pd = NULL;
+		goto fail;
+	}
+	b->dma = ib_dma_map_page(b->ibdev, b->page, 0, PAGE_SIZE,
+				 DMA_BIDIRECTIONAL);
+	if (ib_dma_mapping_error(b->ibdev, b->dma))
+		goto fail;
+	b->mapped = true;
+	b->cq = ib_alloc_cq(b->ibdev, NULL, 8, 0, IB_POLL_SOFTIRQ);
+	if (IS_ERR(b->cq)) {
+		b->cq = NULL;
+		goto fail;
+	}
+	b->mr = ib_alloc_mr(b->pd, IB_MR_TYPE_MEM_REG, 1);
+	if (IS_ERR(b->mr)) {
+		b->mr = NULL;
+		goto fail;
+	}
+	rdmalog_live_add(RDMALOG_STAT_LIVE_MRS, 1);
+
+	/* Connect to the port the listener was given. */
+	memcpy(&dst, &id->route.addr.src_addr, sizeof(dst));
+	id = rdma_create_id(&init_net, rdmalog_ballot_cm_handler, NULL,
+			    RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(id)) {
+		why = "cannot create an rdma_cm id";
+		goto fail;
+	}
+	spin_lock_bh(&b->lock);
+	b->active = id;
+	spin_unlock_bh(&b->lock);
+	err = rdma_resolve_addr(id, (struct sockaddr *)&b->addr,
+				(struct sockaddr *)&dst,
+				RDMALOG_RESOLVE_TIMEOUT_MS);
+	if (err) {
+		why = "cannot resolve its own address";
+		goto fail;
+	}
+	/* The handlers run without the mutex; so does this wait. */
+	mutex_unlock(&b->mutex);
+	wait_event_timeout(b->wq, rdmalog_ballot_connected(),
+			   msecs_to_jiffies(RDMALOG_BALLOT_CONNECT_MS));
+	mutex_lock(&b->mutex);
+	spin_lock_bh(&b->lock);
+	err = b->state == RDMALOG_BALLOT_CONNECTING && b->established == 3 &&
+	      b->active == id ? 0 : -ENOTCONN;
+	spin_unlock_bh(&b->lock);
+	if (err) {
+		why = "no connection to itself in time";
+		if (!b->running || READ_ONCE(b->state) != RDMALOG_BALLOT_CONNECTING)
+			return;	/* stopped, or failed: torn down by the caller */
+		goto fail;
+	}
+
+	why = "cannot register the word";
+	if (rdmalog_ballot_reg())
+		goto fail;
+	err = rdmalog_ballot_sync();
+	if (err == -EPROTO) {
+		rdmalog_ballot_teardown(RDMALOG_BALLOT_OFF,
+					"the device's atomics return values this node cannot read");
+		return;
+	}
+	if (err) {
+		why = "an atomic on the loopback failed";
+		goto fail;
+	}
+	rdmalog_ballot_set_state(RDMALOG_BALLOT_READY, NULL);
+	pr_info("ballot word on %s through a loopback queue pair\n",
+		dev_name(&b->ibdev->dev));
+	return;
+
+fail:
+	rdmalog_ballot_teardown(RDMALOG_BALLOT_FAILED, why);
+	if (b->running)
+		mod_delayed_work(rdmalog_conn_wq, &b->work,
+				 msecs_to_jiffies(RDMALOG_BALLOT_RETRY_MS));
+}
+
+static void rdmalog_ballot_work(struct work_struct *work)
+{
+	u32 state;
+
+	mutex_lock(&b->mutex);
+	state = READ_ONCE(b->state);
+	if (!b->running || state == RDMALOG_BALLOT_READY ||
+	    state == RDMALOG_BALLOT_NONE || state == RDMALOG_BALLOT_OFF)
+		goto out;
+	if (state == RDMALOG_BALLOT_FAILED && (b->pd || b->listen)) {
+		/* Torn down now, set up again after the pause. */
+		rdmalog_ballot_teardown(RDMALOG_BALLOT_FAILED, NULL);
+		mod_delayed_work(rdmalog_conn_wq, &b->work,
+				 msecs_to_jiffies(RDMALOG_BALLOT_RETRY_MS));
+		goto out;
+	}
+	rdmalog_ballot_setup();
+out:
+	mutex_unlock(&b->mutex);
+}
+
+/* ------------------------------------------------------------------ */
+/* The users' side */
+
+void rdmalog_ballot_start(const struct sockaddr_storage *addr)
+{
+	mutex_lock(&b->mutex);
+	WRITE_ONCE(b->running, true);
+	b->addr = *addr;
+	if (addr->ss_family == AF_INET)
+		((struct sockaddr_in *)&b->addr)->sin_port = 0;
+	else
+		((struct sockaddr_in6 *)&b->addr)->sin6_port = 0;
+	if (READ_ONCE(b->state) != RDMALOG_BALLOT_OFF)
+		rdmalog_ballot_set_state(RDMALOG_BALLOT_FAILED,
+					 "not set up yet");
+	mod_delayed_work(rdmalog_conn_wq, &b->work, 0);
+	mutex_unlock(&b->mutex);
+}
+
+void rdmalog_ballot_stop(void)
+{
+	mutex_lock(&b->mutex);
+	WRITE_ONCE(b->running, false);
+	/* A set-up waiting for its connection gives up now. */
+	if (READ_ONCE(b->state) == RDMALOG_BALLOT_CONNECTING)
+		rdmalog_ballot_set_state(RDMALOG_BALLOT_FAILED, "stopping");
+	mutex_unlock(&b->mutex);
+	/* The work takes the mutex: cancel it without. */
+	cancel_delayed_work_sync(&b->work);
+	mutex_lock(&b->mutex);
+	rdmalog_ballot_teardown(READ_ONCE(b->state) == RDMALOG_BALLOT_OFF ?
+				RDMALOG_BALLOT_OFF : RDMALOG_BALLOT_DOWN,
+				READ_ONCE(b->state) == RDMALOG_BALLOT_OFF ?
+				NULL : "");
+	rdmalog_ballot_set_word(b->word, false);
+	mutex_unlock(&b->mutex);
+}
+
+void rdmalog_ballot_device_removed(struct ib_device *ibdev)
+{
+	mutex_lock(&b->mutex);
+	if (b->ibdev == ibdev) {
+		rdmalog_ballot_teardown(RDMALOG_BALLOT_FAILED,
+					"its RDMA device was removed");
+		rdmalog_ballot_set_word(b->word, false);
+		if (b->running)
+			mod_delayed_work(rdmalog_conn_wq, &b->work,
+					 msecs_to_jiffies(RDMALOG_BALLOT_RETRY_MS));
+	}
+	mutex_unlock(&b->mutex);
+}
+
+void rdmalog_ballot_device_added(void)
+{
+	/* Not under the mutex: the work checks again under it. */
+	if (READ_ONCE(b->running) &&
+	    READ_ONCE(b->state) == RDMALOG_BALLOT_FAILED)
+		mod_delayed_work(rdmalog_conn_wq, &b->work, 0);
+}
+
+void rdmalog_ballot_record(u64 epoch, u32 node)
+{
+	u64 want, old;
+	int err;
+
+	mutex_lock(&b->mutex);
+	if (READ_ONCE(b->state) == RDMALOG_BALLOT_OFF)
+		goto out;
+	if (epoch > RDMALOG_BALLOT_MAX_EPOCH) {
+		rdmalog_ballot_teardown(RDMALOG_BALLOT_OFF,
+					"an epoch above what the word holds");
+		goto out;
+	}
+	/* Closed: the owner's changes leave the sequence alone. */
+	want = epoch << RDMALOG_BALLOT_EPOCH_SHIFT |
+	       ((u64)node & RDMALOG_BALLOT_FOR_MASK) << RDMALOG_BALLOT_FOR_SHIFT |
+	       (b->word & (RDMALOG_BALLOT_SEQ_MASK << RDMALOG_BALLOT_SEQ_SHIFT));
+	if (READ_ONCE(b->state) != RDMALOG_BALLOT_READY || !b->synced) {
+		rdmalog_ballot_set_word(want, false);
+		goto out;
+	}
+	err = rdmalog_ballot_atomic(true, b->word, want, &old);
+	if (!err && old != b->word)
+		err = -EPROTO;
+	if (err) {
+		/* Set again at the next set-up; nobody else changes it. */
+		pr_warn("ballot word: recording the vote failed (%d): the loopback is set up again\n",
+			err);
+		rdmalog_ballot_set_word(want, false);
+		rdmalog_ballot_teardown(RDMALOG_BALLOT_FAILED,
+					"recording a vote failed");
+		if (b->running)
+			mod_delayed_work(rdmalog_conn_wq, &b->work, 0);
+		goto out;
+	}
+	rdmalog_ballot_set_word(want, true);
+out:
+	mutex_unlock(&b->mutex);
+}
+
+void rdmalog_ballot_get_info(struct rdmalog_ballot_info *info)
+{
+	/* Not the mutex: an atomic on the loopback may hold it seconds. */
+	spin_lock_bh(&b->lock);
+	info->word = b->word;
+	info->ops = b->ops;
+	info->state = b->state;
+	strscpy(info->msg, b->msg, sizeof(info->msg));
+	spin_unlock_bh(&b->lock);
+}
+
+int rdmalog_ballot_init(void)
+{
+	mutex_init(&b->mutex);
+	spin_lock_init(&b->lock);
+	init_waitqueue_head(&b->wq);
+	init_completion(&b->done);
+	INIT_DELAYED_WORK(&b->work, rdmalog_ballot_work);
+	b->cqe.done = rdmalog_ballot_done;
+	b->state = RDMALOG_BALLOT_DOWN;
+	b->page = alloc_page(GFP_KERNEL | __GFP_ZERO);
+	if (!b->page)
+		return -ENOMEM;
+	b->va = page_address(b->page);
+	return 0;
+}
+
+void rdmalog_ballot_exit(void)
+{
+	/* The up period stopped: nothing is left but the page. */
+	__free_page(b->page);
+}
