@@ -487,6 +487,21 @@ static bool rdmalog_ballot_connected(void)
 	return ret;
 }
 
+/* A new id of the loopback, kept in *@slot (under the lock), or NULL. */
+static struct rdma_cm_id *rdmalog_ballot_new_id(struct rdma_cm_id **slot)
+{
+	struct rdma_cm_id *id;
+
+	id = rdma_create_id(&init_net, rdmalog_ballot_cm_handler, NULL,
+			    RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(id))
+		return NULL;
+	spin_lock_bh(&b->lock);
+	*slot = id;
+	spin_unlock_bh(&b->lock);
+	return id;
+}
+
 /* The set-up; mutex held, nothing of a loopback left. */
 static void rdmalog_ballot_setup(void)
 {
@@ -496,15 +511,10 @@ static void rdmalog_ballot_setup(void)
 	int err;
 
 	rdmalog_ballot_set_state(RDMALOG_BALLOT_CONNECTING, NULL);
-	id = rdma_create_id(&init_net, rdmalog_ballot_cm_handler, NULL,
-			    RDMA_PS_TCP, IB_QPT_RC);
-	if (IS_ERR(id)) {
-		why = "cannot create an rdma_cm id";
+	why = "cannot create an rdma_cm id";
+	id = rdmalog_ballot_new_id(&b->listen);
+	if (!id)
 		goto fail;
-	}
-	spin_lock_bh(&b->lock);
-	b->listen = id;
-	spin_unlock_bh(&b->lock);
 	err = rdma_bind_addr(id, (struct sockaddr *)&b->addr);
 	if (err || !id->device) {
 		why = "no RDMA device has the listen address";
@@ -547,15 +557,10 @@ static void rdmalog_ballot_setup(void)
 
 	/* Connect to the port the listener was given. */
 	memcpy(&dst, &id->route.addr.src_addr, sizeof(dst));
-	id = rdma_create_id(&init_net, rdmalog_ballot_cm_handler, NULL,
-			    RDMA_PS_TCP, IB_QPT_RC);
-	if (IS_ERR(id)) {
-		why = "cannot create an rdma_cm id";
+	why = "cannot create an rdma_cm id";
+	id = rdmalog_ballot_new_id(&b->active);
+	if (!id)
 		goto fail;
-	}
-	spin_lock_bh(&b->lock);
-	b->active = id;
-	spin_unlock_bh(&b->lock);
 	err = rdma_resolve_addr(id, (struct sockaddr *)&b->addr,
 				(struct sockaddr *)&dst,
 				RDMALOG_RESOLVE_TIMEOUT_MS);

@@ -465,7 +465,7 @@ int rl_parse(struct nlmsghdr *nlh, struct rl_info *in)
 	struct genlmsghdr *gh;
 	struct nlattr *a, *b;
 	bool ok;
-	int rem, rem2, type, len;
+	int rem, rem2, type;
 	uint8_t up;
 
 	memset(in, 0, sizeof(*in));
@@ -534,12 +534,7 @@ int rl_parse(struct nlmsghdr *nlh, struct rl_info *in)
 			ok = get_int(a, &in->openers, 4);
 			break;
 		case RDMALOG_A_STATUS_MSG:
-			len = nla_len(a);
-			if (len >= (int)sizeof(in->status_msg))
-				len = sizeof(in->status_msg) - 1;
-			memcpy(in->status_msg, nla_data(a), len);
-			in->status_msg[len] = '\0';
-			ok = true;
+			ok = get_str(a, in->status_msg, sizeof(in->status_msg));
 			break;
 		case RDMALOG_A_PEER:
 			parse_peer(a, &in->peer);
@@ -665,12 +660,7 @@ int rl_parse(struct nlmsghdr *nlh, struct rl_info *in)
 			ok = get_int(a, &in->ballot_word, 8);
 			break;
 		case RDMALOG_A_BALLOT_MSG:
-			len = nla_len(a);
-			if (len >= (int)sizeof(in->ballot_msg))
-				len = sizeof(in->ballot_msg) - 1;
-			memcpy(in->ballot_msg, nla_data(a), len);
-			in->ballot_msg[len] = '\0';
-			ok = true;
+			ok = get_str(a, in->ballot_msg, sizeof(in->ballot_msg));
 			break;
 		default:
 			ok = false;	/* PAD and friends */
