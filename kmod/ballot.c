@@ -118,6 +118,13 @@ static struct rdmalog_ballot {
 
 static struct rdmalog_ballot *const b = &rdmalog_ballot;
 
+/*
+ * The ballot's work, on a queue of its own: its set-up may wait seconds
+ * for its connection, and the transport's flushes of rdmalog_conn_wq
+ * (closing connections) must not wait for that.
+ */
+static struct workqueue_struct *rdmalog_ballot_wq;
+
 /* Record why it is not READY, and the new state. */
 static void rdmalog_ballot_set_state(u32 state, const char *msg)
 {
@@ -153,7 +160,7 @@ static void rdmalog_ballot_lost(const char *what)
 	if (!was)
 		return;
 	wake_up_all(&b->wq);
-	mod_delayed_work(rdmalog_conn_wq, &b->work, 0);
+	mod_delayed_work(rdmalog_ballot_wq, &b->work, 0);
 }
 
 static void rdmalog_ballot_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -211,6 +218,30 @@ static bool rdmalog_ballot_same_ip(const struct sockaddr *a,
 }
 
 /*
+ * @id is the active id of a set-up still on. The tear-down clears it
+ * before it takes the handler's lock to destroy the queue pair, so a
+ * handler that sees it here makes its queue pair before that.
+ */
+static bool rdmalog_ballot_connecting(struct rdma_cm_id *id)
+{
+	bool ret;
+
+	spin_lock_bh(&b->lock);
+	ret = b->active == id && b->state == RDMALOG_BALLOT_CONNECTING;
+	spin_unlock_bh(&b->lock);
+	return ret;
+}
+
+static __be16 rdmalog_ballot_port(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)sa)->sin_port;
+	if (sa->sa_family == AF_INET6)
+		return ((const struct sockaddr_in6 *)sa)->sin6_port;
+	return 0;
+}
+
+/*
  * A connect request on the loopback's listener (@id is new): accepted
  * once, from this node's own address, while setting up. Return: 0, or
  * non-zero for the rdma_cm to reject and destroy @id.
@@ -222,10 +253,14 @@ static int rdmalog_ballot_accept(struct rdma_cm_id *id)
 	bool ours;
 	int err;
 
+	/* Our own active id only: its address and its port. */
 	spin_lock_bh(&b->lock);
 	ours = b->state == RDMALOG_BALLOT_CONNECTING && !b->passive &&
-	       b->listen && id->device == b->listen->device &&
-	       rdmalog_ballot_same_ip(src, (struct sockaddr *)&b->addr);
+	       b->listen && b->active && id->device == b->listen->device &&
+	       rdmalog_ballot_same_ip(src, (struct sockaddr *)&b->addr) &&
+	       rdmalog_ballot_port(src) ==
+	       rdmalog_ballot_port((struct sockaddr *)
+				   &b->active->route.addr.src_addr);
 	if (ours)
 		b->passive = id;
 	spin_unlock_bh(&b->lock);
@@ -263,10 +298,15 @@ static int rdmalog_ballot_cm_handler(struct rdma_cm_id *id,
 	case RDMA_CM_EVENT_CONNECT_REQUEST:
 		return rdmalog_ballot_accept(id);
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		if (!rdmalog_ballot_connecting(id))
+			return 0;
 		if (rdma_resolve_route(id, RDMALOG_RESOLVE_TIMEOUT_MS))
 			rdmalog_ballot_lost("cannot resolve a route to itself");
 		return 0;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		/* Not once the tear-down took it: its queue pair would leak. */
+		if (!rdmalog_ballot_connecting(id))
+			return 0;
 		err = rdmalog_ballot_create_qp(id);
 		if (err) {
 			rdmalog_ballot_lost("cannot create a queue pair");
@@ -420,6 +460,9 @@ static int rdmalog_ballot_atomic(bool cas, u64 cmp_add, u64 swap, u64 *old)
 	};
 	int err;
 
+	ib_dma_sync_single_for_device(b->ibdev,
+				      b->dma + RDMALOG_BALLOT_RESULT_OFF,
+				      sizeof(u64), DMA_BIDIRECTIONAL);
 	err = rdmalog_ballot_post_wait(&wr.wr);
 	if (err)
 		return err;
@@ -461,19 +504,25 @@ static int rdmalog_ballot_reg(void)
  */
 static int rdmalog_ballot_sync(void)
 {
-	u64 now, old, back;
+	u64 want, now, old, back;
 	int err;
 
+	/* A vote may change the copy meanwhile (rdmalog_ballot_record()). */
+	spin_lock_bh(&b->lock);
+	want = b->word;
+	spin_unlock_bh(&b->lock);
 	err = rdmalog_ballot_atomic(false, 0, 0, &now);
 	if (!err)
-		err = rdmalog_ballot_atomic(true, now, b->word, &old);
+		err = rdmalog_ballot_atomic(true, now, want, &old);
 	if (!err)
 		err = rdmalog_ballot_atomic(false, 0, 0, &back);
 	if (err)
 		return err;
-	if (old != now || back != b->word)
+	if (old != now || back != want)
 		return -EPROTO;
-	rdmalog_ballot_set_word(b->word, true);
+	spin_lock_bh(&b->lock);
+	b->synced = b->word == want;
+	spin_unlock_bh(&b->lock);
 	return 0;
 }
 
@@ -526,12 +575,6 @@ static void rdmalog_ballot_setup(void)
 					"the RDMA device has no atomics");
 		return;
 	}
-	err = rdma_listen(id, 1);
-	if (err) {
-		why = "cannot listen on an ephemeral port";
-		goto fail;
-	}
-
 	why = "out of memory";
 	b->pd = ib_alloc_pd(b->ibdev, 0);
 	if (IS_ERR(b->pd)) {
@@ -543,7 +586,8 @@ static void rdmalog_ballot_setup(void)
 	if (ib_dma_mapping_error(b->ibdev, b->dma))
 		goto fail;
 	b->mapped = true;
-	b->cq = ib_alloc_cq(b->ibdev, NULL, 8, 0, IB_POLL_SOFTIRQ);
+	/* both queue pairs' send and receive queues, drains included */
+	b->cq = ib_alloc_cq(b->ibdev, NULL, 16, 0, IB_POLL_SOFTIRQ);
 	if (IS_ERR(b->cq)) {
 		b->cq = NULL;
 		goto fail;
@@ -555,6 +599,12 @@ static void rdmalog_ballot_setup(void)
 	}
 	rdmalog_live_add(RDMALOG_STAT_LIVE_MRS, 1);
 
+	/* Everything a connect request needs is there: listen. */
+	err = rdma_listen(id, 1);
+	if (err) {
+		why = "cannot listen on an ephemeral port";
+		goto fail;
+	}
 	/* Connect to the port the listener was given. */
 	memcpy(&dst, &id->route.addr.src_addr, sizeof(dst));
 	why = "cannot create an rdma_cm id";
@@ -605,7 +655,18 @@ static void rdmalog_ballot_setup(void)
 fail:
 	rdmalog_ballot_teardown(RDMALOG_BALLOT_FAILED, why);
 	if (b->running)
-		mod_delayed_work(rdmalog_conn_wq, &b->work,
+		mod_delayed_work(rdmalog_ballot_wq, &b->work,
+				 msecs_to_jiffies(RDMALOG_BALLOT_RETRY_MS));
+}
+
+/* The loopback failed under the mutex: tear it down, set it up again. */
+static void rdmalog_ballot_fail(const char *why)
+{
+	lockdep_assert_held(&b->mutex);
+	rdmalog_ballot_teardown(RDMALOG_BALLOT_FAILED, why);
+	rdmalog_ballot_set_word(b->word, false);
+	if (b->running)
+		mod_delayed_work(rdmalog_ballot_wq, &b->work,
 				 msecs_to_jiffies(RDMALOG_BALLOT_RETRY_MS));
 }
 
@@ -615,13 +676,19 @@ static void rdmalog_ballot_work(struct work_struct *work)
 
 	mutex_lock(&b->mutex);
 	state = READ_ONCE(b->state);
+	if (b->running && state == RDMALOG_BALLOT_READY && !b->synced) {
+		/* A vote came while the mutex was busy (rdmalog_ballot_record()). */
+		if (rdmalog_ballot_sync())
+			rdmalog_ballot_fail("recording a vote failed");
+		goto out;
+	}
 	if (!b->running || state == RDMALOG_BALLOT_READY ||
 	    state == RDMALOG_BALLOT_NONE || state == RDMALOG_BALLOT_OFF)
 		goto out;
 	if (state == RDMALOG_BALLOT_FAILED && (b->pd || b->listen)) {
 		/* Torn down now, set up again after the pause. */
 		rdmalog_ballot_teardown(RDMALOG_BALLOT_FAILED, NULL);
-		mod_delayed_work(rdmalog_conn_wq, &b->work,
+		mod_delayed_work(rdmalog_ballot_wq, &b->work,
 				 msecs_to_jiffies(RDMALOG_BALLOT_RETRY_MS));
 		goto out;
 	}
@@ -645,7 +712,7 @@ void rdmalog_ballot_start(const struct sockaddr_storage *addr)
 	if (READ_ONCE(b->state) != RDMALOG_BALLOT_OFF)
 		rdmalog_ballot_set_state(RDMALOG_BALLOT_FAILED,
 					 "not set up yet");
-	mod_delayed_work(rdmalog_conn_wq, &b->work, 0);
+	mod_delayed_work(rdmalog_ballot_wq, &b->work, 0);
 	mutex_unlock(&b->mutex);
 }
 
@@ -676,7 +743,7 @@ void rdmalog_ballot_device_removed(struct ib_device *ibdev)
 					"its RDMA device was removed");
 		rdmalog_ballot_set_word(b->word, false);
 		if (b->running)
-			mod_delayed_work(rdmalog_conn_wq, &b->work,
+			mod_delayed_work(rdmalog_ballot_wq, &b->work,
 					 msecs_to_jiffies(RDMALOG_BALLOT_RETRY_MS));
 	}
 	mutex_unlock(&b->mutex);
@@ -685,9 +752,15 @@ void rdmalog_ballot_device_removed(struct ib_device *ibdev)
 void rdmalog_ballot_device_added(void)
 {
 	/* Not under the mutex: the work checks again under it. */
+	u32 state = READ_ONCE(b->state);
+
+	/* NONE too: the listen address may now be on a device with atomics. */
 	if (READ_ONCE(b->running) &&
-	    READ_ONCE(b->state) == RDMALOG_BALLOT_FAILED)
-		mod_delayed_work(rdmalog_conn_wq, &b->work, 0);
+	    (state == RDMALOG_BALLOT_FAILED || state == RDMALOG_BALLOT_NONE)) {
+		rdmalog_ballot_set_state(RDMALOG_BALLOT_FAILED,
+					 "an RDMA device appeared: set up again");
+		mod_delayed_work(rdmalog_ballot_wq, &b->work, 0);
+	}
 }
 
 void rdmalog_ballot_record(u64 epoch, u32 node)
@@ -695,7 +768,22 @@ void rdmalog_ballot_record(u64 epoch, u32 node)
 	u64 want, old;
 	int err;
 
-	mutex_lock(&b->mutex);
+	/* Closed: the owner's changes leave the sequence alone. */
+	spin_lock_bh(&b->lock);
+	want = epoch << RDMALOG_BALLOT_EPOCH_SHIFT |
+	       ((u64)node & RDMALOG_BALLOT_FOR_MASK) << RDMALOG_BALLOT_FOR_SHIFT |
+	       (b->word & (RDMALOG_BALLOT_SEQ_MASK << RDMALOG_BALLOT_SEQ_SHIFT));
+	spin_unlock_bh(&b->lock);
+	/*
+	 * The set-up may hold the mutex for seconds; a vote does not wait
+	 * for it (the word is closed: only this node changes it). Its work
+	 * puts the vote into the word.
+	 */
+	if (!mutex_trylock(&b->mutex)) {
+		rdmalog_ballot_set_word(want, false);
+		mod_delayed_work(rdmalog_ballot_wq, &b->work, 0);
+		return;
+	}
 	if (READ_ONCE(b->state) == RDMALOG_BALLOT_OFF)
 		goto out;
 	if (epoch > RDMALOG_BALLOT_MAX_EPOCH) {
@@ -703,10 +791,6 @@ void rdmalog_ballot_record(u64 epoch, u32 node)
 					"an epoch above what the word holds");
 		goto out;
 	}
-	/* Closed: the owner's changes leave the sequence alone. */
-	want = epoch << RDMALOG_BALLOT_EPOCH_SHIFT |
-	       ((u64)node & RDMALOG_BALLOT_FOR_MASK) << RDMALOG_BALLOT_FOR_SHIFT |
-	       (b->word & (RDMALOG_BALLOT_SEQ_MASK << RDMALOG_BALLOT_SEQ_SHIFT));
 	if (READ_ONCE(b->state) != RDMALOG_BALLOT_READY || !b->synced) {
 		rdmalog_ballot_set_word(want, false);
 		goto out;
@@ -719,10 +803,7 @@ void rdmalog_ballot_record(u64 epoch, u32 node)
 		pr_warn("ballot word: recording the vote failed (%d): the loopback is set up again\n",
 			err);
 		rdmalog_ballot_set_word(want, false);
-		rdmalog_ballot_teardown(RDMALOG_BALLOT_FAILED,
-					"recording a vote failed");
-		if (b->running)
-			mod_delayed_work(rdmalog_conn_wq, &b->work, 0);
+		rdmalog_ballot_fail("recording a vote failed");
 		goto out;
 	}
 	rdmalog_ballot_set_word(want, true);
@@ -750,15 +831,22 @@ int rdmalog_ballot_init(void)
 	INIT_DELAYED_WORK(&b->work, rdmalog_ballot_work);
 	b->cqe.done = rdmalog_ballot_done;
 	b->state = RDMALOG_BALLOT_DOWN;
-	b->page = alloc_page(GFP_KERNEL | __GFP_ZERO);
-	if (!b->page)
+	rdmalog_ballot_wq = alloc_workqueue("rdmalog_ballot", WQ_UNBOUND, 1);
+	if (!rdmalog_ballot_wq)
 		return -ENOMEM;
+	b->page = alloc_page(GFP_KERNEL | __GFP_ZERO);
+	if (!b->page) {
+		destroy_workqueue(rdmalog_ballot_wq);
+		return -ENOMEM;
+	}
 	b->va = page_address(b->page);
 	return 0;
 }
 
 void rdmalog_ballot_exit(void)
 {
-	/* The up period stopped: nothing is left but the page. */
+	/* The up period stopped: nothing is left but the work and the page. */
+	destroy_workqueue(rdmalog_ballot_wq);
 	__free_page(b->page);
+	mutex_destroy(&b->mutex);
 }

@@ -609,6 +609,7 @@ static int rdmalog_fwd_once(struct rdmalog_ep *ep, struct iov_iter *from,
 	refcount_inc(&req->ref);	/* the list's */
 	list_add_tail(&req->node, &f->reqs);
 	f->nr_reqs++;
+	f->posting++;
 	spin_unlock_bh(&f->lock);
 	msg->m.req_id = cpu_to_le64(req->id);
 
@@ -621,6 +622,10 @@ static int rdmalog_fwd_once(struct rdmalog_ep *ep, struct iov_iter *from,
 				   reg ? rdmalog_ep_reg_fence(ep, &fence,
 							      &rwr.wr) : NULL,
 				   nonblock);
+	spin_lock_bh(&f->lock);
+	f->posting--;
+	spin_unlock_bh(&f->lock);
+	wake_up(&f->wq);	/* a FWD_CLOSED may wait for it */
 	if (err) {
 		if (rdmalog_fwd_req_take(f, req) && reg) {
 			reg->buf = NULL;
@@ -781,6 +786,16 @@ const char *rdmalog_fwd_done_received(struct rdmalog_ep *ep,
 	return !status && !lsn ? "FWD_DONE with LSN 0" : NULL;
 }
 
+static bool rdmalog_fwd_none_posting(struct rdmalog_fwd_ep *f)
+{
+	bool ret;
+
+	spin_lock_bh(&f->lock);
+	ret = !f->posting || f->dead;
+	spin_unlock_bh(&f->lock);
+	return ret;
+}
+
 /* The FWD_CLOSED: not from the CQ handler, as it may wait for a credit. */
 static void rdmalog_fwd_closed_work(struct work_struct *work)
 {
@@ -789,6 +804,14 @@ static void rdmalog_fwd_closed_work(struct work_struct *work)
 	struct rdmalog_ep *ep = container_of(f, struct rdmalog_ep, fwd);
 	struct rdmalog_msg_fwd_close m = {};
 
+	/*
+	 * After every FWD a writer is still posting: the primary refuses
+	 * what comes until this answer, which must follow them all.
+	 */
+	wait_event(f->wq, rdmalog_fwd_none_posting(f));
+	spin_lock_bh(&f->lock);
+	m.seq = cpu_to_le32(f->close_seq);
+	spin_unlock_bh(&f->lock);
 	rdmalog_fwd_send(ep, &m, sizeof(m), RDMALOG_MSG_FWD_CLOSED,
 			 "FWD_CLOSED");
 	rdmalog_ep_put(ep);	/* the work's */
@@ -809,11 +832,12 @@ const char *rdmalog_fwd_close_received(struct rdmalog_ep *ep,
 	struct rdmalog_fwd_req *req;
 	u32 n = 0;
 
-	if (flags & ~RDMALOG_FWD_CLOSE_F_REOPEN || m->reserved)
+	if (flags & ~RDMALOG_FWD_CLOSE_F_REOPEN)
 		return "FWD_CLOSE with unknown flags";
 	spin_lock(&f->lock);
 	WRITE_ONCE(f->closed, !(flags & RDMALOG_FWD_CLOSE_F_REOPEN));
 	if (f->closed) {
+		f->close_seq = le32_to_cpu(m->seq);
 		list_for_each_entry(req, &f->reqs, node) {
 			if (req->answered)
 				continue;

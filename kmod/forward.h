@@ -52,8 +52,12 @@ struct rdmalog_msg_fwd_done;
  *	yet (drops just after)
  * @closed: backup side: the primary closed forwarding here (FWD_CLOSE):
  *	no FWD is sent until it reopens it
- * @close_sent: primary side: a FWD_CLOSE went out whose FWD_CLOSED has
- *	not come back
+ * @posting: backup side: writers between listing their request and the
+ *	return of its post; the FWD_CLOSED waits for none to be left
+ * @close_seq: backup side: the seq of the last FWD_CLOSE, to answer;
+ *	primary side: the seq of the last FWD_CLOSE sent
+ * @refusing: primary side: from a FWD_CLOSE until the FWD_CLOSED that
+ *	answers it, every FWD received here is answered EROFS unserved
  * @regs: %RDMALOG_FWD_MAX_REGS registrations (FRWR MRs) made by
  *	rdmalog_fwd_ep_setup(), or NULL (no FRWR: only inline payloads);
  *	freed by the release
@@ -83,7 +87,9 @@ struct rdmalog_fwd_ep {
 	u32 serving;
 	u32 unanswered;
 	bool closed;
-	bool close_sent;
+	u32 posting;
+	u32 close_seq;
+	bool refusing;
 	struct rdmalog_fwd_reg *regs;
 	unsigned int nr_regs;
 	struct list_head reg_free;

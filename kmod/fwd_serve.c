@@ -54,6 +54,8 @@
  * @reads_left: READs posted whose completion has not come yet
  * @read_ok: every READ completed so far succeeded
  * @read_done: completed by the completion that takes @reads_left to 0
+ * @refuse: it came while the forwarding was closed: answered EROFS,
+ *	not served
  * @data: the inline payload
  */
 struct rdmalog_fwd_work {
@@ -68,6 +70,7 @@ struct rdmalog_fwd_work {
 	atomic_t reads_left;
 	bool read_ok;
 	struct completion read_done;
+	bool refuse;
 	u8 data[];
 };
 
@@ -437,7 +440,7 @@ static void rdmalog_fwd_work_fn(struct work_struct *work)
 	int err;
 
 	log = rdmalog_fwd_node_log(&role);
-	if (role == RDMALOG_ROLE_BACKUP ||
+	if (w->refuse || role == RDMALOG_ROLE_BACKUP ||
 	    test_bit(RDMALOG_EP_PEER_PRIMARY, &ep->flags))
 		err = -EROFS;
 	else if (w->flags & ~RDMALOG_FWD_F_INLINE)
@@ -493,6 +496,7 @@ const char *rdmalog_fwd_received(struct rdmalog_ep *ep,
 	}
 	f->serving++;
 	f->unanswered++;
+	w->refuse = f->refusing;
 	spin_unlock(&f->lock);
 
 	INIT_WORK(&w->work, rdmalog_fwd_work_fn);
@@ -531,7 +535,7 @@ static bool rdmalog_fwd_close_done(struct rdmalog_ep *ep)
 	bool ret;
 
 	spin_lock_bh(&f->lock);
-	ret = !f->close_sent || f->dead;
+	ret = !f->refusing || f->dead;
 	spin_unlock_bh(&f->lock);
 	if (!ret) {
 		spin_lock_bh(&ep->lock);
@@ -564,6 +568,18 @@ u32 rdmalog_fwd_close_all(bool reopen, u32 timeout_ms)
 	for (i = 0; i < n; i++) {
 		struct rdmalog_fwd_ep *f = &eps[i]->fwd;
 
+		/*
+		 * Refused from now on until the backup answers: what it sent
+		 * before it heard the FWD_CLOSE may still be on its way.
+		 * (A reopen leaves that to the FWD_CLOSED too.)
+		 */
+		spin_lock_bh(&f->lock);
+		if (!reopen) {
+			f->refusing = true;
+			f->close_seq++;
+		}
+		m.seq = cpu_to_le32(f->close_seq);
+		spin_unlock_bh(&f->lock);
 		while (!reopen && !rdmalog_fwd_all_answered(f) &&
 		       time_before(jiffies, deadline))
 			usleep_range(500, 1000);
@@ -572,11 +588,12 @@ u32 rdmalog_fwd_close_all(bool reopen, u32 timeout_ms)
 		 * have appended). Its backup learns the outcome, or -ENOTCONN.
 		 */
 		sent[i] = reopen || rdmalog_fwd_all_answered(f);
-		if (!sent[i])
+		if (!sent[i]) {
+			spin_lock_bh(&f->lock);
+			f->refusing = false;
+			spin_unlock_bh(&f->lock);
 			continue;
-		spin_lock_bh(&f->lock);
-		f->close_sent = !reopen;
-		spin_unlock_bh(&f->lock);
+		}
 		rdmalog_fwd_send(eps[i], &m, sizeof(m), RDMALOG_MSG_FWD_CLOSE,
 				 "FWD_CLOSE");
 	}
@@ -599,13 +616,16 @@ const char *rdmalog_fwd_closed_received(struct rdmalog_ep *ep,
 					const struct rdmalog_msg_fwd_close *m)
 {
 	struct rdmalog_fwd_ep *f = &ep->fwd;
-	bool sent;
+	u32 seq = le32_to_cpu(m->seq);
+	bool asked;
 
-	if (m->flags || m->reserved)
+	if (m->flags)
 		return "FWD_CLOSED with flags";
 	spin_lock(&f->lock);
-	sent = f->close_sent;
-	f->close_sent = false;
+	asked = seq && seq <= f->close_seq;
+	/* The answer to the last one: nothing sent before it is on its way. */
+	if (seq == f->close_seq)
+		f->refusing = false;
 	spin_unlock(&f->lock);
-	return sent ? NULL : "FWD_CLOSED not asked for";
+	return asked ? NULL : "FWD_CLOSED not asked for";
 }

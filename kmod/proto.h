@@ -807,7 +807,9 @@ enum rdmalog_fwd_close_flags {
  * @hdr: type %RDMALOG_MSG_FWD_CLOSE, from the primary holding our ring;
  *	or %RDMALOG_MSG_FWD_CLOSED, from a backup we sent a FWD_CLOSE
  * @flags: &enum rdmalog_fwd_close_flags (FWD_CLOSE); zero (FWD_CLOSED)
- * @reserved: zero
+ * @seq: FWD_CLOSE: the primary's count of the closes it sent on the
+ *	connection; FWD_CLOSED: the @seq of the last FWD_CLOSE it answers
+ *	(the primary ignores an older one)
  *
  * The primary sends a FWD_CLOSE once its appends are refused and it has
  * answered every FWD it received on the connection: whatever FWD the
@@ -816,13 +818,17 @@ enum rdmalog_fwd_close_flags {
  * each of them with -EROFS at once (the writer goes on to the next
  * primary), ignores their late FWD_DONEs, sends no FWD on the connection
  * until a FWD_CLOSE with %RDMALOG_FWD_CLOSE_F_REOPEN, and answers
- * FWD_CLOSED. The primary hands the log over only after every backup it
- * is connected to answered (or a peer timeout passed).
+ * FWD_CLOSED once no writer of its is still posting a FWD there. From
+ * the FWD_CLOSE until that FWD_CLOSED the primary answers every FWD of
+ * the connection EROFS without serving it, whatever becomes of the
+ * switchover: so a FWD the backup failed is never appended. The primary
+ * hands the log over only after every backup it is connected to
+ * answered (or a peer timeout passed).
  */
 struct rdmalog_msg_fwd_close {
 	struct rdmalog_msg_hdr hdr;
 	__le32 flags;
-	__le32 reserved;
+	__le32 seq;
 };
 
 static_assert(sizeof(struct rdmalog_msg_fwd_close) == 32);

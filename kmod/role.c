@@ -750,13 +750,17 @@ int rdmalog_node_switchover(u32 target, struct netlink_ext_ack *extack)
 			id, target, epoch, next,
 			jiffies_to_msecs(jiffies - start), drain_ms);
 out_resume:
+	/*
+	 * Still leading: the backups forward to us again. Before the next
+	 * switchover may start (handing_over), so that this REOPEN cannot
+	 * overtake its FWD_CLOSE.
+	 */
+	if (err && closed)
+		rdmalog_fwd_close_all(true, 0);
 	mutex_lock(&rdmalog_node.config_mutex);
 	rdmalog_node.handing_over = false;
 	rdmalog_log_pause(log, false, false);
 	mutex_unlock(&rdmalog_node.config_mutex);
-	/* Still leading: the backups forward to us again. */
-	if (err && closed)
-		rdmalog_fwd_close_all(true, 0);
 	if (err)
 		pr_info("node %u: switchover to node %u failed (%d): appends resume\n",
 			id, target, err);
