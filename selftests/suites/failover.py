@@ -628,6 +628,55 @@ def a_switchover_answers_every_forward_first(c):
 
 
 @test
+def a_failed_switchover_reopens_the_forwarding(c):
+    """Node 2 is configured not to lead, so node 1's switchover to it
+    fails (node 2 does not take over within three peer timeouts) while a
+    writer on node 3 forwards a record every 20 ms, each with its own
+    rdmalogcat. Node 1 closed the forwarding and must reopen it: the
+    writer's later records go through again, a record whose write failed
+    -EROFS or -EHOSTUNREACH is not in the log, and no record is there
+    twice (a FWD the backup failed at the close must never be appended,
+    even though node 1 leads on)."""
+    fresh(c)
+    c[2].run("rdmalogctl node set lead no", timeout=60, check=True)
+    n = 300
+    job = c[3].spawn(f"for i in $(seq {n}); do echo w3-$i | rdmalogcat -a "
+                     "2>&1 | sed \"s/^/w3-$i /\"; sleep 0.02; done",
+                     timeout=900)
+    base = status(c[1])["log"]["next_lsn"]
+    wait_for(lambda: status(c[1])["log"]["commit_lsn"] >= base + 20,
+             timeout=WAIT, interval=0.5, what="the writer under way")
+    r = c[1].run("rdmalogctl node switchover 2; echo rc=$?", timeout=300)
+    assert r.out.split()[-1] != "rc=0" and \
+        "did not take over in time" in r.out, r.out
+    st = status(c[1])
+    assert st["node"]["role"] == "primary", st
+    out = job.wait(900).out
+    fails = {}
+    oks = set()
+    for line in out.splitlines():
+        w, rest = line.split(" ", 1)
+        if rest.strip().isdigit():
+            oks.add(w)
+        else:
+            fails[w] = rest
+    assert f"w3-{n}" in oks, ("no forwarding after the failed switchover",
+                               out[-2000:])
+    last = status(c[1])["log"]["next_lsn"]
+    wait_commit(c, last)
+    data = [h["data"] for h in headers(c[1]) if not h.get("epoch_start")]
+    mine = [x for x in data if x.startswith("w3-")]
+    assert len(mine) == len(set(mine)), \
+        ("a record twice", sorted(x for x in mine if mine.count(x) > 1))
+    assert oks <= set(mine), sorted(oks - set(mine))
+    for w, why in fails.items():
+        if "Read-only" in why or "No route to host" in why:
+            assert w not in mine, (w, why)
+    print(f"{len(oks)} appended, {len(fails)} failed:",
+          sorted(set(fails.values()))[:5])
+
+
+@test
 def a_higher_priority_stands_first(c):
     """failover auto, node 3 set to priority 10 while up: its peers learn
     it from its HEARTBEATs (peer show: priority, lead), and when node 1's
