@@ -375,7 +375,9 @@ class History:
         if not self.kinds:
             raise ValueError("RDMALOG_HISTORY_KINDS: no kind left")
         self.required = [k for k in REQUIRED if k in self.kinds]
-        self.say = log
+        # every line of the run stamped with the seconds since it began
+        t_start = time.monotonic()
+        self.say = lambda m: log(f"{time.monotonic() - t_start:6.1f}s {m}")
         self.conf = rlnode.cluster_file(capacity, cluster=46,
                                         max_record="64K",
                                         nodes=self.all,

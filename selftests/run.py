@@ -582,7 +582,7 @@ def main(argv=None):
     ap.add_argument("--workdir", help="work directory (default: temporary)")
     ap.add_argument("--tap", help="also write the TAP stream to this file")
     ap.add_argument("--initrd", help="use this initramfs (default: build "
-                    "build/vm/initramfs.cpio.gz if stale)")
+                    "build/vm/initramfs-KVER.cpio if stale)")
     ap.add_argument("--deadline", type=float,
                     default=float(os.environ.get("RDMALOG_DEADLINE",
                                                  DEFAULT_DEADLINE)),

@@ -26,6 +26,7 @@ pkgs=(
 	"${kernel_pkgs[@]}"
 	build-essential
 	bc flex bison libelf-dev kmod cpio gzip xz-utils
+	zstd			# Linux 6.12's image: the guests' PVH kernel
 	libssl-dev		# make check-debug: the debug kernel
 	pkg-config
 	libnl-3-dev libnl-genl-3-dev	# rdmalogctl and the netlink tests
