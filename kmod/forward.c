@@ -496,7 +496,7 @@ static int rdmalog_fwd_once(struct rdmalog_ep *ep, struct iov_iter *from,
 	struct rdmalog_fwd_msg *msg;
 	struct ib_reg_wr rwr = {};
 	struct ib_send_wr fence;
-	bool dead = false;
+	bool dead = false, wake;
 	u16 mlen = sizeof(msg->m);
 	long left;
 	int err;
@@ -623,9 +623,10 @@ static int rdmalog_fwd_once(struct rdmalog_ep *ep, struct iov_iter *from,
 							      &rwr.wr) : NULL,
 				   nonblock);
 	spin_lock_bh(&f->lock);
-	f->posting--;
+	wake = !--f->posting && f->closed;
 	spin_unlock_bh(&f->lock);
-	wake_up(&f->wq);	/* a FWD_CLOSED may wait for it */
+	if (wake)
+		wake_up(&f->wq);	/* the FWD_CLOSED waits for the last */
 	if (err) {
 		if (rdmalog_fwd_req_take(f, req) && reg) {
 			reg->buf = NULL;

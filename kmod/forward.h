@@ -70,7 +70,7 @@ struct rdmalog_msg_fwd_done;
  *	each counted from before its first such step to after its last;
  *	the release waits for none to be left
  * @wq: woken when a registration comes free, a request ends, @users
- *	drops, or @dead is set
+ *	drops, @dead is set, or the last @posting ends while @closed
  * @refused_at: backup side: jiffies when the peer last answered a FWD
  *	-EROFS (it no longer leads, or hands the log over; 0: never): no FWD
  *	goes to it for %RDMALOG_FWD_REFUSED_MS after (READ_ONCE/WRITE_ONCE,
