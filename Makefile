@@ -271,10 +271,12 @@ soak-run: all selftests vm
 		$(if $(filter 0,$(CATCHUP)),--no-catchup)
 
 # Stress: the teardown suite with 20 iterations of every operation (make
-# check runs 3 after the warm-up), STRESS_ARGS for more run.py arguments.
+# check runs 3 after the warm-up) and rdmalogctl wait under an event
+# storm 200 times (make check: 40), STRESS_ARGS for more run.py arguments.
 stress-run: all selftests vm
-	RDMALOG_TD_ITERS=$(or $(ITERS),20) RDMALOG_KVER=$(VM_KVER) \
-		python3 selftests/run.py --strict-skips teardown $(STRESS_ARGS)
+	RDMALOG_TD_ITERS=$(or $(ITERS),20) RDMALOG_STORM_ITERS=200 \
+		RDMALOG_KVER=$(VM_KVER) python3 selftests/run.py --strict-skips \
+		-k 'teardown.*' -k ops.wait_under_event_storm $(STRESS_ARGS)
 
 # check: build, lint, dkms and the test suite, each phase timed, then the
 # same build and lint and a smoke subset of the suite for every kernel in
