@@ -85,6 +85,10 @@
  * @word: what the word holds, or is to hold once READY (@synced false);
  *	written under @mutex and @lock, read under either
  * @synced: the word holds @word (as @word)
+ * @held: what the word held after this node's last atomic on it (the
+ *	value it read, or the swap its compare-and-swap made); under @lock
+ * @over: an epoch above %RDMALOG_BALLOT_MAX_EPOCH was learned
+ *	(rdmalog_ballot_floor()): the work turns the word OFF; under @lock
  * @ops: atomics completed since the module loaded (under @lock)
  */
 static struct rdmalog_ballot {
@@ -113,6 +117,8 @@ static struct rdmalog_ballot {
 	enum ib_wc_status wc_status;
 	u64 word;
 	bool synced;
+	u64 held;
+	bool over;
 	u64 ops;
 } rdmalog_ballot;
 
@@ -466,12 +472,16 @@ static int rdmalog_ballot_atomic(bool cas, u64 cmp_add, u64 swap, u64 *old)
 	err = rdmalog_ballot_post_wait(&wr.wr);
 	if (err)
 		return err;
-	spin_lock_bh(&b->lock);
-	b->ops++;
-	spin_unlock_bh(&b->lock);
 	ib_dma_sync_single_for_cpu(b->ibdev, b->dma + RDMALOG_BALLOT_RESULT_OFF,
 				   sizeof(u64), DMA_BIDIRECTIONAL);
 	*old = READ_ONCE(*(u64 *)(b->va + RDMALOG_BALLOT_RESULT_OFF));
+	spin_lock_bh(&b->lock);
+	b->ops++;
+	if (!cas)
+		b->held = *old + cmp_add;
+	else
+		b->held = *old == cmp_add ? swap : *old;
+	spin_unlock_bh(&b->lock);
 	return 0;
 }
 
@@ -672,9 +682,18 @@ static void rdmalog_ballot_fail(const char *why)
 
 static void rdmalog_ballot_work(struct work_struct *work)
 {
+	bool over;
 	u32 state;
 
 	mutex_lock(&b->mutex);
+	spin_lock_bh(&b->lock);
+	over = b->over;
+	spin_unlock_bh(&b->lock);
+	if (over && READ_ONCE(b->state) != RDMALOG_BALLOT_OFF) {
+		rdmalog_ballot_teardown(RDMALOG_BALLOT_OFF,
+					"an epoch above what the word holds");
+		goto out;
+	}
 	state = READ_ONCE(b->state);
 	if (b->running && state == RDMALOG_BALLOT_READY && !b->synced) {
 		/* A vote came while the mutex was busy (rdmalog_ballot_record()). */
@@ -811,11 +830,28 @@ out:
 	mutex_unlock(&b->mutex);
 }
 
+void rdmalog_ballot_floor(u64 epoch)
+{
+	spin_lock_bh(&b->lock);
+	if (epoch > RDMALOG_BALLOT_MAX_EPOCH) {
+		b->over = true;
+	} else {
+		/* Closed: the owner's changes leave the sequence alone. */
+		b->word = epoch << RDMALOG_BALLOT_EPOCH_SHIFT |
+			  (b->word & (RDMALOG_BALLOT_SEQ_MASK <<
+				      RDMALOG_BALLOT_SEQ_SHIFT));
+		b->synced = false;
+	}
+	spin_unlock_bh(&b->lock);
+	/* Set up or not: the work syncs it, or the set-up does. */
+	mod_delayed_work(rdmalog_ballot_wq, &b->work, 0);
+}
+
 void rdmalog_ballot_get_info(struct rdmalog_ballot_info *info)
 {
 	/* Not the mutex: an atomic on the loopback may hold it seconds. */
 	spin_lock_bh(&b->lock);
-	info->word = b->word;
+	info->word = b->held;
 	info->ops = b->ops;
 	info->state = b->state;
 	strscpy(info->msg, b->msg, sizeof(info->msg));

@@ -34,7 +34,9 @@ struct sockaddr_storage;
 /**
  * struct rdmalog_ballot_info - a snapshot for status
  * @state: &enum rdmalog_ballot_state (uapi)
- * @word: the word's value (as the owner last set or read it)
+ * @word: the word's value after the owner's last atomic on it (what it
+ *	read, or what its compare-and-swap put there); a vote recorded
+ *	since may not be in it yet
  * @ops: atomics the owner posted on the loopback since the module loaded
  * @msg: why it is not READY ("" when it is)
  */
@@ -67,6 +69,13 @@ void rdmalog_ballot_device_added(void);
  * Process context; sleeps; the election's vote_mutex held.
  */
 void rdmalog_ballot_record(u64 epoch, u32 node);
+/*
+ * This node has learned (elect.c): its vote is now nobody in @epoch, the
+ * highest election epoch it heard of. Recorded into the word by the work
+ * (or the next set-up); an @epoch above what the word holds turns it OFF.
+ * Any context; the election's lock may be held.
+ */
+void rdmalog_ballot_floor(u64 epoch);
 void rdmalog_ballot_get_info(struct rdmalog_ballot_info *info);
 
 #endif /* _RDMALOG_BALLOT_H */

@@ -197,6 +197,8 @@ static void rdmalog_elect_check_learned(void)
 	if (rdmalog_elect.vote_known > rdmalog_elect.vote_epoch) {
 		rdmalog_elect.vote_epoch = rdmalog_elect.vote_known;
 		rdmalog_elect.vote_for = 0;
+		/* Before any vote it may now cast: in order with them. */
+		rdmalog_ballot_floor(rdmalog_elect.vote_epoch);
 	}
 }
 

@@ -241,7 +241,9 @@ enum rdmalog_cmd {
  *	node's ballot word stands (Documentation/leader-change.rst,
  *	"Compare-and-swap where the device has atomics")
  * @RDMALOG_A_BALLOT_WORD: u64, STATUS_GET with BALLOT READY: the word's
- *	value: the vote's epoch (bits 63..32), the node voted for (31..24),
+ *	value after this node's last atomic on it (what it read, or what its
+ *	compare-and-swap put there; a vote recorded since may not be in it
+ *	yet): the vote's epoch (bits 63..32), the node voted for (31..24),
  *	the count of the owner's openings and closings (23..1), open (0)
  * @RDMALOG_A_BALLOT_MSG: string, STATUS_GET with BALLOT NONE, FAILED or
  *	OFF: why the word is not in use

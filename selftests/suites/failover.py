@@ -203,6 +203,11 @@ def the_ballot_word_holds_the_vote(c):
     r = promote(c[2])
     assert r.rc == 0, (r.rc, r.out)
     for n in (2, 3):
+        # the word as the node's last atomic left it: a vote recorded
+        # while the loopback was busy is put in by its work
+        wait_for(lambda: ballot(c[n])["state"] == "ready" and
+                 ballot(c[n])["epoch"] == e + 1, timeout=WAIT, interval=1,
+                 what=f"node {n}'s ballot word in epoch {e + 1}")
         b = ballot(c[n])
         assert (b["state"], b["epoch"], b["for"], b["open"]) == \
             ("ready", e + 1, 2, False), (n, b)

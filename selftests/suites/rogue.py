@@ -773,7 +773,9 @@ def a_reloaded_voter_votes_only_above_what_it_heard(c):
     next epoch, then its module is reloaded; it learns from nodes 1 and 2,
     which heard of that epoch, and shows it as a vote for nobody: a
     candidate in that epoch is refused (before the fix it was granted, a
-    second vote in one epoch), and one in the epoch after is granted."""
+    second vote in one epoch), and one in the epoch after is granted.
+    Its ballot word (rxe: atomics) holds each of the two votes in turn,
+    the floor first (leader-change.rst, "Late votes")."""
     fresh(c, cluster_file())
     wait_connected(c, 1)
     wait_connected(c, 3)
@@ -797,6 +799,19 @@ def a_reloaded_voter_votes_only_above_what_it_heard(c):
     rlnode.wait_learned(c, nodes=(3,))
     assert status(c[3])["election"]["vote"] == {"epoch": e + 1, "for": 0}, \
         status(c[3])["election"]
+    # the ballot word (rxe: atomics) takes that floor too, as the
+    # device holds it (before the fix it stayed at epoch 0)
+    seen = []
+
+    def floor_in_word(want):
+        seen[:] = [status(c[3])["ballot"]]
+        return seen[0]["state"] == "ready" and \
+            (seen[0]["epoch"], seen[0]["for"]) == want
+    try:
+        wait_for(lambda: floor_in_word((e + 1, 0)), timeout=WAIT,
+                 interval=1, what="node 3's ballot word at (e+1, nobody)")
+    except AssertionError as err:
+        raise AssertionError(f"{err}: {seen}") from None
     c[2].run("rdmalogctl node down", timeout=120, check=True)
     wait_for(lambda: peer(c[3], 2)["state"] != "connected", timeout=WAIT,
              interval=1, what="node 3 lost node 2 again")
@@ -806,6 +821,8 @@ def a_reloaded_voter_votes_only_above_what_it_heard(c):
     v = ask_vote(c[2], f"{as_2} --vote {e + 2} --vote-pos-epoch {e}")
     assert v["reason"] == "granted" and v["vote_epoch"] == e + 2 and \
         v["vote_for"] == 2, v
+    wait_for(lambda: floor_in_word((e + 2, 2)), timeout=WAIT, interval=1,
+             what="node 3's ballot word at (e+2, node 2)")
     fresh(c, cluster_file())
 
 
