@@ -97,7 +97,7 @@ done
 # after the main run's. RDMALOG_BESIDE=0 runs everything in one lane,
 # the beside suites in the main run and the smoke runs after it.
 # shellcheck disable=SC2206 # a list of suite names
-beside=(${RDMALOG_BESIDE_SUITES-fuzz forward iwarp lifecycle observe replication rogue datapath})
+beside=(${RDMALOG_BESIDE_SUITES-fuzz forward iwarp lifecycle observe ops replication rogue datapath})
 lane2=1
 [ "${RDMALOG_BESIDE:-1}" = 0 ] && lane2=
 # the caller chose what to run: all of it in the main run
