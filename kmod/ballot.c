@@ -83,7 +83,9 @@
  * @done: completed by @cqe
  * @wc_status: its status
  * @word: what the word holds, or is to hold once READY (@synced false);
- *	written under @mutex and @lock, read under either
+ *	written under @lock, and under @mutex too except by a vote that
+ *	found @mutex busy and by rdmalog_ballot_floor(), which leave @synced
+ *	false for the work; read under either
  * @synced: the word holds @word (as @word)
  * @held: what the word held after this node's last atomic on it (the
  *	value it read, or the swap its compare-and-swap made); under @lock
@@ -782,16 +784,25 @@ void rdmalog_ballot_device_added(void)
 	}
 }
 
+/*
+ * The word for a vote for @node in @epoch, @lock held. The word is closed:
+ * the owner's changes leave the sequence alone.
+ */
+static u64 rdmalog_ballot_vote_word(u64 epoch, u32 node)
+{
+	lockdep_assert_held(&b->lock);
+	return epoch << RDMALOG_BALLOT_EPOCH_SHIFT |
+	       ((u64)node & RDMALOG_BALLOT_FOR_MASK) << RDMALOG_BALLOT_FOR_SHIFT |
+	       (b->word & (RDMALOG_BALLOT_SEQ_MASK << RDMALOG_BALLOT_SEQ_SHIFT));
+}
+
 void rdmalog_ballot_record(u64 epoch, u32 node)
 {
 	u64 want, old;
 	int err;
 
-	/* Closed: the owner's changes leave the sequence alone. */
 	spin_lock_bh(&b->lock);
-	want = epoch << RDMALOG_BALLOT_EPOCH_SHIFT |
-	       ((u64)node & RDMALOG_BALLOT_FOR_MASK) << RDMALOG_BALLOT_FOR_SHIFT |
-	       (b->word & (RDMALOG_BALLOT_SEQ_MASK << RDMALOG_BALLOT_SEQ_SHIFT));
+	want = rdmalog_ballot_vote_word(epoch, node);
 	spin_unlock_bh(&b->lock);
 	/*
 	 * The set-up may hold the mutex for seconds; a vote does not wait
@@ -836,10 +847,7 @@ void rdmalog_ballot_floor(u64 epoch)
 	if (epoch > RDMALOG_BALLOT_MAX_EPOCH) {
 		b->over = true;
 	} else {
-		/* Closed: the owner's changes leave the sequence alone. */
-		b->word = epoch << RDMALOG_BALLOT_EPOCH_SHIFT |
-			  (b->word & (RDMALOG_BALLOT_SEQ_MASK <<
-				      RDMALOG_BALLOT_SEQ_SHIFT));
+		b->word = rdmalog_ballot_vote_word(epoch, 0);
 		b->synced = false;
 	}
 	spin_unlock_bh(&b->lock);
