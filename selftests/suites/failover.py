@@ -96,8 +96,10 @@ def fresh(c, failover="manual"):
     forgotten), then the cluster file applied on each node. With failover
     manual node 1 leads at once; with auto it comes up as a backup and
     leads once both peers said they hold no log. The nodes may not vote
-    yet (learned(): the test waits for that where it elects, so that the
-    wait runs beside what it does first)."""
+    yet: the test waits for that (rlnode.wait_learned()) where it elects,
+    so that the wait runs beside what it does first, and before it takes
+    nodes down (a node learns only while it hears a majority of its
+    peers)."""
     for nd in c:
         reload(nd)
     for nd in c:
@@ -108,13 +110,6 @@ def fresh(c, failover="manual"):
     wait_connected(c, 2)
     wait_connected(c, 3)
 
-
-def learned(c, nodes=(1, 2, 3)):
-    """Until nodes may vote: a node whose module was loaded waits out the
-    candidacies of before its load (three peer timeouts and two seconds
-    from its first up period), then must hear a majority of its peers
-    (rlnode.wait_learned()): a test waits before it takes nodes down."""
-    rlnode.wait_learned(c, nodes)
 
 
 def setup(c):
@@ -131,8 +126,7 @@ def a_promoted_backup_keeps_the_log(c):
     r = promote(c[1])
     assert r.rc != 0 and "this node is the primary" in r.out, (r.rc, r.out)
 
-    # a node learns only while it hears a majority of its peers
-    learned(c)
+    rlnode.wait_learned(c)      # before node 1 goes: see fresh()
     c[1].run("rdmalogctl node down", timeout=120, check=True)
     r = promote(c[1])
     assert r.rc != 0 and "the log is down" in r.out, (r.rc, r.out)
@@ -198,7 +192,7 @@ def the_ballot_word_holds_the_vote(c):
         b = ballot(nd)
         assert (b["epoch"], b["for"], b["open"]) == (0, 0, False), b
     e = status(c[1])["log"]["epoch"]
-    learned(c)
+    rlnode.wait_learned(c)
     c[1].run("rdmalogctl node down", timeout=120, check=True)
     r = promote(c[2])
     assert r.rc == 0, (r.rc, r.out)
@@ -227,7 +221,8 @@ def a_promote_needs_a_majority(c):
     lsns = append(c[1], ["kept"])
     wait_commit(c, lsns[-1] + 1)
     e = status(c[1])["log"]["epoch"]
-    learned(c)      # before nodes 1 and 3 go: node 2 stands without them
+    # before nodes 1 and 3 go: node 2 stands without them
+    rlnode.wait_learned(c)
     c[1].run("rdmalogctl node down", timeout=120, check=True)
     c[3].run("rdmalogctl node down", timeout=120, check=True)
     wait_lost(c, 2, 1)
@@ -267,7 +262,7 @@ def a_promoted_backup_deposes_a_live_primary(c):
     e = status(c[1])["log"]["epoch"]
     for nd in c:
         nd.run("dmesg -c >/dev/null", timeout=60, check=True)
-    learned(c)
+    rlnode.wait_learned(c)
     r = promote(c[3])
     assert r.rc == 0, (r.rc, r.out)
     d = c[2].run("dmesg", timeout=60, check=True).out
@@ -319,7 +314,7 @@ def a_writer_waiting_for_space_follows_the_new_primary(c):
     wait_for(lambda: rlnode.stats(c[1]).get("writer_waits", 0) >= 1,
              timeout=WAIT, interval=1, what="node 1's writer waits for space")
     assert not writer.done()
-    learned(c)
+    rlnode.wait_learned(c)
     prom = c[2].spawn("rdmalogctl node promote; echo rc=$?", timeout=600)
     wait_for(lambda: status(c[2])["node"]["role"] == "primary",
              timeout=WAIT, interval=1, what="node 2 leads")
@@ -349,7 +344,7 @@ def a_promoted_backup_adopts_what_it_holds(c):
     leader change (Documentation/leader-change.rst). Node 2, promoted,
     publishes it and commits it under its epoch-start record."""
     fresh(c)
-    learned(c)
+    rlnode.wait_learned(c)
     c[1].run("rdmalogctl log set durability all", timeout=60, check=True)
     lsns = append(c[1], ["committed"])
     wait_commit(c, lsns[-1] + 1)
@@ -391,7 +386,7 @@ def a_primary_cut_off_steps_down(c):
     wait_commit(c, lsns[-1] + 1)
     e = status(c[1])["log"]["epoch"]
     c[1].run("dmesg -c >/dev/null", timeout=60, check=True)
-    learned(c)
+    rlnode.wait_learned(c)
     c[1].blackhole(True)
     try:
         r = c[1].run("echo cut-off | rdmalogcat -a", timeout=300)
@@ -438,7 +433,7 @@ def a_reloaded_primary_joins_as_a_backup(c):
     wait_commit(c, lsns[-1] + 1)
     e = status(c[1])["log"]["epoch"]
 
-    learned(c, (2, 3))
+    rlnode.wait_learned(c, (2, 3))
     reload(c[1])
     rlnode.apply(c[1], cluster_file("auto"))
     wait_for(lambda: status(c[2])["node"]["role"] == "primary",
@@ -485,7 +480,7 @@ def a_full_ring_leads_without_an_epoch_start_record(c):
     e = lg["epoch"]
     for nd in c:
         nd.run("dmesg -c >/dev/null", timeout=60, check=True)
-    learned(c)
+    rlnode.wait_learned(c)
     r = promote(c[2])
     assert r.rc == 0, (r.rc, r.out)
     st = status(c[2])
@@ -532,7 +527,7 @@ def a_switchover_hands_over_under_load(c):
     base = status(c[1])["log"]["next_lsn"]
     wait_for(lambda: status(c[1])["log"]["commit_lsn"] >= base + 40,
              timeout=WAIT, interval=0.5, what="the writers under way")
-    learned(c)
+    rlnode.wait_learned(c)
     r = c[1].run("rdmalogctl node switchover 2", timeout=300)
     assert r.rc == 0, (r.rc, r.out)
     st = status(c[1])
@@ -571,7 +566,7 @@ def a_switchover_waits_for_a_reserved_record(c):
     record is in node 2's log. Meanwhile the switchover holds up no other
     command: rdmalogctl status answers on node 1 while it still waits."""
     fresh(c)
-    learned(c)
+    rlnode.wait_learned(c)
     c[1].run("rdmalogctl log set commit-timeout 20000", timeout=60,
              check=True)
     rlnode.inject(c[1], "log_fill", 8000)
@@ -633,7 +628,7 @@ def a_switchover_answers_every_forward_first(c):
     assert not w.done(), ("the FWD_DONE was not held", w.output())
     for nd in c:
         nd.run("dmesg -c >/dev/null", timeout=60, check=True)
-    learned(c)
+    rlnode.wait_learned(c)
     r = c[1].run("rdmalogctl node switchover 2; echo rc=$?", timeout=120)
     out = w.wait(120).out
     assert r.out.split()[-1] == "rc=0", r.out
@@ -673,7 +668,7 @@ def a_failed_switchover_reopens_the_forwarding(c):
     base = status(c[1])["log"]["next_lsn"]
     wait_for(lambda: status(c[1])["log"]["commit_lsn"] >= base + 20,
              timeout=WAIT, interval=0.5, what="the writer under way")
-    learned(c)
+    rlnode.wait_learned(c)
     r = c[1].run("rdmalogctl node switchover 2; echo rc=$?", timeout=300)
     assert r.out.split()[-1] != "rc=0" and \
         "did not take over in time" in r.out, r.out
@@ -723,7 +718,7 @@ def a_higher_priority_stands_first(c):
     e = status(c[1])["log"]["epoch"]
     for nd in (c[2], c[3]):
         nd.run("dmesg -c >/dev/null", timeout=60, check=True)
-    learned(c, (2, 3))
+    rlnode.wait_learned(c, (2, 3))
     c[1].run("rdmalogctl node down; rmmod rdmalog", timeout=120, check=True)
     wait_for(lambda: status(c[3])["node"]["role"] == "primary",
              timeout=WAIT, interval=1, what="node 3 leads")
@@ -753,7 +748,7 @@ def a_lost_primary_is_replaced_on_its_own(c):
     e = status(c[1])["log"]["epoch"]
     for nd in (c[2], c[3]):
         nd.run("dmesg -c >/dev/null", timeout=60, check=True)
-    learned(c, (2, 3))
+    rlnode.wait_learned(c, (2, 3))
     c[1].kill()
     wait_for(lambda: status(c[2])["node"]["role"] == "primary",
              timeout=WAIT, interval=1, what="node 2 leads")

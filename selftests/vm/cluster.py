@@ -55,6 +55,7 @@ import glob
 import itertools
 import json
 import logging
+import lzma
 import os
 import re
 import shlex
@@ -67,6 +68,7 @@ import sys
 import tempfile
 import threading
 import time
+import zlib
 from concurrent.futures import ThreadPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -280,10 +282,8 @@ def _bzimage_payload(data):
     start = (setup_sects + 1) * 512 + off
     blob = data[start:start + length]
     if blob.startswith(b"\xfd7zXZ\x00"):
-        import lzma
         return lzma.LZMADecompressor().decompress(blob)
     if blob.startswith(b"\x1f\x8b"):
-        import zlib
         return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(blob)
     if blob.startswith(b"\x28\xb5\x2f\xfd") and shutil.which("zstd"):
         # the kernel appends its size after the frame: zstd would call
@@ -325,8 +325,8 @@ def boot_image(image, out_dir=None):
         data = f.read()
     try:
         elf = _bzimage_payload(data)
-    except (ValueError, EOFError, OSError, subprocess.SubprocessError,
-            struct.error) as e:
+    except (lzma.LZMAError, zlib.error, EOFError, OSError,
+            subprocess.SubprocessError, struct.error) as e:
         log.debug("%s: no payload: %s", image, e)
         elf = None
     ok = bool(elf) and _has_pvh_note(elf)
