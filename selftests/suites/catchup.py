@@ -77,6 +77,21 @@ def write(nd, count, sizes, prefix):
     assert r.rc == 0, r.out[-2000:]
 
 
+def monitor(nd):
+    """Start "rdmalogctl -j monitor --now" on nd, writing /tmp/mon.json,
+    and return once it has dumped the state: it joined the event group
+    before the dump, so it sees every event sent after this returns
+    (events are sent only while someone listens)."""
+    nd.run("rm -f /tmp/mon.json", timeout=60)
+    job = nd.spawn(f"timeout {WAIT * 4} rdmalogctl -j monitor --now "
+                   ">/tmp/mon.json 2>&1")
+    wait_for(lambda: "exists_done" in nd.run("cat /tmp/mon.json",
+                                             timeout=60).out,
+             timeout=WAIT, interval=0.5,
+             what=f"the monitor on node {nd.index} subscribed")
+    return job
+
+
 def events(nd, name):
     """The events called name that "rdmalogctl -j monitor" wrote to
     /tmp/mon.json on nd."""
@@ -183,7 +198,7 @@ def trimmed_past_backup_restarts_its_log(c):
     first = log_of(c[1])["commit_lsn"] - 5
     c[1].run(f"rdmalogctl log trim {first}", timeout=60, check=True)
     before = stats(c[3])
-    mon = c[3].spawn("rdmalogctl -j monitor --count 50 > /tmp/mon.json")
+    mon = monitor(c[3])
     try:
         restore(c, 3)
         wait_connected(c, (2, 3))
@@ -241,7 +256,7 @@ def empty_backup_restarts_discarding_nothing(c):
 @test
 def join_is_an_event(c):
     up(c, cluster_file())
-    mon = c[1].spawn("rdmalogctl -j monitor --count 50 > /tmp/mon.json")
+    mon = monitor(c[1])
     try:
         cut(c, 2)
         c[1].run("rdmalogcat -a x y z >/dev/null", timeout=60, check=True)
@@ -447,7 +462,7 @@ def new_log_never_joins_backups_of_the_old_one(c):
     new = status(c[1])["log"]
     assert new["id"] != first["id"] and new["epoch"] > first["epoch"], \
         (first, new)
-    mon = c[1].spawn("rdmalogctl -j monitor --count 50 > /tmp/mon.json")
+    mon = monitor(c[1])
     # 150 appends waiting at once: the new log's next LSN passes the
     # backups', at the same stream position
     job = c[1].spawn("for i in $(seq 150); do "
