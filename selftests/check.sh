@@ -122,11 +122,21 @@ lane2_runs() {
 	for k in "${extra[@]}"; do
 		RDMALOG_KVER=$k \
 		RDMALOG_HISTORY_DURATION=${RDMALOG_SMOKE_HISTORY_DURATION:-20} \
-		RDMALOG_HISTORY_KINDS=${RDMALOG_SMOKE_HISTORY_KINDS-cut reload quorum trim catchup} \
+		RDMALOG_HISTORY_KINDS=$smoke_kinds \
 			lane_run "tests-$(series "$k")" "$tmp/tests-$(series "$k")" \
 			"${smoke_args[@]}"
 	done
 }
+# The smoke's history run has these kinds of fault; then the main run's
+# leaves them out, but for trim: without it the writers fill the ring
+# and wait (each kind runs once per make check, not twice).
+smoke_kinds=${RDMALOG_SMOKE_HISTORY_KINDS-cut reload quorum trim catchup}
+main_skip=
+if [ ${#extra[@]} -gt 0 ] && [[ " ${smoke[*]} " == *" history.history_short "* ]]; then
+	for k in $smoke_kinds; do
+		[ "$k" = trim ] || main_skip+="${main_skip:+ }$k"
+	done
+fi
 lane2_out=()
 [ -n "$lane2" ] && [ ${#beside[@]} -gt 0 ] && lane2_out+=("$tmp/tests-beside")
 for k in "${extra[@]}"; do
@@ -145,8 +155,10 @@ if [ -n "$ok" ]; then
 		lane2_pid=$!
 		trap 'kill "$lane2_pid" 2>/dev/null; wait; rm -rf "$tmp"' EXIT
 	fi
+	[ -n "$main_skip" ] && echo "==> check: the main history run leaves out what the smoke's has: $main_skip"
 	# shellcheck disable=SC2086 # RDMALOG_CHECK_ARGS is a list
-	phase tests run_tests "$tmp/tests" "${main_args[@]}" ${RDMALOG_CHECK_ARGS:-} || rc=1
+	RDMALOG_HISTORY_SKIP=${RDMALOG_HISTORY_SKIP-$main_skip} \
+		phase tests run_tests "$tmp/tests" "${main_args[@]}" ${RDMALOG_CHECK_ARGS:-} || rc=1
 	if [ -n "$lane2" ]; then
 		t0=$(date +%s)
 		wait "$lane2_pid"
