@@ -44,8 +44,11 @@ CLUSTER = 46
 
 
 def cluster_file(failover="manual", primary=1):
+    # teardown's timers: the suite waits mostly on them (learning takes
+    # three peer timeouts and 2 s after every reload), not on the CPU
     return rlnode.cluster_file(cluster=CLUSTER, failover=failover,
-                               primary=primary)
+                               primary=primary, timeout=2000,
+                               peer_timeout=3000)
 
 
 def peer(nd, pid):
