@@ -811,19 +811,32 @@ struct rdmalog_ep *rdmalog_conn_primary_ep(void)
 }
 
 /**
- * rdmalog_conn_has_primary() - a primary holds our ring on a live
- * connection (the node watches for its loss)
+ * rdmalog_conn_primary_id() - the peer whose primary holds our ring on a
+ * live connection (the node watches for its loss)
  *
- * Return: true when rdmalog_conn_primary_ep() finds one.
+ * Return: its node id, or 0 when rdmalog_conn_primary_ep() finds none.
+ */
+u32 rdmalog_conn_primary_id(void)
+{
+	struct rdmalog_ep *ep = rdmalog_conn_primary_ep();
+	u32 id;
+
+	if (!ep)
+		return 0;
+	id = ep->conn->peer_id;
+	rdmalog_ep_put(ep);
+	return id;
+}
+
+/**
+ * rdmalog_conn_has_primary() - a primary holds our ring on a live
+ * connection
+ *
+ * Return: true when rdmalog_conn_primary_id() finds one.
  */
 bool rdmalog_conn_has_primary(void)
 {
-	struct rdmalog_ep *ep = rdmalog_conn_primary_ep();
-
-	if (!ep)
-		return false;
-	rdmalog_ep_put(ep);
-	return true;
+	return rdmalog_conn_primary_id() != 0;
 }
 
 /**

@@ -109,6 +109,8 @@ void rdmalog_conn_stop(void);
 u64 rdmalog_conn_epoch_seen(void);
 /* A primary holds our ring on a live connection (a backup's). */
 bool rdmalog_conn_has_primary(void);
+/* Which peer that primary is (0: none). */
+u32 rdmalog_conn_primary_id(void);
 /* How many peers are connected now. */
 u32 rdmalog_conn_nr_live(void);
 

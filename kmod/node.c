@@ -840,6 +840,7 @@ void rdmalog_node_serve(void)
 	list_for_each_entry(peer, &rdmalog_node.peers, list)
 		rdmalog_conn_activate(peer->conn);
 	rdmalog_node.had_primary = false;
+	rdmalog_node.last_primary = 0;
 	rdmalog_node_watch();
 }
 

@@ -85,6 +85,9 @@ struct rdmalog_peer {
  * @primary_seen: jiffies when @watch_work last saw a primary hold our
  *	ring (or this node granted a vote, or lost an election)
  * @had_primary: it saw one in this up period
+ * @last_primary: the node id of the last primary @watch_work saw hold
+ *	our ring since this node last started serving (0: none): the stand
+ *	delay does not count it while it is not connected
  * @quorum_seen: (a primary with failover auto) jiffies when @watch_work
  *	last found a majority of the configured nodes connected, itself
  *	counted: after a peer timeout without, it steps down
@@ -124,6 +127,7 @@ struct rdmalog_node {
 	struct delayed_work watch_work;
 	unsigned long primary_seen;
 	bool had_primary;
+	u32 last_primary;
 	unsigned long quorum_seen;
 	bool had_quorum;
 	struct rdmalog_node_change change;

@@ -103,7 +103,10 @@ void rdmalog_node_watch(void)
 /*
  * Whether @peer stands before this node: it may lead, and its priority
  * is higher, or the same and its id lower. What its last HEARTBEAT said;
- * one not heard from counts as the defaults (priority 0, may lead).
+ * one not heard from counts as the defaults (priority 0, may lead). The
+ * primary this node lost does not, while it is not connected: a dead one
+ * stands no more (one that comes back, as a backup or cut off and then
+ * reconnected, counts again).
  */
 static bool rdmalog_node_stands_before(struct rdmalog_peer *peer)
 {
@@ -113,6 +116,9 @@ static bool rdmalog_node_stands_before(struct rdmalog_peer *peer)
 
 	if (peer->conn) {
 		rdmalog_conn_get_info(peer->conn, &pi);
+		if (peer->node_id == rdmalog_node.last_primary &&
+		    pi.state != RDMALOG_PEER_CONNECTED)
+			return false;
 		if (pi.has_standing) {
 			if (!pi.remote_lead)
 				return false;
@@ -128,8 +134,9 @@ static bool rdmalog_node_stands_before(struct rdmalog_peer *peer)
  * stands: two heartbeats, and four more for each configured node that
  * stands before it (rdmalog_node_stands_before(): any of them may be
  * standing first), so that candidates rarely collide and the preferred
- * one usually wins. Its primary is declared lost by the transport after
- * the peer timeout of silence (or at once when it closes).
+ * one usually wins; the primary it lost is not counted while it is not
+ * connected. Its primary is declared lost by the transport after the
+ * peer timeout of silence (or at once when it closes).
  */
 static unsigned long rdmalog_node_stand_delay(void)
 {
@@ -226,10 +233,10 @@ static void rdmalog_node_watch_join(unsigned long now)
  */
 void rdmalog_node_watch_work(struct work_struct *work)
 {
-	unsigned long now = jiffies, granted, silent = 0;
+	unsigned long now = jiffies, granted, silent = 0, delay = 0;
 	struct rdmalog_conn_census census;
 	bool stand = false;
-	u32 id = 0;
+	u32 id = 0, primary;
 	int err;
 
 	mutex_lock(&rdmalog_node.config_mutex);
@@ -244,9 +251,11 @@ void rdmalog_node_watch_work(struct work_struct *work)
 		goto out_requeue;
 	}
 	rdmalog_conn_census(&census);
-	if (rdmalog_conn_has_primary()) {
+	primary = rdmalog_conn_primary_id();
+	if (primary) {
 		rdmalog_node.primary_seen = now;
 		rdmalog_node.had_primary = true;
+		rdmalog_node.last_primary = primary;
 	} else if (census.primaries || !rdmalog_node_reaches_majority()) {
 		/*
 		 * A connected peer says it leads (it is about to take our
@@ -262,8 +271,8 @@ void rdmalog_node_watch_work(struct work_struct *work)
 		if (granted && time_after(granted, rdmalog_node.primary_seen))
 			rdmalog_node.primary_seen = granted;
 		silent = now - rdmalog_node.primary_seen;
-		stand = rdmalog_node.had_primary &&
-			silent >= rdmalog_node_stand_delay();
+		delay = rdmalog_node_stand_delay();
+		stand = rdmalog_node.had_primary && silent >= delay;
 	}
 	id = rdmalog_node.config.node_id;
 out_requeue:
@@ -275,8 +284,8 @@ out_unlock:
 	mutex_unlock(&rdmalog_node.config_mutex);
 	if (!stand)
 		return;
-	pr_info("node %u: no primary for %u ms: stands for election\n", id,
-		jiffies_to_msecs(silent));
+	pr_info("node %u: no primary for %u ms (stand delay %u ms): stands for election\n",
+		id, jiffies_to_msecs(silent), jiffies_to_msecs(delay));
 	err = rdmalog_node_stand(RDMALOG_CHANGE_STOOD, jiffies_to_msecs(silent),
 				 0, 0, NULL);
 	if (err) {
