@@ -57,6 +57,7 @@ sys.path.insert(0, os.path.join(HERE, "vm"))
 
 from cluster import Cluster, VMError  # noqa: E402
 import bench  # noqa: E402
+import rlnode  # noqa: E402
 
 CLUSTER_ID = 4343
 CONF = "/etc/rdmalog-failover.conf"
@@ -178,6 +179,14 @@ def one_change(c, prim, epoch, args, i, what, fn, out, errors):
     errors; returns fn's (result, new primary or None)."""
     if not wait_durable(c[prim]):
         errors.append(f"{what} {i}: quorum not in force before it")
+    # A node votes only once it learned the epoch, which it does only
+    # while it hears a majority of its peers: after its boot, and the
+    # first time with the primary still there (leader-change.rst, "Terms").
+    try:
+        rlnode.wait_learned(c, [n for n in (1, 2, 3) if n != prim],
+                            timeout=args.wait)
+    except AssertionError as e:
+        errors.append(f"{what} {i}: {e}")
     res, new = fn(c, prim, epoch, args, i)
     out.append(res)
     if new is None:
@@ -331,10 +340,12 @@ def main():
             c[n].spawn(LOAD)
         prim = 1
         epoch = status(c[1])["log"]["epoch"]
+        broken = False      # no primary left: what follows cannot run
         for i in range(1, args.kills + 1):
             res, new = one_change(c, prim, epoch, args, i, "kill",
                                   one_failover, results["kills"], errors)
             if new is None:
+                broken = True
                 break
             print(f"    kill {i:2d}: node {prim} -> node {new}, epoch "
                   f"{res['epoch']}: total {res['total_ms']:.0f} ms = "
@@ -347,7 +358,7 @@ def main():
             prim, epoch = new, res["epoch"]
 
         say(f"{args.switchovers} switchovers, writers running")
-        for i in range(1, args.switchovers + 1):
+        for i in range(1, 0 if broken else args.switchovers + 1):
             res, new = one_change(c, prim, epoch, args, i, "switchover",
                                   one_switchover, results["switchovers"],
                                   errors)
@@ -365,18 +376,19 @@ def main():
                   f"{res['writer_fails']}", flush=True)
             prim, epoch = new, res["epoch"]
 
-        say(f"{args.faultless} s without faults")
-        before = {n: (status(c[n])["election"]["epoch"],
-                      status(c[n])["last_change"]) for n in (1, 2, 3)}
-        time.sleep(args.faultless)
-        after = {n: (status(c[n])["election"]["epoch"],
-                     status(c[n])["last_change"]) for n in (1, 2, 3)}
-        false = sum(1 for n in (1, 2, 3)
-                    if before[n][0] != after[n][0] or
-                    (before[n][1] or {}).get("epoch") !=
-                    (after[n][1] or {}).get("epoch"))
-        results["faultless"] = {"seconds": args.faultless,
-                                "false_changes": false}
+        say(f"{0 if broken else args.faultless} s without faults")
+        if not broken:
+            before = {n: (status(c[n])["election"]["epoch"],
+                          status(c[n])["last_change"]) for n in (1, 2, 3)}
+            time.sleep(args.faultless)
+            after = {n: (status(c[n])["election"]["epoch"],
+                         status(c[n])["last_change"]) for n in (1, 2, 3)}
+            false = sum(1 for n in (1, 2, 3)
+                        if before[n][0] != after[n][0] or
+                        (before[n][1] or {}).get("epoch") !=
+                        (after[n][1] or {}).get("epoch"))
+            results["faultless"] = {"seconds": args.faultless,
+                                    "false_changes": false}
         problems = c.kernel_log_problems()
         results["kernel_problems"] = problems
         errors += [f"kernel: {p}" for p in problems]
