@@ -20,16 +20,31 @@
  * recorded into the word once it is READY (the word is closed: nobody
  * else changes it, so the owner's copy, @word, is what it holds).
  *
+ * Open and closed: the election opens the word for candidates (with the
+ * ballot block at %RDMALOG_BALLOT_BLOCK_OFF written first) only while
+ * nothing holds it closed (rdmalog_ballot_hold(): a ring granted to a
+ * primary, a VOTE_REQ answered, a candidacy, a won election), and every
+ * holder that found it open closes it (rdmalog_ballot_close()) before it
+ * acts. A closing compare-and-swap that fails found a vote a candidate
+ * cast: it is handed to the election (the found hook) and the close is
+ * tried again from it. While the word is closed only this node changes
+ * it; a word that changed anyway (a peer's atomic on a closed word) is
+ * taken as a vote, conservatively, and no longer used (OFF).
+ *
  * Lock rules: &rdmalog_ballot.mutex (process context) serializes the up
  * period, the set-up and tear-down, and every atomic on the loopback; it
- * is taken after the election's vote_mutex. &rdmalog_ballot.lock (a
- * spinlock, _bh) protects @state, the ids and @established, which the
- * rdma_cm handlers read and write; the handlers take nothing else, and
- * never the mutex, because the tear-down destroys the ids under the mutex
- * and rdma_destroy_id() waits for a running handler.
+ * is taken after the election's vote_mutex, and the found hook runs
+ * under it (it takes the election's spinlock and the ring's, never a
+ * mutex). &rdmalog_ballot.lock (a spinlock, _bh) protects @state, the
+ * ids and @established, which the rdma_cm handlers read and write; the
+ * handlers take nothing else, and never the mutex, because the tear-down
+ * destroys the ids under the mutex and rdma_destroy_id() waits for a
+ * running handler. It also protects the holds and @wstate, so that a
+ * hold and an opening exclude each other without the mutex.
  */
 #include <linux/completion.h>
 #include <linux/in.h>
+#include <linux/kref.h>
 #include <linux/in6.h>
 #include <linux/mutex.h>
 #include <linux/scatterlist.h>
@@ -43,6 +58,7 @@
 #include <rdma/rdma_cm.h>
 
 #include "ballot.h"
+#include "proto.h"
 #include "stats.h"
 #include "transport.h"
 
@@ -54,6 +70,19 @@
 #define RDMALOG_BALLOT_OP_MS		5000
 /* How long the loopback's set-up may take. */
 #define RDMALOG_BALLOT_CONNECT_MS	10000
+/* Votes a closing takes in before it gives up (each one a later epoch). */
+#define RDMALOG_BALLOT_CLOSE_TRIES	64
+
+/* The vote's bits of a word: its epoch and the node it went to. */
+#define RDMALOG_BALLOT_VOTE_MASK	(~0ULL << RDMALOG_BALLOT_FOR_SHIFT)
+
+/* Where the word stands for candidates (&rdmalog_ballot.wstate). */
+enum {
+	RDMALOG_BALLOT_W_CLOSED,	/* only this node changes it */
+	RDMALOG_BALLOT_W_OPENING,	/* its opening compare-and-swap runs */
+	RDMALOG_BALLOT_W_OPEN,		/* candidates may compare-and-swap it */
+	RDMALOG_BALLOT_W_CLOSING,	/* its closing compare-and-swap runs */
+};
 
 /**
  * struct rdmalog_ballot - the ballot word and its loopback, a singleton
@@ -77,16 +106,28 @@
  * @cq: both queue pairs' completion queue
  * @mr: the word's registration: LOCAL_WRITE and REMOTE_ATOMIC, 8 bytes,
  *	good on the loopback's queue pairs only (its own PD)
- * @dma: the page's DMA address on @ibdev (valid with @mapped)
- * @mapped: the page is DMA-mapped on @ibdev
+ * @map: the page's DMA mapping on @ibdev, shared with the connections
+ *	granted the word there (rdmalog_ballot_map_get()); set under @mutex
+ *	and @lock, read under either; the loopback's reference
+ * @dma: @map's address (valid with @map)
  * @cqe: completion of the loopback's REG_MR and atomics (one at a time)
  * @done: completed by @cqe
  * @wc_status: its status
- * @word: what the word holds, or is to hold once READY (@synced false);
- *	written under @lock, and under @mutex too except by a vote that
- *	found @mutex busy and by rdmalog_ballot_floor(), which leave @synced
- *	false for the work; read under either
- * @synced: the word holds @word (as @word)
+ * @word: the owner's copy: what the word holds (epoch, node, sequence,
+ *	open), as this node's last atomic on it left it; written under
+ *	@mutex and @lock, read under either
+ * @want: the vote the word is to hold (its bits 63..24: epoch and node):
+ *	rdmalog_ballot_record() and rdmalog_ballot_floor() raise it under
+ *	@lock, with or without @mutex
+ * @synced: the word holds @want (under @lock); a vote that found @mutex
+ *	busy, and rdmalog_ballot_floor(), leave it false for the work
+ * @wstate: open or closed (the RDMALOG_BALLOT_W_* above; under @lock);
+ *	CLOSED whenever the loopback is not READY
+ * @holds: the holds that keep the word closed (under @lock), and
+ *	@hold_n, how many of each &enum rdmalog_ballot_hold_why
+ * @hold_n: see @holds
+ * @blk: the ballot block in force while the word is open (under @mutex)
+ * @found: the election's hook for a vote found in the word (set at init)
  * @held: what the word held after this node's last atomic on it (the
  *	value it read, or the swap its compare-and-swap made); under @lock
  * @over: an epoch above %RDMALOG_BALLOT_MAX_EPOCH was learned
@@ -112,19 +153,75 @@ static struct rdmalog_ballot {
 	struct ib_pd *pd;
 	struct ib_cq *cq;
 	struct ib_mr *mr;
+	struct rdmalog_ballot_map *map;
 	u64 dma;
-	bool mapped;
 	struct ib_cqe cqe;
 	struct completion done;
 	enum ib_wc_status wc_status;
 	u64 word;
+	u64 want;
 	bool synced;
+	u32 wstate;
+	u32 holds;
+	u32 hold_n[__RDMALOG_BALLOT_HOLD_NR];
+	struct rdmalog_ballot_block_in blk;
+	void (*found)(u64 epoch, u32 node, u32 how);
 	u64 held;
 	bool over;
 	u64 ops;
 } rdmalog_ballot;
 
 static struct rdmalog_ballot *const b = &rdmalog_ballot;
+
+/**
+ * struct rdmalog_ballot_map - the ballot page's DMA mapping on one device
+ * @ref: the loopback's reference while it is set up, and one for each
+ *	connection that registers the word or the block (ballot_mr.c)
+ * @ibdev: the device (each holder keeps it: the loopback until its
+ *	tear-down, a connection by its &rdmalog_rdev)
+ * @dma: the page's address on @ibdev
+ *
+ * One mapping per device, not one per user: every atomic on the word,
+ * the owner's and the candidates', goes to the one address, which is
+ * what a device serializes its atomics on (and a bounce buffer of a
+ * second mapping would be another copy). Unmapped by the last put.
+ */
+struct rdmalog_ballot_map {
+	struct kref ref;
+	struct ib_device *ibdev;
+	u64 dma;
+};
+
+static void rdmalog_ballot_map_release(struct kref *ref)
+{
+	struct rdmalog_ballot_map *map =
+		container_of(ref, struct rdmalog_ballot_map, ref);
+
+	ib_dma_unmap_page(map->ibdev, map->dma, PAGE_SIZE, DMA_BIDIRECTIONAL);
+	kfree(map);
+}
+
+void rdmalog_ballot_map_put(struct rdmalog_ballot_map *map)
+{
+	if (map)
+		kref_put(&map->ref, rdmalog_ballot_map_release);
+}
+
+struct rdmalog_ballot_map *rdmalog_ballot_map_get(struct ib_device *ibdev,
+						  u64 *dma)
+{
+	struct rdmalog_ballot_map *map = NULL;
+
+	spin_lock_bh(&b->lock);
+	if (b->state == RDMALOG_BALLOT_READY && b->map &&
+	    b->map->ibdev == ibdev) {
+		map = b->map;
+		kref_get(&map->ref);
+		*dma = map->dma;
+	}
+	spin_unlock_bh(&b->lock);
+	return map;
+}
 
 /*
  * The ballot's work, on a queue of its own: its set-up may wait seconds
@@ -143,14 +240,42 @@ static void rdmalog_ballot_set_state(u32 state, const char *msg)
 	wake_up_all(&b->wq);
 }
 
-/* The owner's copy: written under the mutex and the lock (status). */
-static void rdmalog_ballot_set_word(u64 word, bool synced)
+static u64 rdmalog_ballot_epoch(u64 w)
 {
-	spin_lock_bh(&b->lock);
-	b->word = word;
-	b->synced = synced;
-	spin_unlock_bh(&b->lock);
+	return w >> RDMALOG_BALLOT_EPOCH_SHIFT;
 }
+
+static u32 rdmalog_ballot_for(u64 w)
+{
+	return (w >> RDMALOG_BALLOT_FOR_SHIFT) & RDMALOG_BALLOT_FOR_MASK;
+}
+
+static u32 rdmalog_ballot_seq(u64 w)
+{
+	return (w >> RDMALOG_BALLOT_SEQ_SHIFT) & RDMALOG_BALLOT_SEQ_MASK;
+}
+
+/* @w opened or closed by its owner: the vote kept, the sequence on. */
+static u64 rdmalog_ballot_flip(u64 w, bool open)
+{
+	return (w & RDMALOG_BALLOT_VOTE_MASK) |
+	       (((u64)rdmalog_ballot_seq(w) + 1) & RDMALOG_BALLOT_SEQ_MASK) <<
+	       RDMALOG_BALLOT_SEQ_SHIFT | (open ? RDMALOG_BALLOT_OPEN : 0);
+}
+
+/*
+ * @w is a vote a candidate cast into the open word @was: the sequence and
+ * the open bit kept, a later epoch (only candidates change an open word,
+ * and each only to an epoch above the one it read).
+ */
+static bool rdmalog_ballot_is_cast(u64 w, u64 was)
+{
+	return (was & RDMALOG_BALLOT_OPEN) && (w & RDMALOG_BALLOT_OPEN) &&
+	       rdmalog_ballot_seq(w) == rdmalog_ballot_seq(was) &&
+	       rdmalog_ballot_epoch(w) > rdmalog_ballot_epoch(was);
+}
+
+static void rdmalog_ballot_close_locked(void);
 
 /* A handler saw the loopback fail: tear it down and try again (work). */
 static void rdmalog_ballot_lost(const char *what)
@@ -375,6 +500,14 @@ static void rdmalog_ballot_teardown(u32 state, const char *msg)
 	WRITE_ONCE(b->state, state);
 	if (msg)
 		strscpy(b->msg, msg, sizeof(b->msg));
+	/*
+	 * No atomic reaches the word through this node any more: its next
+	 * set-up reads it, takes a vote cast into it if it was left open,
+	 * and closes it. (No connection is granted the word yet: nobody
+	 * else reaches it either.)
+	 */
+	WRITE_ONCE(b->wstate, RDMALOG_BALLOT_W_CLOSED);
+	WRITE_ONCE(b->synced, false);
 	listen = b->listen;
 	active = b->active;
 	passive = b->passive;
@@ -403,10 +536,13 @@ static void rdmalog_ballot_teardown(u32 state, const char *msg)
 		ib_free_cq(b->cq);
 		b->cq = NULL;
 	}
-	if (b->mapped) {
-		ib_dma_unmap_page(b->ibdev, b->dma, PAGE_SIZE,
-				  DMA_BIDIRECTIONAL);
-		b->mapped = false;
+	if (b->map) {
+		struct rdmalog_ballot_map *map = b->map;
+
+		spin_lock_bh(&b->lock);
+		b->map = NULL;
+		spin_unlock_bh(&b->lock);
+		rdmalog_ballot_map_put(map);
 	}
 	if (b->pd) {
 		ib_dealloc_pd(b->pd);
@@ -509,31 +645,90 @@ static int rdmalog_ballot_reg(void)
 }
 
 /*
- * Put @b->word into the word: read it, swap it in, read it back. The
- * read-back also proves that this node reads the device's atomics right.
- * Return: 0; -EPROTO (the device's results do not add up); or as
- * rdmalog_ballot_post_wait().
+ * A vote a candidate cast into the word, in @w (found @how): this node's
+ * vote is now at least that one; the election takes it. Mutex held.
+ */
+static void rdmalog_ballot_fold(u64 w, u32 how)
+{
+	lockdep_assert_held(&b->mutex);
+	spin_lock_bh(&b->lock);
+	if (rdmalog_ballot_epoch(w) > rdmalog_ballot_epoch(b->want))
+		b->want = w & RDMALOG_BALLOT_VOTE_MASK;
+	spin_unlock_bh(&b->lock);
+	rdmalog_stats_inc(RDMALOG_STAT_BALLOT_FOLDS);
+	if (b->found)
+		b->found(rdmalog_ballot_epoch(w), rdmalog_ballot_for(w), how);
+}
+
+/*
+ * The word holds @w where only this node could have changed it: a peer's
+ * atomic, or a device that does not keep its word. Its vote is taken
+ * (conservatively: a vote in a later epoch only refuses more), and the
+ * word is no longer used: votes go by message. Mutex held.
+ */
+static void rdmalog_ballot_tamper(u64 w)
+{
+	u64 was;
+
+	lockdep_assert_held(&b->mutex);
+	spin_lock_bh(&b->lock);
+	was = b->word;
+	spin_unlock_bh(&b->lock);
+	pr_warn("ballot word: 0x%016llx where this node left 0x%016llx: compare-and-swap votes off\n",
+		w, was);
+	rdmalog_stats_inc(RDMALOG_STAT_BALLOT_TAMPERED);
+	if (rdmalog_ballot_epoch(w) > rdmalog_ballot_epoch(was))
+		rdmalog_ballot_fold(w, RDMALOG_BALLOT_FOUND_TAMPER);
+	rdmalog_ballot_teardown(RDMALOG_BALLOT_OFF,
+				"the word changed while closed: votes by message only");
+}
+
+/*
+ * Put @b->want into the word: read it, swap it in (closed), read it back.
+ * The read-back also proves that this node reads the device's atomics
+ * right. A word left open (its loopback failed while open) may hold a
+ * vote a candidate cast: taken first. Return: 0; -EPROTO (the device's
+ * results do not add up); -EPERM (the word changed while closed: OFF
+ * now, rdmalog_ballot_tamper()); or as rdmalog_ballot_post_wait().
  */
 static int rdmalog_ballot_sync(void)
 {
-	u64 want, now, old, back;
+	u64 want, now, old, back, swap;
 	int err;
 
-	/* A vote may change the copy meanwhile (rdmalog_ballot_record()). */
-	spin_lock_bh(&b->lock);
-	want = b->word;
-	spin_unlock_bh(&b->lock);
 	err = rdmalog_ballot_atomic(false, 0, 0, &now);
-	if (!err)
-		err = rdmalog_ballot_atomic(true, now, want, &old);
+	if (err)
+		return err;
+	spin_lock_bh(&b->lock);
+	want = b->want;
+	spin_unlock_bh(&b->lock);
+	if (!(now & RDMALOG_BALLOT_OPEN) &&
+	    rdmalog_ballot_epoch(now) > rdmalog_ballot_epoch(want)) {
+		rdmalog_ballot_tamper(now);
+		return -EPERM;
+	}
+	if ((now & RDMALOG_BALLOT_OPEN) &&
+	    rdmalog_ballot_epoch(now) > rdmalog_ballot_epoch(want)) {
+		rdmalog_ballot_fold(now, RDMALOG_BALLOT_FOUND_SYNC);
+		spin_lock_bh(&b->lock);
+		want = b->want;
+		spin_unlock_bh(&b->lock);
+	}
+	/* A vote may change @want meanwhile (rdmalog_ballot_record()). */
+	swap = now & RDMALOG_BALLOT_OPEN ? rdmalog_ballot_flip(now, false) :
+					   now;
+	swap = (swap & ~RDMALOG_BALLOT_VOTE_MASK) | want;
+	err = rdmalog_ballot_atomic(true, now, swap, &old);
 	if (!err)
 		err = rdmalog_ballot_atomic(false, 0, 0, &back);
 	if (err)
 		return err;
-	if (old != now || back != want)
+	if (old != now || back != swap)
 		return -EPROTO;
 	spin_lock_bh(&b->lock);
-	b->synced = b->word == want;
+	b->word = swap;
+	WRITE_ONCE(b->wstate, RDMALOG_BALLOT_W_CLOSED);
+	WRITE_ONCE(b->synced, b->want == want);
 	spin_unlock_bh(&b->lock);
 	return 0;
 }
@@ -566,6 +761,7 @@ static struct rdma_cm_id *rdmalog_ballot_new_id(struct rdma_cm_id **slot)
 /* The set-up; mutex held, nothing of a loopback left. */
 static void rdmalog_ballot_setup(void)
 {
+	struct rdmalog_ballot_map *map;
 	struct sockaddr_storage dst;
 	struct rdma_cm_id *id;
 	const char *why;
@@ -597,7 +793,18 @@ static void rdmalog_ballot_setup(void)
 				 DMA_BIDIRECTIONAL);
 	if (ib_dma_mapping_error(b->ibdev, b->dma))
 		goto fail;
-	b->mapped = true;
+	map = kzalloc(sizeof(*map), GFP_KERNEL);
+	if (!map) {
+		ib_dma_unmap_page(b->ibdev, b->dma, PAGE_SIZE,
+				  DMA_BIDIRECTIONAL);
+		goto fail;
+	}
+	kref_init(&map->ref);
+	map->ibdev = b->ibdev;
+	map->dma = b->dma;
+	spin_lock_bh(&b->lock);
+	b->map = map;
+	spin_unlock_bh(&b->lock);
 	/* both queue pairs' send and receive queues, drains included */
 	b->cq = ib_alloc_cq(b->ibdev, NULL, 16, 0, IB_POLL_SOFTIRQ);
 	if (IS_ERR(b->cq)) {
@@ -650,6 +857,8 @@ static void rdmalog_ballot_setup(void)
 	if (rdmalog_ballot_reg())
 		goto fail;
 	err = rdmalog_ballot_sync();
+	if (err == -EPERM)
+		return;
 	if (err == -EPROTO) {
 		rdmalog_ballot_teardown(RDMALOG_BALLOT_OFF,
 					"the device's atomics return values this node cannot read");
@@ -676,7 +885,6 @@ static void rdmalog_ballot_fail(const char *why)
 {
 	lockdep_assert_held(&b->mutex);
 	rdmalog_ballot_teardown(RDMALOG_BALLOT_FAILED, why);
-	rdmalog_ballot_set_word(b->word, false);
 	if (b->running)
 		mod_delayed_work(rdmalog_ballot_wq, &b->work,
 				 msecs_to_jiffies(RDMALOG_BALLOT_RETRY_MS));
@@ -686,6 +894,7 @@ static void rdmalog_ballot_work(struct work_struct *work)
 {
 	bool over;
 	u32 state;
+	int err;
 
 	mutex_lock(&b->mutex);
 	spin_lock_bh(&b->lock);
@@ -698,8 +907,15 @@ static void rdmalog_ballot_work(struct work_struct *work)
 	}
 	state = READ_ONCE(b->state);
 	if (b->running && state == RDMALOG_BALLOT_READY && !b->synced) {
-		/* A vote came while the mutex was busy (rdmalog_ballot_record()). */
-		if (rdmalog_ballot_sync())
+		/*
+		 * A vote came while the mutex was busy (rdmalog_ballot_record()),
+		 * or a floor: never swapped into an open word.
+		 */
+		rdmalog_ballot_close_locked();
+		if (READ_ONCE(b->state) != RDMALOG_BALLOT_READY)
+			goto out;
+		err = rdmalog_ballot_sync();
+		if (err && err != -EPERM)
 			rdmalog_ballot_fail("recording a vote failed");
 		goto out;
 	}
@@ -744,6 +960,8 @@ void rdmalog_ballot_stop(void)
 	/* A set-up waiting for its connection gives up now. */
 	if (READ_ONCE(b->state) == RDMALOG_BALLOT_CONNECTING)
 		rdmalog_ballot_set_state(RDMALOG_BALLOT_FAILED, "stopping");
+	/* Closed before anything of the node changes (nothing opens it now). */
+	rdmalog_ballot_close_locked();
 	mutex_unlock(&b->mutex);
 	/* The work takes the mutex: cancel it without. */
 	cancel_delayed_work_sync(&b->work);
@@ -752,7 +970,6 @@ void rdmalog_ballot_stop(void)
 				RDMALOG_BALLOT_OFF : RDMALOG_BALLOT_DOWN,
 				READ_ONCE(b->state) == RDMALOG_BALLOT_OFF ?
 				NULL : "");
-	rdmalog_ballot_set_word(b->word, false);
 	mutex_unlock(&b->mutex);
 }
 
@@ -762,7 +979,6 @@ void rdmalog_ballot_device_removed(struct ib_device *ibdev)
 	if (b->ibdev == ibdev) {
 		rdmalog_ballot_teardown(RDMALOG_BALLOT_FAILED,
 					"its RDMA device was removed");
-		rdmalog_ballot_set_word(b->word, false);
 		if (b->running)
 			mod_delayed_work(rdmalog_ballot_wq, &b->work,
 					 msecs_to_jiffies(RDMALOG_BALLOT_RETRY_MS));
@@ -784,25 +1000,23 @@ void rdmalog_ballot_device_added(void)
 	}
 }
 
-/*
- * The word for a vote for @node in @epoch, @lock held. The word is closed:
- * the owner's changes leave the sequence alone.
- */
+/* The vote's bits of a word for a vote for @node in @epoch. */
 static u64 rdmalog_ballot_vote_word(u64 epoch, u32 node)
 {
-	lockdep_assert_held(&b->lock);
 	return epoch << RDMALOG_BALLOT_EPOCH_SHIFT |
-	       ((u64)node & RDMALOG_BALLOT_FOR_MASK) << RDMALOG_BALLOT_FOR_SHIFT |
-	       (b->word & (RDMALOG_BALLOT_SEQ_MASK << RDMALOG_BALLOT_SEQ_SHIFT));
+	       ((u64)node & RDMALOG_BALLOT_FOR_MASK) << RDMALOG_BALLOT_FOR_SHIFT;
 }
 
 void rdmalog_ballot_record(u64 epoch, u32 node)
 {
-	u64 want, old;
+	u64 want, cmp, swap, old;
 	int err;
 
 	spin_lock_bh(&b->lock);
-	want = rdmalog_ballot_vote_word(epoch, node);
+	/* Votes only go up; a fold may have put a later one here already. */
+	if (epoch >= rdmalog_ballot_epoch(b->want))
+		b->want = rdmalog_ballot_vote_word(epoch, node);
+	WRITE_ONCE(b->synced, false);
 	spin_unlock_bh(&b->lock);
 	/*
 	 * The set-up may hold the mutex for seconds; a vote does not wait
@@ -810,7 +1024,6 @@ void rdmalog_ballot_record(u64 epoch, u32 node)
 	 * puts the vote into the word.
 	 */
 	if (!mutex_trylock(&b->mutex)) {
-		rdmalog_ballot_set_word(want, false);
 		mod_delayed_work(rdmalog_ballot_wq, &b->work, 0);
 		return;
 	}
@@ -821,22 +1034,34 @@ void rdmalog_ballot_record(u64 epoch, u32 node)
 					"an epoch above what the word holds");
 		goto out;
 	}
-	if (READ_ONCE(b->state) != RDMALOG_BALLOT_READY || !b->synced) {
-		rdmalog_ballot_set_word(want, false);
+	if (READ_ONCE(b->state) != RDMALOG_BALLOT_READY)
+		goto out;	/* the set-up puts it in */
+	/* Its callers hold the word closed; never swap into an open one. */
+	if (WARN_ON_ONCE(READ_ONCE(b->wstate) != RDMALOG_BALLOT_W_CLOSED))
+		rdmalog_ballot_close_locked();
+	if (READ_ONCE(b->state) != RDMALOG_BALLOT_READY)
+		goto out;
+	spin_lock_bh(&b->lock);
+	want = b->want;
+	cmp = b->word;
+	spin_unlock_bh(&b->lock);
+	swap = (cmp & ~RDMALOG_BALLOT_VOTE_MASK) | want;
+	err = rdmalog_ballot_atomic(true, cmp, swap, &old);
+	if (!err && old != cmp && old != swap) {
+		rdmalog_ballot_tamper(old);
 		goto out;
 	}
-	err = rdmalog_ballot_atomic(true, b->word, want, &old);
-	if (!err && old != b->word)
-		err = -EPROTO;
 	if (err) {
 		/* Set again at the next set-up; nobody else changes it. */
 		pr_warn("ballot word: recording the vote failed (%d): the loopback is set up again\n",
 			err);
-		rdmalog_ballot_set_word(want, false);
 		rdmalog_ballot_fail("recording a vote failed");
 		goto out;
 	}
-	rdmalog_ballot_set_word(want, true);
+	spin_lock_bh(&b->lock);
+	b->word = swap;
+	WRITE_ONCE(b->synced, b->want == want);
+	spin_unlock_bh(&b->lock);
 out:
 	mutex_unlock(&b->mutex);
 }
@@ -846,13 +1071,239 @@ void rdmalog_ballot_floor(u64 epoch)
 	spin_lock_bh(&b->lock);
 	if (epoch > RDMALOG_BALLOT_MAX_EPOCH) {
 		b->over = true;
-	} else {
-		b->word = rdmalog_ballot_vote_word(epoch, 0);
-		b->synced = false;
+	} else if (epoch > rdmalog_ballot_epoch(b->want)) {
+		b->want = rdmalog_ballot_vote_word(epoch, 0);
+		WRITE_ONCE(b->synced, false);
 	}
 	spin_unlock_bh(&b->lock);
 	/* Set up or not: the work syncs it, or the set-up does. */
 	mod_delayed_work(rdmalog_ballot_wq, &b->work, 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* Open and closed */
+
+void rdmalog_ballot_set_found(void (*found)(u64 epoch, u32 node, u32 how))
+{
+	b->found = found;
+}
+
+bool rdmalog_ballot_hold(u32 why)
+{
+	bool closed;
+
+	spin_lock_bh(&b->lock);
+	WRITE_ONCE(b->holds, b->holds + 1);
+	b->hold_n[why]++;
+	closed = b->wstate == RDMALOG_BALLOT_W_CLOSED;
+	spin_unlock_bh(&b->lock);
+	return closed;
+}
+
+void rdmalog_ballot_unhold(u32 why)
+{
+	spin_lock_bh(&b->lock);
+	if (!WARN_ON_ONCE(!b->hold_n[why])) {
+		b->hold_n[why]--;
+		WRITE_ONCE(b->holds, b->holds - 1);
+	}
+	spin_unlock_bh(&b->lock);
+}
+
+bool rdmalog_ballot_is_open(void)
+{
+	bool open;
+
+	spin_lock_bh(&b->lock);
+	open = b->wstate != RDMALOG_BALLOT_W_CLOSED;
+	spin_unlock_bh(&b->lock);
+	return open;
+}
+
+/*
+ * Close an open word: compare-and-swap it from the copy to the copy
+ * closed (the sequence on). A failure that returns a vote a candidate
+ * cast takes it in (the found hook) and tries again from it; anything
+ * else changed the word behind this node (rdmalog_ballot_tamper()). A
+ * failed atomic tears the loopback down (no connection is granted the
+ * word yet: it is out of every candidate's reach; the next set-up reads
+ * and closes it). Mutex held.
+ */
+static void rdmalog_ballot_close_locked(void)
+{
+	u64 cmp, swap, old;
+	int i, err;
+
+	lockdep_assert_held(&b->mutex);
+	spin_lock_bh(&b->lock);
+	if (b->wstate != RDMALOG_BALLOT_W_OPEN) {
+		spin_unlock_bh(&b->lock);
+		return;
+	}
+	WRITE_ONCE(b->wstate, RDMALOG_BALLOT_W_CLOSING);
+	cmp = b->word;
+	spin_unlock_bh(&b->lock);
+	for (i = 0; i < RDMALOG_BALLOT_CLOSE_TRIES; i++) {
+		swap = rdmalog_ballot_flip(cmp, false);
+		err = rdmalog_ballot_atomic(true, cmp, swap, &old);
+		if (err) {
+			rdmalog_ballot_fail("closing the word failed");
+			return;
+		}
+		if (old == cmp || old == swap) {
+			spin_lock_bh(&b->lock);
+			b->word = swap;
+			WRITE_ONCE(b->wstate, RDMALOG_BALLOT_W_CLOSED);
+			spin_unlock_bh(&b->lock);
+			return;
+		}
+		if (!rdmalog_ballot_is_cast(old, cmp))
+			break;
+		rdmalog_ballot_fold(old, RDMALOG_BALLOT_FOUND_CLOSE);
+		spin_lock_bh(&b->lock);
+		b->word = old;
+		spin_unlock_bh(&b->lock);
+		cmp = old;
+	}
+	rdmalog_ballot_tamper(old);
+}
+
+int rdmalog_ballot_close(void)
+{
+	/*
+	 * Closed: nothing to wait for (a set-up may hold the mutex for
+	 * seconds, and the word is closed while it runs).
+	 */
+	if (READ_ONCE(b->wstate) == RDMALOG_BALLOT_W_CLOSED)
+		return 0;
+	mutex_lock(&b->mutex);
+	rdmalog_ballot_close_locked();
+	mutex_unlock(&b->mutex);
+	return 0;
+}
+
+/* Write the block for the word's next sequence @seq. Mutex held. */
+static void rdmalog_ballot_write_block(const struct rdmalog_ballot_block_in *in,
+				       u32 seq)
+{
+	struct rdmalog_ballot_block *blk = b->va + RDMALOG_BALLOT_BLOCK_OFF;
+
+	lockdep_assert_held(&b->mutex);
+	ib_dma_sync_single_for_cpu(b->ibdev, b->dma + RDMALOG_BALLOT_BLOCK_OFF,
+				   sizeof(*blk), DMA_BIDIRECTIONAL);
+	memset(blk, 0, sizeof(*blk));
+	blk->magic = cpu_to_le32(RDMALOG_BALLOT_MAGIC);
+	blk->seq = cpu_to_le32(seq);
+	blk->node_id = cpu_to_le32(in->node_id);
+	blk->log_id = cpu_to_le64(in->log_id);
+	blk->log_epoch = cpu_to_le64(in->log_epoch);
+	blk->pos.epoch = cpu_to_le64(in->pos_epoch);
+	blk->pos.lsn = cpu_to_le64(in->pos_lsn);
+	blk->pos.gen = cpu_to_le32(in->pos_gen);
+	/* In memory before the opening's atomic makes it count. */
+	ib_dma_sync_single_for_device(b->ibdev,
+				      b->dma + RDMALOG_BALLOT_BLOCK_OFF,
+				      sizeof(*blk), DMA_BIDIRECTIONAL);
+}
+
+int rdmalog_ballot_open(const struct rdmalog_ballot_block_in *in)
+{
+	u64 cmp, swap, old;
+	bool same, held;
+	int err = 0;
+
+	/* Not without the mutex, as rdmalog_ballot_close(). */
+	if (READ_ONCE(b->wstate) == RDMALOG_BALLOT_W_CLOSED &&
+	    (READ_ONCE(b->state) != RDMALOG_BALLOT_READY ||
+	     !READ_ONCE(b->synced) || READ_ONCE(b->holds)))
+		return -EAGAIN;
+	mutex_lock(&b->mutex);
+	spin_lock_bh(&b->lock);
+	same = b->wstate == RDMALOG_BALLOT_W_OPEN &&
+	       !memcmp(&b->blk, in, sizeof(*in));
+	spin_unlock_bh(&b->lock);
+	if (same)
+		goto out;
+	/* A block that changed is closed out first (a vote cast on it kept). */
+	rdmalog_ballot_close_locked();
+	spin_lock_bh(&b->lock);
+	if (!b->running || b->state != RDMALOG_BALLOT_READY || !b->synced) {
+		err = -EAGAIN;
+	} else if (b->wstate != RDMALOG_BALLOT_W_CLOSED || b->holds) {
+		err = -EBUSY;
+	} else {
+		/* No hold starts as closed from here until it is open. */
+		WRITE_ONCE(b->wstate, RDMALOG_BALLOT_W_OPENING);
+		cmp = b->word;
+	}
+	spin_unlock_bh(&b->lock);
+	if (err)
+		goto out;
+
+	swap = rdmalog_ballot_flip(cmp, true);
+	rdmalog_ballot_write_block(in, rdmalog_ballot_seq(swap));
+	err = rdmalog_ballot_atomic(true, cmp, swap, &old);
+	if (err) {
+		rdmalog_ballot_fail("opening the word failed");
+		goto out;
+	}
+	if (old != cmp && old != swap) {
+		spin_lock_bh(&b->lock);
+		WRITE_ONCE(b->wstate, RDMALOG_BALLOT_W_CLOSED);
+		spin_unlock_bh(&b->lock);
+		rdmalog_ballot_tamper(old);
+		err = -EPROTO;
+		goto out;
+	}
+	spin_lock_bh(&b->lock);
+	b->word = swap;
+	WRITE_ONCE(b->wstate, RDMALOG_BALLOT_W_OPEN);
+	b->blk = *in;
+	held = b->holds;
+	spin_unlock_bh(&b->lock);
+	rdmalog_stats_inc(RDMALOG_STAT_BALLOT_OPENS);
+	/* A hold that came while it opened found it not closed: close now. */
+	if (held)
+		rdmalog_ballot_close_locked();
+out:
+	mutex_unlock(&b->mutex);
+	return err;
+}
+
+void rdmalog_ballot_beat(void)
+{
+	u64 now, was;
+	int err;
+
+	if (READ_ONCE(b->wstate) != RDMALOG_BALLOT_W_OPEN)
+		return;
+	mutex_lock(&b->mutex);
+	if (READ_ONCE(b->state) != RDMALOG_BALLOT_READY ||
+	    READ_ONCE(b->wstate) != RDMALOG_BALLOT_W_OPEN)
+		goto out;
+	err = rdmalog_ballot_atomic(false, 0, 0, &now);
+	if (err) {
+		rdmalog_ballot_fail("reading the open word failed");
+		goto out;
+	}
+	spin_lock_bh(&b->lock);
+	was = b->word;
+	spin_unlock_bh(&b->lock);
+	if (now == was)
+		goto out;
+	if (!rdmalog_ballot_is_cast(now, was)) {
+		spin_lock_bh(&b->lock);
+		WRITE_ONCE(b->wstate, RDMALOG_BALLOT_W_CLOSED);
+		spin_unlock_bh(&b->lock);
+		rdmalog_ballot_tamper(now);
+		goto out;
+	}
+	rdmalog_ballot_fold(now, RDMALOG_BALLOT_FOUND_BEAT);
+	spin_lock_bh(&b->lock);
+	b->word = now;
+	spin_unlock_bh(&b->lock);
+out:
+	mutex_unlock(&b->mutex);
 }
 
 void rdmalog_ballot_get_info(struct rdmalog_ballot_info *info)

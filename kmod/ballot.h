@@ -47,6 +47,61 @@ struct rdmalog_ballot_info {
 	char msg[96];
 };
 
+/**
+ * enum rdmalog_ballot_hold_why - what keeps the word closed
+ * (rdmalog_ballot_hold(): Documentation/leader-change.rst, "Closed for
+ * whole operations")
+ * @RDMALOG_BALLOT_HOLD_GRANT: our ring is granted to a primary, or a
+ *	grant waits for the word to close (one per connection)
+ * @RDMALOG_BALLOT_HOLD_ANSWER: a VOTE_REQ is being answered
+ * @RDMALOG_BALLOT_HOLD_STAND: this node stands for election
+ * @RDMALOG_BALLOT_HOLD_WON: it won and does not lead yet
+ * @__RDMALOG_BALLOT_HOLD_NR: how many
+ */
+enum rdmalog_ballot_hold_why {
+	RDMALOG_BALLOT_HOLD_GRANT,
+	RDMALOG_BALLOT_HOLD_ANSWER,
+	RDMALOG_BALLOT_HOLD_STAND,
+	RDMALOG_BALLOT_HOLD_WON,
+	__RDMALOG_BALLOT_HOLD_NR,
+};
+
+/**
+ * enum rdmalog_ballot_found_how - where the owner found a vote that a
+ * candidate cast into its open word by compare-and-swap
+ * @RDMALOG_BALLOT_FOUND_CLOSE: its closing compare-and-swap failed on it
+ * @RDMALOG_BALLOT_FOUND_BEAT: its read of the word every heartbeat
+ * @RDMALOG_BALLOT_FOUND_SYNC: the word as a new loopback found it
+ * @RDMALOG_BALLOT_FOUND_TAMPER: the word changed while closed (only this
+ *	node may change it then): taken as a vote, conservatively, and the
+ *	word is no longer used
+ */
+enum rdmalog_ballot_found_how {
+	RDMALOG_BALLOT_FOUND_CLOSE,
+	RDMALOG_BALLOT_FOUND_BEAT,
+	RDMALOG_BALLOT_FOUND_SYNC,
+	RDMALOG_BALLOT_FOUND_TAMPER,
+};
+
+/**
+ * struct rdmalog_ballot_block_in - what the ballot block tells candidates
+ * while the word is open (&struct rdmalog_ballot_block, proto.h)
+ * @node_id: this node
+ * @log_id: the log it holds (0: none yet)
+ * @log_epoch: the highest epoch of a log it knows of
+ * @pos_epoch: the epoch of the last record it holds
+ * @pos_gen: that record's truncation generation
+ * @pos_lsn: its LSN
+ */
+struct rdmalog_ballot_block_in {
+	u32 node_id;
+	u64 log_id;
+	u64 log_epoch;
+	u64 pos_epoch;
+	u32 pos_gen;
+	u64 pos_lsn;
+};
+
 int rdmalog_ballot_init(void);
 void rdmalog_ballot_exit(void);
 /* Tried again this long after a failure (uapi: RDMALOG_BALLOT_FAILED). */
@@ -77,5 +132,60 @@ void rdmalog_ballot_record(u64 epoch, u32 node);
  */
 void rdmalog_ballot_floor(u64 epoch);
 void rdmalog_ballot_get_info(struct rdmalog_ballot_info *info);
+
+/*
+ * Who is told of a vote found in the word (rdmalog_ballot_found_how),
+ * with its epoch and the node it went to: the election takes it as a
+ * vote this node granted. Called under the ballot's mutex, never under
+ * its spinlock. Set once at module init (ballot.c never calls the
+ * election by name).
+ */
+void rdmalog_ballot_set_found(void (*found)(u64 epoch, u32 node, u32 how));
+/*
+ * Keep the word closed for an operation (@why, &enum
+ * rdmalog_ballot_hold_why) until rdmalog_ballot_unhold(@why): no opening
+ * starts meanwhile. Any context (a spinlock only). Return: true when
+ * the word is closed now (and stays so); false: it is open or changing,
+ * and the caller runs rdmalog_ballot_close() before it relies on it.
+ */
+bool rdmalog_ballot_hold(u32 why);
+void rdmalog_ballot_unhold(u32 why);
+/*
+ * Close the word if it is open, taking into the vote (the found hook) a
+ * vote a candidate cast into it. Process context; sleeps (an atomic on
+ * the loopback). Return: 0, the word closed (or out of reach of every
+ * candidate: the loopback failed and the word is set again by its next
+ * set-up).
+ */
+int rdmalog_ballot_close(void);
+/*
+ * Open the word for candidates with the block @in: only while it is
+ * READY, holds this node's vote, and nothing holds it closed; an open
+ * word whose block differs is closed and opened again. The election's
+ * vote_mutex held; sleeps. Return: 0 (open); -EAGAIN (not ready or not
+ * synced); -EBUSY (held closed); -EIO, -ETIMEDOUT (the loopback failed:
+ * set up again); -EPROTO (the word was changed behind this node: no
+ * longer used).
+ */
+int rdmalog_ballot_open(const struct rdmalog_ballot_block_in *in);
+/*
+ * Every heartbeat while the word is open: read it, and take a vote cast
+ * into it since (the found hook). Process context; sleeps.
+ */
+void rdmalog_ballot_beat(void);
+/* The word is open (status; tests). */
+bool rdmalog_ballot_is_open(void);
+
+struct rdmalog_ballot_map;
+/*
+ * The ballot page's mapping on @ibdev, referenced, with its DMA address
+ * in *@dma: while the word is READY on @ibdev (its loopback's device),
+ * else NULL. For a connection that registers the word for a peer: all
+ * atomics on the word go to one address. Any context (a spinlock).
+ */
+struct rdmalog_ballot_map *rdmalog_ballot_map_get(struct ib_device *ibdev,
+						  u64 *dma);
+/* Process context: the last put unmaps the page. */
+void rdmalog_ballot_map_put(struct rdmalog_ballot_map *map);
 
 #endif /* _RDMALOG_BALLOT_H */

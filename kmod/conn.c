@@ -376,6 +376,7 @@ struct rdmalog_ep *rdmalog_ep_alloc(struct rdmalog_conn *conn,
 	INIT_WORK(&ep->error_work, rdmalog_ep_error_work);
 	INIT_DELAYED_WORK(&ep->flush_work, rdmalog_ep_flush_work);
 	INIT_WORK(&ep->close_work, rdmalog_ep_close_work);
+	INIT_WORK(&ep->grant_work, rdmalog_ep_grant_work);
 	ep->peer_hb_ms = RDMALOG_DEFAULT_HEARTBEAT_MS;
 	rdmalog_ep_ops->init(ep);
 	atomic_inc(&rdmalog_conns.nr_eps);
@@ -397,6 +398,9 @@ static void rdmalog_ep_close_work(struct work_struct *work)
 	 * calls it under the conn lock, which the works take.
 	 */
 	set_bit(RDMALOG_EP_DEAD, &ep->flags);
+	/* A grant waiting for the ballot word: not after the release. */
+	if (cancel_work_sync(&ep->grant_work))
+		rdmalog_ep_put(ep);
 	rdmalog_ep_ops->stop(ep);
 	rdmalog_ep_release_resources(ep);
 	rdmalog_ring_unhold(ep);

@@ -135,6 +135,7 @@ void rdmalog_conn_set_role(u32 role);
 void rdmalog_conn_set_standing(u32 priority, bool lead);
 void rdmalog_conn_set_vote_epoch(u64 epoch);
 int rdmalog_conn_fence(u64 epoch, unsigned int timeout_ms, u32 *peer);
+void rdmalog_conn_raise_fence(u64 epoch);
 
 /*
  * The connection object of one peer, with one reference for the caller.

@@ -100,6 +100,13 @@
  * @node_id: this node's id in the up period
  * @role: its &enum rdmalog_role
  * @fence_ms: how long fencing waits for the old primary's queue pair
+ * @hb_ms: the heartbeat interval: how often @beat runs
+ * @beat: every heartbeat of the up period, under @vote_mutex: reads the
+ *	ballot word while it is open, and opens it when this node may be
+ *	voted for by compare-and-swap (rdmalog_elect_beat())
+ * @won_hold: the ballot word is held closed for the won election (from
+ *	the win until rdmalog_elect_won_done() or the next up period); under
+ *	@lock
  */
 struct rdmalog_elect {
 	spinlock_t lock; /* see above */
@@ -131,10 +138,17 @@ struct rdmalog_elect {
 	u32 node_id;
 	u32 role;
 	u32 fence_ms;
+	u32 hb_ms;
+	struct delayed_work beat;
+	bool won_hold;
 };
+
+static void rdmalog_elect_beat(struct work_struct *work);
 
 static struct rdmalog_elect rdmalog_elect = {
 	.lock = __SPIN_LOCK_UNLOCKED(rdmalog_elect.lock),
+	.beat = __DELAYED_WORK_INITIALIZER(rdmalog_elect.beat,
+					   rdmalog_elect_beat, 0),
 	.vote_mutex = __MUTEX_INITIALIZER(rdmalog_elect.vote_mutex),
 	.stand_wq = __WAIT_QUEUE_HEAD_INITIALIZER(rdmalog_elect.stand_wq),
 };
@@ -218,6 +232,66 @@ static void rdmalog_elect_raise_known(u64 epoch)
 	}
 }
 
+/* What the open word's block tells may have changed: beat now. */
+static void rdmalog_elect_kick(void)
+{
+	if (READ_ONCE(rdmalog_elect.hb_ms) && rdmalog_ballot_is_open())
+		mod_delayed_work(system_long_wq, &rdmalog_elect.beat, 0);
+}
+
+/**
+ * rdmalog_elect_found() - a candidate's vote was found in the ballot word
+ * @epoch: its epoch
+ * @node: the candidate
+ * @how: where (&enum rdmalog_ballot_found_how)
+ *
+ * The vote was cast by compare-and-swap into this node's open word: it
+ * is this node's vote now, as one it granted by message would be, and
+ * fences every primary below @epoch off the ring. The ballot's found
+ * hook: runs under the ballot's mutex, so it takes no mutex.
+ */
+void rdmalog_elect_found(u64 epoch, u32 node, u32 how)
+{
+	static const char *const where[] = {
+		[RDMALOG_BALLOT_FOUND_CLOSE] = "at closing",
+		[RDMALOG_BALLOT_FOUND_BEAT] = "at a heartbeat",
+		[RDMALOG_BALLOT_FOUND_SYNC] = "after its loopback failed",
+		[RDMALOG_BALLOT_FOUND_TAMPER] = "in its closed word",
+	};
+	bool taken = false;
+
+	spin_lock_bh(&rdmalog_elect.lock);
+	if (epoch > rdmalog_elect.vote_epoch) {
+		rdmalog_elect.vote_epoch = epoch;
+		rdmalog_elect.vote_for = node;
+		if (how != RDMALOG_BALLOT_FOUND_TAMPER)
+			rdmalog_elect.granted_at = jiffies;
+		rdmalog_elect_raise_known(epoch);
+		/* A candidacy of ours in a lower epoch is lost now. */
+		wake_up(&rdmalog_elect.stand_wq);
+		taken = true;
+	}
+	spin_unlock_bh(&rdmalog_elect.lock);
+	rdmalog_conn_raise_fence(epoch);
+	if (taken)
+		pr_info("node %u: voted for node %u in epoch %llu by compare-and-swap (found %s)\n",
+			rdmalog_elect.node_id, node, epoch,
+			how < ARRAY_SIZE(where) ? where[how] : "");
+}
+
+/* The ballot word's hold for a won election ends (@lock held or not). */
+static void rdmalog_elect_drop_won_hold(void)
+{
+	bool was;
+
+	spin_lock_bh(&rdmalog_elect.lock);
+	was = rdmalog_elect.won_hold;
+	rdmalog_elect.won_hold = false;
+	spin_unlock_bh(&rdmalog_elect.lock);
+	if (was)
+		rdmalog_ballot_unhold(RDMALOG_BALLOT_HOLD_WON);
+}
+
 /**
  * rdmalog_elect_set_members() - the configured peers
  * @ids: their node ids, each 1 .. %RDMALOG_MAX_NODE_ID
@@ -245,9 +319,14 @@ void rdmalog_elect_set_members(const u32 *ids, u32 n)
  */
 void rdmalog_elect_note_epoch(u64 epoch)
 {
+	bool rose;
+
 	spin_lock_bh(&rdmalog_elect.lock);
+	rose = epoch > rdmalog_elect.log_epoch;
 	rdmalog_elect.log_epoch = max(rdmalog_elect.log_epoch, epoch);
 	spin_unlock_bh(&rdmalog_elect.lock);
+	if (rose)
+		rdmalog_elect_kick();
 }
 
 /**
@@ -260,7 +339,10 @@ void rdmalog_elect_note_epoch(u64 epoch)
 void rdmalog_elect_heard(u32 node_id, u64 epoch, u64 vote_epoch,
 			 u64 primary_log_id)
 {
+	bool rose;
+
 	spin_lock_bh(&rdmalog_elect.lock);
+	rose = epoch > rdmalog_elect.log_epoch;
 	rdmalog_elect.log_epoch = max(rdmalog_elect.log_epoch, epoch);
 	/*
 	 * A primary of a later epoch leads our log: a majority elected it
@@ -302,6 +384,9 @@ void rdmalog_elect_heard(u32 node_id, u64 epoch, u64 vote_epoch,
 		rdmalog_elect_check_learned();
 	}
 	spin_unlock_bh(&rdmalog_elect.lock);
+	/* The open word's block tells a log epoch no longer the highest. */
+	if (rose)
+		rdmalog_elect_kick();
 }
 
 /**
@@ -346,8 +431,61 @@ void rdmalog_elect_get_info(struct rdmalog_elect_info *info)
 /* ------------------------------------------------------------------ */
 /* Votes */
 
+/*
+ * Whether this node may be voted for by compare-and-swap now: a learned
+ * backup that neither stands nor won nor leads (the ballot adds: and no
+ * primary holds its ring, nothing else holds the word closed). Lock held.
+ */
+static bool rdmalog_elect_may_open(void)
+{
+	lockdep_assert_held(&rdmalog_elect.lock);
+	return rdmalog_elect.role == RDMALOG_ROLE_BACKUP &&
+	       !rdmalog_elect.standing && !rdmalog_elect.won &&
+	       !rdmalog_elect.lead_epoch && rdmalog_elect_may_vote() &&
+	       rdmalog_elect.vote_epoch <= RDMALOG_BALLOT_MAX_EPOCH;
+}
+
+/*
+ * Every heartbeat of the up period: take in a vote a candidate cast into
+ * the open ballot word, then open it (again, with a new block if what it
+ * tells changed: the highest log epoch known, the log) or close it, as
+ * the node now may or may not be voted for by compare-and-swap. The
+ * block tells the position as it is: while the word is open no primary
+ * holds the ring, so it does not change.
+ */
+static void rdmalog_elect_beat(struct work_struct *work)
+{
+	struct rdmalog_ballot_block_in in = {};
+	struct rdmalog_log_held held;
+	bool may;
+
+	mutex_lock(&rdmalog_elect.vote_mutex);
+	if (!rdmalog_elect.log)
+		goto out;
+	rdmalog_ballot_beat();
+	rdmalog_log_held(rdmalog_elect.log, &held);
+	spin_lock_bh(&rdmalog_elect.lock);
+	may = rdmalog_elect_may_open();
+	in.log_epoch = max(rdmalog_elect.log_epoch, held.epoch);
+	spin_unlock_bh(&rdmalog_elect.lock);
+	if (may) {
+		in.node_id = rdmalog_elect.node_id;
+		in.log_id = rdmalog_log_id(rdmalog_elect.log);
+		in.pos_epoch = held.epoch;
+		in.pos_gen = held.gen;
+		in.pos_lsn = held.lsn;
+		rdmalog_ballot_open(&in);
+	} else {
+		rdmalog_ballot_close();
+	}
+	queue_delayed_work(system_long_wq, &rdmalog_elect.beat,
+			   msecs_to_jiffies(rdmalog_elect.hb_ms));
+out:
+	mutex_unlock(&rdmalog_elect.vote_mutex);
+}
+
 void rdmalog_elect_start(struct rdmalog_log *log, u32 node_id, u32 role,
-			 u32 fence_ms)
+			 u32 fence_ms, u32 hb_ms)
 {
 	struct rdmalog_log_state st;
 
@@ -358,6 +496,7 @@ void rdmalog_elect_start(struct rdmalog_log *log, u32 node_id, u32 role,
 	rdmalog_elect.node_id = node_id;
 	rdmalog_elect.role = role;
 	rdmalog_elect.fence_ms = fence_ms;
+	WRITE_ONCE(rdmalog_elect.hb_ms, hb_ms ?: 1000);
 	spin_lock_bh(&rdmalog_elect.lock);
 	rdmalog_elect.lead_epoch = role == RDMALOG_ROLE_PRIMARY ? st.epoch : 0;
 	rdmalog_elect.lead_log_id = st.id;
@@ -367,7 +506,10 @@ void rdmalog_elect_start(struct rdmalog_log *log, u32 node_id, u32 role,
 		rdmalog_elect.heard_after =
 			(jiffies + msecs_to_jiffies(RDMALOG_ELECT_LEARN_WAIT(fence_ms))) ?: 1;
 	spin_unlock_bh(&rdmalog_elect.lock);
+	queue_delayed_work(system_long_wq, &rdmalog_elect.beat,
+			   msecs_to_jiffies(rdmalog_elect.hb_ms));
 	mutex_unlock(&rdmalog_elect.vote_mutex);
+	rdmalog_elect_drop_won_hold();
 }
 
 void rdmalog_elect_stop(void)
@@ -380,7 +522,10 @@ void rdmalog_elect_stop(void)
 	mutex_lock(&rdmalog_elect.vote_mutex);
 	log = rdmalog_elect.log;
 	rdmalog_elect.log = NULL;
+	WRITE_ONCE(rdmalog_elect.hb_ms, 0);
 	mutex_unlock(&rdmalog_elect.vote_mutex);
+	/* It takes vote_mutex, and sees no log now: it does not re-arm. */
+	cancel_delayed_work_sync(&rdmalog_elect.beat);
 	if (log)
 		rdmalog_log_put(log);
 }
@@ -524,6 +669,12 @@ static void rdmalog_elect_work(struct work_struct *work)
 	if (pre)
 		live = rdmalog_conn_has_primary();
 	mutex_lock(&rdmalog_elect.vote_mutex);
+	/*
+	 * The ballot word closed for the whole answer, fencing included: a
+	 * vote a candidate cast into it is ours first, and judged by.
+	 */
+	if (!rdmalog_ballot_hold(RDMALOG_BALLOT_HOLD_ANSWER))
+		rdmalog_ballot_close();
 	reason = rdmalog_elect_judge(ee, cand, &mine, 0, live);
 	if (reason == RDMALOG_ELECT_FENCE_FIRST) {
 		fence_ms = rdmalog_elect.fence_ms;
@@ -557,6 +708,7 @@ static void rdmalog_elect_work(struct work_struct *work)
 	err = rdmalog_ep_send(ep, &m, sizeof(m), RDMALOG_MSG_VOTE, 2);
 	if (err && err != -ENOTCONN)
 		rdmalog_ep_error(ep, "cannot send a VOTE: %d", err);
+	rdmalog_ballot_unhold(RDMALOG_BALLOT_HOLD_ANSWER);
 	clear_bit(0, &ee->pending);
 	rdmalog_ep_put(ep);
 }
@@ -653,6 +805,7 @@ void rdmalog_elect_won_done(void)
 	spin_lock_bh(&rdmalog_elect.lock);
 	rdmalog_elect.won = 0;
 	spin_unlock_bh(&rdmalog_elect.lock);
+	rdmalog_elect_drop_won_hold();
 }
 
 /**
@@ -886,6 +1039,13 @@ int rdmalog_elect_stand(struct rdmalog_elect_result *res, bool pre,
 	rdmalog_log_get(log);
 	self = rdmalog_elect.node_id;
 	fence_ms = rdmalog_elect.fence_ms;
+	/*
+	 * The ballot word closed before the epoch is chosen, until the
+	 * candidacy ends (a win keeps it closed until the node leads): a
+	 * vote a candidate cast into it counts against this candidacy.
+	 */
+	if (!rdmalog_ballot_hold(RDMALOG_BALLOT_HOLD_STAND))
+		rdmalog_ballot_close();
 	spin_lock_bh(&rdmalog_elect.lock);
 	if (rdmalog_elect.standing) {
 		err = -EBUSY;
@@ -926,7 +1086,7 @@ int rdmalog_elect_stand(struct rdmalog_elect_result *res, bool pre,
 		rdmalog_ballot_record(epoch, self);
 	mutex_unlock(&rdmalog_elect.vote_mutex);
 	if (err)
-		goto out_put;
+		goto out_unhold;
 	needed = nodes / 2 + 1;
 	res->epoch = epoch;
 	res->needed = needed;
@@ -967,8 +1127,14 @@ int rdmalog_elect_stand(struct rdmalog_elect_result *res, bool pre,
 	res->why = rdmalog_elect.why;
 	away = rdmalog_elect_voted_away(self);
 	/* Under the lock with the check: no vote goes elsewhere after it. */
-	if (!pre && !away && res->granted >= needed)
+	if (!pre && !away && res->granted >= needed) {
 		rdmalog_elect.won = epoch;
+		/* Closed (the stand's hold) until it leads: a hold of its own. */
+		if (!rdmalog_elect.won_hold) {
+			rdmalog_elect.won_hold = true;
+			rdmalog_ballot_hold(RDMALOG_BALLOT_HOLD_WON);
+		}
+	}
 	spin_unlock_bh(&rdmalog_elect.lock);
 	res->elect_ms = ktime_ms_delta(ktime_get(), t0);
 	if (away) {
@@ -998,7 +1164,8 @@ out_clear:
 	rdmalog_elect.standing = 0;
 	rdmalog_elect.pre = false;
 	spin_unlock_bh(&rdmalog_elect.lock);
-out_put:
+out_unhold:
+	rdmalog_ballot_unhold(RDMALOG_BALLOT_HOLD_STAND);
 	rdmalog_log_put(log);
 	return err;
 }

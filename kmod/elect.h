@@ -108,10 +108,12 @@ void rdmalog_elect_won_done(void);
 /*
  * The up period: votes are judged against @log (referenced until stop),
  * as node @node_id in @role; fencing waits up to @fence_ms for the old
- * primary's queue pair. Stop runs after every connection is gone.
+ * primary's queue pair; every @hb_ms the ballot word is read while open,
+ * and opened or closed (rdmalog_elect_beat()). Stop runs after every
+ * connection is gone.
  */
 void rdmalog_elect_start(struct rdmalog_log *log, u32 node_id, u32 role,
-			 u32 fence_ms);
+			 u32 fence_ms, u32 hb_ms);
 void rdmalog_elect_stop(void);
 /* A connection's state: init before use, stop before its release. */
 void rdmalog_elect_ep_init(struct rdmalog_ep *ep);
@@ -159,6 +161,11 @@ void rdmalog_elect_set_takeover(void (*takeover)(u32 from, u64 vote_epoch));
  */
 void rdmalog_elect_set_yield(bool yield);
 void rdmalog_elect_get_info(struct rdmalog_elect_info *info);
+/*
+ * The ballot's found hook (ballot.h: rdmalog_ballot_set_found()), set by
+ * the node at init: a vote a candidate cast into this node's word.
+ */
+void rdmalog_elect_found(u64 epoch, u32 node, u32 how);
 /* When it last granted a peer its vote or pre-vote (jiffies; 0: never). */
 unsigned long rdmalog_elect_granted_at(void);
 

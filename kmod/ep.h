@@ -82,6 +82,9 @@ enum {
 	RDMALOG_EP_HELLO_TX,	/* our HELLO was posted */
 	RDMALOG_EP_PEER_PRIMARY,	/* the peer's HELLO said primary */
 	RDMALOG_EP_FLUSHED,	/* a flush we did not start; flush work queued */
+	RDMALOG_EP_GRANT,	/* the ring grant started: it holds the ballot
+				 * word closed until the endpoint is released
+				 */
 };
 
 /*
@@ -265,6 +268,9 @@ struct rdmalog_sbuf {
  *	dropped) by the release once the CQ is freed, so nothing queues it
  *	afterwards
  * @close_work: releases everything; runs once, after rdmalog_ep_close()
+ * @grant_work: grants the ring once the ballot word is closed, when the
+ *	primary's HELLO found it open (ring_mr.c); holds a reference while
+ *	queued or running; cancelled by the close work before the release
  */
 struct rdmalog_ep {
 	struct kref ref;
@@ -338,6 +344,7 @@ struct rdmalog_ep {
 	struct work_struct error_work;
 	struct delayed_work flush_work;
 	struct work_struct close_work;
+	struct work_struct grant_work;
 };
 
 /**

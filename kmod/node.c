@@ -808,7 +808,8 @@ int rdmalog_node_start_serving(struct rdmalog_log *log,
 	rdmalog_fwd_start(&fp);
 	/* Fencing waits for the old primary's queue pair a peer timeout. */
 	rdmalog_elect_set_yield(cfg->failover == RDMALOG_FAILOVER_AUTO);
-	rdmalog_elect_start(log, cfg->node_id, cfg->role, cfg->peer_timeout_ms);
+	rdmalog_elect_start(log, cfg->node_id, cfg->role, cfg->peer_timeout_ms,
+			    cfg->heartbeat_ms);
 	err = rdmalog_node_start_conns(log, extack);
 	if (err) {
 		rdmalog_elect_stop();

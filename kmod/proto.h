@@ -687,6 +687,37 @@ struct rdmalog_pos_wire {
 
 static_assert(sizeof(struct rdmalog_pos_wire) == 24);
 
+/** RDMALOG_BALLOT_MAGIC - "RLBB": first bytes of a ballot block */
+#define RDMALOG_BALLOT_MAGIC		0x42424c52
+
+/**
+ * struct rdmalog_ballot_block - what a voter's open ballot word is for
+ * (Documentation/leader-change.rst, "Compare-and-swap where the device
+ * has atomics"): written by the owner while its word is closed, in force
+ * while the word is open with the same @seq, read by candidates
+ * @magic: %RDMALOG_BALLOT_MAGIC
+ * @seq: the word's sequence (its bits 23..1) while this block is in
+ *	force
+ * @node_id: the owner
+ * @flags: zero
+ * @log_id: the log it holds (0: none yet)
+ * @log_epoch: the highest epoch of a log it knows of
+ * @pos: its position
+ * @reserved: zero
+ */
+struct rdmalog_ballot_block {
+	__le32 magic;
+	__le32 seq;
+	__le32 node_id;
+	__le32 flags;
+	__le64 log_id;
+	__le64 log_epoch;
+	struct rdmalog_pos_wire pos;
+	__le64 reserved;
+};
+
+static_assert(sizeof(struct rdmalog_ballot_block) == 64);
+
 /**
  * struct rdmalog_msg_vote_req - a candidate asks for a vote
  * @hdr: type %RDMALOG_MSG_VOTE_REQ

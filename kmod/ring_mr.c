@@ -29,6 +29,7 @@
 #include <linux/slab.h>
 #include <rdma/ib_verbs.h>
 
+#include "ballot.h"
 #include "ep.h"
 #include "log.h"
 #include "proto.h"
@@ -236,7 +237,10 @@ static u32 rdmalog_ring_hold(struct rdmalog_ep *ep, u64 *fence)
 	return other;
 }
 
-/* @ep's grant is dead (its QP destroyed): the ring is free again. */
+/*
+ * @ep's grant is dead (its QP destroyed): the ring is free again, and the
+ * ballot word may open.
+ */
 void rdmalog_ring_unhold(struct rdmalog_ep *ep)
 {
 	bool was;
@@ -249,6 +253,35 @@ void rdmalog_ring_unhold(struct rdmalog_ep *ep)
 	/* rdmalog_conn_fence() may wait for it */
 	if (was)
 		wake_up_all(&rdmalog_conns.wq);
+	if (test_and_clear_bit(RDMALOG_EP_GRANT, &ep->flags))
+		rdmalog_ballot_unhold(RDMALOG_BALLOT_HOLD_GRANT);
+}
+
+/**
+ * rdmalog_conn_raise_fence() - no primary below @epoch holds our ring
+ * @epoch: an epoch this node voted in by compare-and-swap (its ballot
+ *	word: the vote was cast while no primary held the ring)
+ *
+ * As rdmalog_conn_fence() but without waiting: a holder below @epoch
+ * (none is expected: the word was open, so nothing held the ring) has
+ * its connection closed. Any context but a hard interrupt.
+ */
+void rdmalog_conn_raise_fence(u64 epoch)
+{
+	struct rdmalog_ep *h;
+
+	spin_lock_bh(&rdmalog_conns.ring_lock);
+	rdmalog_conns.fence_epoch = max(rdmalog_conns.fence_epoch, epoch);
+	h = rdmalog_conns.ring_holder;
+	if (h && h->hello_epoch < epoch)
+		rdmalog_ep_get(h);
+	else
+		h = NULL;
+	spin_unlock_bh(&rdmalog_conns.ring_lock);
+	if (!h)
+		return;
+	rdmalog_ep_error(h, "fenced: this node voted in epoch %llu", epoch);
+	rdmalog_ep_put(h);
 }
 
 /**
@@ -430,7 +463,41 @@ const char *rdmalog_ep_maybe_grant_ring(struct rdmalog_ep *ep)
 	    !test_bit(RDMALOG_EP_PEER_PRIMARY, &ep->flags) ||
 	    READ_ONCE(rdmalog_conns.role) != RDMALOG_ROLE_BACKUP)
 		return NULL;
+	/* Once, by whichever side comes second. */
+	if (test_and_set_bit(RDMALOG_EP_GRANT, &ep->flags))
+		return NULL;
+	/*
+	 * The ballot word stays closed while a primary may write the ring
+	 * (the position a candidate reads in its block would change), and
+	 * is closed before the ring is granted: a vote cast into it fences
+	 * this primary first (Documentation/leader-change.rst, "Closed for
+	 * whole operations"). Closing sleeps: a work does it.
+	 */
+	if (!rdmalog_ballot_hold(RDMALOG_BALLOT_HOLD_GRANT)) {
+		rdmalog_ep_get(ep);
+		if (!queue_work(system_long_wq, &ep->grant_work))
+			rdmalog_ep_put(ep);	/* not reached: queued once */
+		return NULL;
+	}
 	return rdmalog_ep_grant_ring(ep);
+}
+
+/* The primary's HELLO found the ballot word open: close it, then grant. */
+void rdmalog_ep_grant_work(struct work_struct *work)
+{
+	struct rdmalog_ep *ep = container_of(work, struct rdmalog_ep,
+					     grant_work);
+	const char *why;
+
+	rdmalog_ballot_close();
+	if (!test_bit(RDMALOG_EP_DEAD, &ep->flags)) {
+		local_bh_disable();
+		why = rdmalog_ep_grant_ring(ep);
+		local_bh_enable();
+		if (why)
+			rdmalog_ep_error(ep, "%s", why);
+	}
+	rdmalog_ep_put(ep);
 }
 
 /*

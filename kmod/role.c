@@ -27,6 +27,7 @@
 #include <linux/workqueue.h>
 
 #include "node_priv.h"
+#include "ballot.h"
 #include "conn.h"
 #include "elect.h"
 #include "forward.h"
@@ -66,6 +67,7 @@ void rdmalog_node_role_init(void)
 {
 	rdmalog_elect_set_deposed(rdmalog_node_deposed);
 	rdmalog_elect_set_takeover(rdmalog_node_takeover);
+	rdmalog_ballot_set_found(rdmalog_elect_found);
 }
 
 /*

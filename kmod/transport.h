@@ -190,6 +190,8 @@ void rdmalog_ep_flush_work(struct work_struct *work);
  * or BH-disabled context. Return: NULL, or why the connection must go.
  */
 const char *rdmalog_ep_maybe_grant_ring(struct rdmalog_ep *ep);
+/* &rdmalog_ep.grant_work: the grant, once the ballot word is closed. */
+void rdmalog_ep_grant_work(struct work_struct *work);
 /*
  * A backup's RING arrived (we are the primary): validate it and have the
  * backup judged (&rdmalog_ep_ops.ring: catchup.c). CQ handler context.

@@ -654,6 +654,12 @@ enum rdmalog_peer_state {
  * @RDMALOG_STAT_LIVE_FWD_REQS: forwarded appends in progress on a backup
  * @RDMALOG_STAT_LIVE_FWD_BUFS: forwarding payload buffers (either side)
  * @RDMALOG_STAT_LIVE_PEERS: configured peers
+ * @RDMALOG_STAT_BALLOT_OPENS: times this node opened its ballot word to
+ *	candidates' compare-and-swap
+ * @RDMALOG_STAT_BALLOT_FOLDS: votes candidates cast into it that this
+ *	node then took as its own (closing it, or reading it)
+ * @RDMALOG_STAT_BALLOT_TAMPERED: times it found its word changed while
+ *	closed (then no longer used)
  * @__RDMALOG_STAT_MAX: number of counters
  */
 enum rdmalog_stat {
@@ -702,6 +708,9 @@ enum rdmalog_stat {
 	RDMALOG_STAT_LIVE_FWD_REQS,
 	RDMALOG_STAT_LIVE_FWD_BUFS,
 	RDMALOG_STAT_LIVE_PEERS,
+	RDMALOG_STAT_BALLOT_OPENS,
+	RDMALOG_STAT_BALLOT_FOLDS,
+	RDMALOG_STAT_BALLOT_TAMPERED,
 
 	__RDMALOG_STAT_MAX
 };

@@ -24,7 +24,11 @@ committed; the other backup follows it into the new epoch.
   * node switchover: node 1 hands the log over to node 2 under load, and
     no writer sees an error;
   * priority: node 3 of a higher priority stands first and leads when
-    node 1 goes, not node 2 of the lower id.
+    node 1 goes, not node 2 of the lower id;
+  * the ballot word (rxe: atomics): every vote in it; a backup's word
+    closed while a primary holds its ring, open to candidates once none
+    does, closed again (its vote for the new primary in it) before that
+    primary is granted the ring.
 
 States are polled; nothing passes or fails on a clock.
 """
@@ -201,14 +205,16 @@ def the_ballot_word_holds_the_vote(c):
     assert r.rc == 0, (r.rc, r.out)
     for n in (2, 3):
         # the word as the node's last atomic left it: a vote recorded
-        # while the loopback was busy is put in by its work
+        # while the loopback was busy is put in by its work; node 3 may
+        # open its word between its vote and node 2's grant of its ring
         wait_for(lambda: ballot(c[n])["state"] == "ready" and
-                 ballot(c[n])["epoch"] == e + 1, timeout=WAIT, interval=1,
-                 what=f"node {n}'s ballot word in epoch {e + 1}")
+                 ballot(c[n])["epoch"] == e + 1 and
+                 not ballot(c[n])["open"], timeout=WAIT, interval=1,
+                 what=f"node {n}'s ballot word in epoch {e + 1}, closed")
         b = ballot(c[n])
         assert (b["state"], b["epoch"], b["for"], b["open"]) == \
             ("ready", e + 1, 2, False), (n, b)
-        assert b["word"] == (e + 1) << 32 | 2 << 24, (n, b)
+        assert b["word"] == (e + 1) << 32 | 2 << 24 | b["seq"] << 1, (n, b)
         v = status(c[n])["election"]["vote"]
         assert v == {"epoch": e + 1, "for": 2}, (n, v)
     out = c[3].run("rdmalogctl status", timeout=60, check=True).out
@@ -216,6 +222,51 @@ def the_ballot_word_holds_the_vote(c):
                      rf"{e + 1}, node 2, closed\)$", out, re.M), out
     d = c[3].run("dmesg", timeout=60, check=True).out
     assert "ballot word on rxe0 through a loopback queue pair" in d, d
+
+
+@test
+def the_ballot_word_opens_without_a_primary(c):
+    """A learned backup that no primary holds opens its ballot word to
+    candidates' compare-and-swap (leader-change.rst, "Open and closed"),
+    its vote unchanged, and closes it for whatever acts on it: node 3's
+    word is closed while node 1 leads, open once node 1 is down, closed
+    again (its vote for node 2 in it) once node 2, promoted, replicates
+    to it, and it stays closed while node 2 holds its ring."""
+    fresh(c)
+    rlnode.wait_learned(c)
+    lsns = append(c[1], ["before"])
+    wait_commit(c, lsns[-1] + 1)
+    for n in (2, 3):
+        b = ballot(c[n])
+        assert (b["state"], b["open"]) == ("ready", False), (n, b)
+    e = status(c[1])["log"]["epoch"]
+    b0 = ballot(c[3])
+    opens0 = rlnode.stats(c[3]).get("ballot_opens", 0)
+    c[1].run("rdmalogctl node down", timeout=120, check=True)
+    for n in (2, 3):
+        wait_for(lambda: ballot(c[n])["open"], timeout=WAIT, interval=0.5,
+                 what=f"node {n}'s ballot word open without a primary")
+    b1 = ballot(c[3])
+    assert (b1["epoch"], b1["for"]) == (b0["epoch"], b0["for"]), (b0, b1)
+    assert b1["seq"] > b0["seq"], (b0, b1)
+    assert rlnode.stats(c[3])["ballot_opens"] > opens0
+    r = promote(c[2])
+    assert r.rc == 0, (r.rc, r.out)
+    lsns = append(c[2], ["after"])
+    wait_commit(c, lsns[-1] + 1, nodes=(2, 3))
+    for n in (2, 3):
+        wait_for(lambda: not ballot(c[n])["open"], timeout=WAIT,
+                 interval=0.5, what=f"node {n}'s ballot word closed")
+    b2 = ballot(c[3])
+    assert (b2["epoch"], b2["for"], b2["open"]) == (e + 1, 2, False), b2
+    assert status(c[3])["election"]["vote"] == {"epoch": e + 1, "for": 2}
+    # held closed by node 2's grant of its ring: a few heartbeats on, the
+    # same word, and what node 2 writes still lands
+    c[3].run("sleep 2", timeout=30)
+    lsns = append(c[2], ["later"])
+    wait_commit(c, lsns[-1] + 1, nodes=(2, 3))
+    assert ballot(c[3]) == b2, (b2, ballot(c[3]))
+    assert rlnode.stats(c[3])["ballot_tampered"] == 0
 
 
 @test

@@ -421,6 +421,9 @@ const char *stat_name(unsigned int stat, char *buf, size_t len)
 		[RDMALOG_STAT_LIVE_FWD_REQS] = "live_fwd_reqs",
 		[RDMALOG_STAT_LIVE_FWD_BUFS] = "live_fwd_bufs",
 		[RDMALOG_STAT_LIVE_PEERS] = "live_peers",
+		[RDMALOG_STAT_BALLOT_OPENS] = "ballot_opens",
+		[RDMALOG_STAT_BALLOT_FOLDS] = "ballot_folds",
+		[RDMALOG_STAT_BALLOT_TAMPERED] = "ballot_tampered",
 	};
 
 	if (stat < ARRAY_SIZE(names) && names[stat])
