@@ -128,6 +128,13 @@ enum {
  * @hold_n: see @holds
  * @blk: the ballot block in force while the word is open (under @mutex)
  * @found: the election's hook for a vote found in the word (set at init)
+ * @ready_hook: the transport's: the word is READY, grant it on the live
+ *	connections (set at init; called without @mutex)
+ * @revoke_hook: the transport's: close every connection that registered
+ *	the word from this mapping (set at init; called under @mutex)
+ * @maps: mappings of the page not yet released (under @lock): a set-up
+ *	maps the page anew only once the last one of the previous loopback is
+ *	gone, with every registration of it
  * @held: what the word held after this node's last atomic on it (the
  *	value it read, or the swap its compare-and-swap made); under @lock
  * @over: an epoch above %RDMALOG_BALLOT_MAX_EPOCH was learned
@@ -166,6 +173,9 @@ static struct rdmalog_ballot {
 	u32 hold_n[__RDMALOG_BALLOT_HOLD_NR];
 	struct rdmalog_ballot_block_in blk;
 	void (*found)(u64 epoch, u32 node, u32 how);
+	void (*ready_hook)(void);
+	void (*revoke_hook)(const struct rdmalog_ballot_map *map);
+	u32 maps;
 	u64 held;
 	bool over;
 	u64 ops;
@@ -199,6 +209,10 @@ static void rdmalog_ballot_map_release(struct kref *ref)
 
 	ib_dma_unmap_page(map->ibdev, map->dma, PAGE_SIZE, DMA_BIDIRECTIONAL);
 	kfree(map);
+	spin_lock_bh(&b->lock);
+	b->maps--;
+	spin_unlock_bh(&b->lock);
+	wake_up_all(&b->wq);
 }
 
 void rdmalog_ballot_map_put(struct rdmalog_ballot_map *map)
@@ -542,6 +556,13 @@ static void rdmalog_ballot_teardown(u32 state, const char *msg)
 		spin_lock_bh(&b->lock);
 		b->map = NULL;
 		spin_unlock_bh(&b->lock);
+		/*
+		 * The word is out of this node's reach now: no connection may
+		 * keep it (a candidate's vote would go unseen). Not when going
+		 * down: the word was closed first, and every connection goes.
+		 */
+		if (state != RDMALOG_BALLOT_DOWN && b->revoke_hook)
+			b->revoke_hook(map);
 		rdmalog_ballot_map_put(map);
 	}
 	if (b->pd) {
@@ -789,6 +810,14 @@ static void rdmalog_ballot_setup(void)
 		b->pd = NULL;
 		goto fail;
 	}
+	/*
+	 * The last loopback's mapping is gone with every connection that
+	 * registered it: no candidate reaches the word while it is synced.
+	 */
+	why = "waiting for the connections granted the word to close";
+	if (READ_ONCE(b->maps))
+		goto fail;
+	why = "out of memory";
 	b->dma = ib_dma_map_page(b->ibdev, b->page, 0, PAGE_SIZE,
 				 DMA_BIDIRECTIONAL);
 	if (ib_dma_mapping_error(b->ibdev, b->dma))
@@ -804,6 +833,7 @@ static void rdmalog_ballot_setup(void)
 	map->dma = b->dma;
 	spin_lock_bh(&b->lock);
 	b->map = map;
+	b->maps++;
 	spin_unlock_bh(&b->lock);
 	/* both queue pairs' send and receive queues, drains included */
 	b->cq = ib_alloc_cq(b->ibdev, NULL, 16, 0, IB_POLL_SOFTIRQ);
@@ -892,11 +922,12 @@ static void rdmalog_ballot_fail(const char *why)
 
 static void rdmalog_ballot_work(struct work_struct *work)
 {
-	bool over;
+	bool over, was_ready;
 	u32 state;
 	int err;
 
 	mutex_lock(&b->mutex);
+	was_ready = READ_ONCE(b->state) == RDMALOG_BALLOT_READY;
 	spin_lock_bh(&b->lock);
 	over = b->over;
 	spin_unlock_bh(&b->lock);
@@ -931,7 +962,11 @@ static void rdmalog_ballot_work(struct work_struct *work)
 	}
 	rdmalog_ballot_setup();
 out:
+	state = READ_ONCE(b->state);
 	mutex_unlock(&b->mutex);
+	/* Connections that came up before it was READY get it now. */
+	if (!was_ready && state == RDMALOG_BALLOT_READY && b->ready_hook)
+		b->ready_hook();
 }
 
 /* ------------------------------------------------------------------ */
@@ -1086,6 +1121,13 @@ void rdmalog_ballot_floor(u64 epoch)
 void rdmalog_ballot_set_found(void (*found)(u64 epoch, u32 node, u32 how))
 {
 	b->found = found;
+}
+
+void rdmalog_ballot_set_grant_hooks(void (*ready)(void),
+				    void (*revoke)(const struct rdmalog_ballot_map *map))
+{
+	b->ready_hook = ready;
+	b->revoke_hook = revoke;
 }
 
 bool rdmalog_ballot_hold(u32 why)

@@ -187,5 +187,15 @@ struct rdmalog_ballot_map *rdmalog_ballot_map_get(struct ib_device *ibdev,
 						  u64 *dma);
 /* Process context: the last put unmaps the page. */
 void rdmalog_ballot_map_put(struct rdmalog_ballot_map *map);
+/*
+ * The transport's hooks, set once at init: @ready, the word became READY
+ * (grant it on the live connections; process context, no ballot lock
+ * held); @revoke, the word is out of this node's reach (its loopback
+ * failed, or it turned OFF): close every connection that registered it
+ * from @map (under the ballot's mutex; it may take the connections'
+ * locks, and must not wait for a connection to close).
+ */
+void rdmalog_ballot_set_grant_hooks(void (*ready)(void),
+				    void (*revoke)(const struct rdmalog_ballot_map *map));
 
 #endif /* _RDMALOG_BALLOT_H */

@@ -94,6 +94,7 @@
 
 #include "auth.h"
 #include "ballot.h"
+#include "ballot_mr.h"
 #include "conn.h"
 #include "ep.h"
 #include "inject.h"
@@ -533,6 +534,7 @@ void rdmalog_ep_established(struct rdmalog_ep *ep)
 	set_bit(RDMALOG_EP_HELLO_TX, &ep->flags);
 	local_bh_disable();
 	why = rdmalog_ep_maybe_grant_ring(ep);
+	rdmalog_ep_maybe_grant_ballot(ep);
 	local_bh_enable();
 	if (why)
 		rdmalog_ep_error(ep, "%s", why);
@@ -1103,6 +1105,36 @@ void rdmalog_conn_status_msg(char *buf, size_t len)
 	mutex_unlock(&rdmalog_conns.mutex);
 }
 
+/* The ballot word is READY: grant it where both HELLOs passed already. */
+static void rdmalog_conn_ballot_ready(void)
+{
+	struct rdmalog_ep *eps[RDMALOG_MAX_PEERS];
+	u32 n, i;
+
+	n = rdmalog_conn_live_eps(eps, ARRAY_SIZE(eps));
+	for (i = 0; i < n; i++) {
+		local_bh_disable();
+		rdmalog_ep_maybe_grant_ballot(eps[i]);
+		local_bh_enable();
+		rdmalog_ep_put(eps[i]);
+	}
+}
+
+/* The ballot word is out of its owner's reach: no connection keeps it. */
+static void rdmalog_conn_ballot_revoke(const struct rdmalog_ballot_map *map)
+{
+	struct rdmalog_ep *eps[RDMALOG_MAX_PEERS];
+	u32 n, i;
+
+	n = rdmalog_conn_live_eps(eps, ARRAY_SIZE(eps));
+	for (i = 0; i < n; i++) {
+		if (rdmalog_ep_ballot_granted(eps[i], map))
+			rdmalog_ep_error(eps[i],
+					 "ballot word revoked: this node can no longer watch it");
+		rdmalog_ep_put(eps[i]);
+	}
+}
+
 /**
  * rdmalog_conn_init() - create the workqueue and register the ib_client
  *
@@ -1120,6 +1152,8 @@ int rdmalog_conn_init(void)
 	err = rdmalog_ballot_init();
 	if (err)
 		goto err_wq;
+	rdmalog_ballot_set_grant_hooks(rdmalog_conn_ballot_ready,
+				       rdmalog_conn_ballot_revoke);
 	/* Device objects only while .remove will be called for them. */
 	rdmalog_rdev_set_ready(true);
 	err = ib_register_client(&rdmalog_ib_client);

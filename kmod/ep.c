@@ -27,6 +27,7 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
 
+#include "ballot_mr.h"
 #include "conn.h"
 #include "ep.h"
 #include "log.h"
@@ -512,6 +513,13 @@ int rdmalog_ep_setup(struct rdmalog_ep *ep)
 				     ep->ring_why);
 		return err;
 	}
+	err = rdmalog_ballot_mr_setup(ep);
+	if (err) {
+		rdmalog_conn_set_msg(conn,
+				     "cannot allocate the ballot's MRs: error %d",
+				     err);
+		return err;
+	}
 	err = rdmalog_ep_get_ops()->setup(ep, &what);
 	if (err) {
 		rdmalog_conn_set_msg(conn, "cannot set up %s: error %d", what,
@@ -562,6 +570,7 @@ void rdmalog_ep_release_resources(struct rdmalog_ep *ep)
 	/* Nothing is in flight: the users let go of the endpoint. */
 	rdmalog_ep_get_ops()->release(ep);
 	rdmalog_ring_mr_release(ep);
+	rdmalog_ballot_mr_release(ep);
 	if (ep->fence_mr) {
 		ib_dereg_mr(ep->fence_mr);
 		ep->fence_mr = NULL;

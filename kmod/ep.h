@@ -59,8 +59,9 @@
  * and LOCAL_INV (backup, which posts no READ of a forwarded payload: in
  * the same share), catch-up its READs (backup) or the REG_MR and
  * LOCAL_INV of each segment of its read grant (primary), the ring's and a
- * catch-up grant's REG_MRs a fence each (rdmalog_ep_reg_fence()), and
- * ib_drain_qp() needs one more slot on each queue.
+ * catch-up grant's REG_MRs a fence each (rdmalog_ep_reg_fence()), the
+ * ballot grant's two REG_MRs and their fence, and ib_drain_qp() needs one
+ * more slot on each queue.
  */
 #define RDMALOG_SQ_SIZE			(RDMALOG_SEND_DEPTH + \
 					 RDMALOG_REPL_MAX_WRITES + \
@@ -68,7 +69,8 @@
 					 RDMALOG_FWD_MAX_READS + \
 					 2 * RDMALOG_FWD_MAX_REGS + \
 					 RDMALOG_CU_MAX_READS + \
-					 2 * RDMALOG_RING_MAX_SEGS + 2 + 1)
+					 2 * RDMALOG_RING_MAX_SEGS + 2 + \
+					 3 + 1)
 #define RDMALOG_RQ_SIZE			(RDMALOG_RECV_DEPTH + 1)
 #define RDMALOG_CQ_SIZE			(RDMALOG_SQ_SIZE + RDMALOG_RQ_SIZE)
 
@@ -85,6 +87,41 @@ enum {
 	RDMALOG_EP_GRANT,	/* the ring grant started: it holds the ballot
 				 * word closed until the endpoint is released
 				 */
+	RDMALOG_EP_PEER_ATOMICS,	/* the peer's HELLO said it has atomics */
+	RDMALOG_EP_BALLOT_REG,	/* we posted our ballot's REG_MRs */
+	RDMALOG_EP_BALLOT_RX,	/* the peer's BALLOT arrived */
+};
+
+/*
+ * The I/O virtual address of the ballot page in the ballot grant's MRs
+ * (ballot_mr.c): the word at +0, the block at +64; no DMA address leaks.
+ */
+#define RDMALOG_BALLOT_IOVA		BIT_ULL(47)
+
+/**
+ * struct rdmalog_ballot_ep - the ballot grant on one connection
+ * (ballot_mr.c)
+ * @word_mr: our word's registration for the peer (REMOTE_ATOMIC), or NULL
+ *	(no atomics)
+ * @block_mr: our block's (REMOTE_READ)
+ * @map: the ballot page's mapping the two map, referenced from the grant
+ *	until the release
+ * @reg_cqe: the REG_MRs' completion
+ * @word_addr: the peer's word, as its BALLOT said (with
+ *	RDMALOG_EP_BALLOT_RX)
+ * @word_rkey: its key
+ * @block_addr: the peer's block
+ * @block_rkey: its key
+ */
+struct rdmalog_ballot_ep {
+	struct ib_mr *word_mr;
+	struct ib_mr *block_mr;
+	struct rdmalog_ballot_map *map;
+	struct ib_cqe reg_cqe;
+	u64 word_addr;
+	u32 word_rkey;
+	u64 block_addr;
+	u32 block_rkey;
 };
 
 /*
@@ -260,6 +297,7 @@ struct rdmalog_sbuf {
  *	locking in forward.c)
  * @cu: catch-up on this connection (catchup.c; its locking in catchup.h)
  * @elect: a VOTE_REQ of the peer waiting for its answer (elect.c)
+ * @ballot: the ballot grant both ways (ballot_mr.c)
  * @error_work: closes the endpoint after a completion or QP error
  * @flush_work: queued (with a reference) by the first flushed completion
  *	while the endpoint is not being released: the QP went to error
@@ -340,6 +378,7 @@ struct rdmalog_ep {
 	struct rdmalog_fwd_ep fwd;
 	struct rdmalog_catchup_ep cu;
 	struct rdmalog_elect_ep elect;
+	struct rdmalog_ballot_ep ballot;
 
 	struct work_struct error_work;
 	struct delayed_work flush_work;

@@ -24,11 +24,13 @@
 #include <linux/spinlock.h>
 
 #include "auth.h"
+#include "ballot_mr.h"
 #include "conn.h"
 #include "ep.h"
 #include "log.h"
 #include "node.h"
 #include "proto.h"
+#include "rdma_dev.h"
 #include "stats.h"
 #include "transport.h"
 
@@ -60,7 +62,8 @@ int rdmalog_ep_send_hello(struct rdmalog_ep *ep)
 	m.timeout_ms = cpu_to_le32(READ_ONCE(rdmalog_conns.peer_timeout_ms));
 	m.capacity = cpu_to_le64(l->capacity);
 	m.max_record = cpu_to_le32(l->max_record);
-	m.flags = cpu_to_le32(RDMALOG_HELLO_F_LOG_UP);
+	m.flags = cpu_to_le32(RDMALOG_HELLO_F_LOG_UP |
+			      (ep->rdev->atomics ? RDMALOG_HELLO_F_ATOMICS : 0));
 	rdmalog_fill_positions(&m.first_lsn, &m.commit_lsn, &m.next_lsn);
 	if (rdmalog_conns.p.log)
 		m.log_id = cpu_to_le64(rdmalog_log_id(rdmalog_conns.p.log));
@@ -169,6 +172,9 @@ const char *rdmalog_conn_process(struct rdmalog_ep *ep,
 	case RDMALOG_MSG_HEARTBEAT:
 		want = sizeof(m->heartbeat);
 		break;
+	case RDMALOG_MSG_BALLOT:
+		want = sizeof(m->ballot);
+		break;
 	case RDMALOG_MSG_RING:
 		/* Variable length: the fixed part first, then the count. */
 		if (len < RDMALOG_MSG_RING_LEN(0))
@@ -239,6 +245,8 @@ const char *rdmalog_conn_process(struct rdmalog_ep *ep,
 			return "second HELLO";
 		WRITE_ONCE(ep->peer_log_id, le64_to_cpu(m->hello.log_id));
 		ep->hello_epoch = epoch;
+		if (le32_to_cpu(m->hello.flags) & RDMALOG_HELLO_F_ATOMICS)
+			set_bit(RDMALOG_EP_PEER_ATOMICS, &ep->flags);
 		/* Pairs with rdmalog_conn_census()'s: fields, then the bit. */
 		smp_mb__before_atomic();
 		set_bit(RDMALOG_EP_HELLO, &ep->flags);
@@ -251,6 +259,10 @@ const char *rdmalog_conn_process(struct rdmalog_ep *ep,
 		ops->heard(ep, epoch,
 				      le64_to_cpu(m->hello.vote_epoch));
 		why = rdmalog_ep_maybe_grant_ring(ep);
+		rdmalog_ep_maybe_grant_ballot(ep);
+		break;
+	case RDMALOG_MSG_BALLOT:
+		why = rdmalog_ep_ballot_received(ep, &m->ballot);
 		break;
 	case RDMALOG_MSG_RING:
 		why = rdmalog_ep_ring_received(ep, &m->ring);

@@ -38,7 +38,7 @@
 #include <linux/types.h>
 
 /** RDMALOG_PROTO_VERSION - the protocol version this module speaks */
-#define RDMALOG_PROTO_VERSION		7
+#define RDMALOG_PROTO_VERSION		8
 
 /** RDMALOG_CM_MAGIC - "RLCM": first bytes of the handshake and rejections */
 #define RDMALOG_CM_MAGIC		0x4d434c52
@@ -214,6 +214,10 @@ static_assert(sizeof(struct rdmalog_cm_rej) == 16);
  * @RDMALOG_MSG_FWD_CLOSED: backup to primary, the answer to a
  *	FWD_CLOSE without %RDMALOG_FWD_CLOSE_F_REOPEN: no FWD of this
  *	connection is outstanding: &struct rdmalog_msg_fwd_close
+ * @RDMALOG_MSG_BALLOT: a node grants its peer compare-and-swap on its
+ *	ballot word and READ of its ballot block, once per connection,
+ *	after the peer's HELLO said %RDMALOG_HELLO_F_ATOMICS: &struct
+ *	rdmalog_msg_ballot
  * @__RDMALOG_MSG_MAX: first unknown type; a receiver drops the connection
  *	on a type it does not know
  */
@@ -232,6 +236,7 @@ enum rdmalog_msg_type {
 	RDMALOG_MSG_TAKEOVER		= 12,
 	RDMALOG_MSG_FWD_CLOSE		= 13,
 	RDMALOG_MSG_FWD_CLOSED		= 14,
+	RDMALOG_MSG_BALLOT		= 15,
 
 	__RDMALOG_MSG_MAX
 };
@@ -285,9 +290,13 @@ static_assert(sizeof(struct rdmalog_ring_desc) == 24);
 /**
  * enum rdmalog_hello_flags - &rdmalog_msg_hello.flags
  * @RDMALOG_HELLO_F_LOG_UP: the sender's log is up (always, in version 1)
+ * @RDMALOG_HELLO_F_ATOMICS: the sender's RDMA device has atomics: it
+ *	may be granted the receiver's ballot word (%RDMALOG_MSG_BALLOT) and
+ *	vote into it by compare-and-swap
  */
 enum rdmalog_hello_flags {
 	RDMALOG_HELLO_F_LOG_UP		= 1 << 0,
+	RDMALOG_HELLO_F_ATOMICS		= 1 << 1,
 };
 
 /**
@@ -719,6 +728,27 @@ struct rdmalog_ballot_block {
 static_assert(sizeof(struct rdmalog_ballot_block) == 64);
 
 /**
+ * struct rdmalog_msg_ballot - the sender grants the receiver its ballot
+ * (Documentation/protocol.rst, "Ballot grant")
+ * @hdr: type %RDMALOG_MSG_BALLOT
+ * @word_addr: the ballot word's address in @word_rkey's region: 8 bytes,
+ *	8-byte aligned, for RDMA compare-and-swap and fetch-and-add only
+ * @word_rkey: its key, good on this connection only
+ * @block_addr: the ballot block's address in @block_rkey's region
+ *	(&struct rdmalog_ballot_block, 64 bytes), for RDMA READ only
+ * @block_rkey: its key, good on this connection only
+ * @reserved: zero
+ */
+struct rdmalog_msg_ballot {
+	struct rdmalog_msg_hdr hdr;
+	__le64 word_addr;
+	__le64 block_addr;
+	__le32 word_rkey;
+	__le32 block_rkey;
+	__le64 reserved;
+};
+
+/**
  * struct rdmalog_msg_vote_req - a candidate asks for a vote
  * @hdr: type %RDMALOG_MSG_VOTE_REQ
  * @epoch: the epoch the sender stands for; above every epoch it knows of
@@ -883,6 +913,7 @@ union rdmalog_msg_any {
 	struct rdmalog_msg_vote vote;
 	struct rdmalog_msg_takeover takeover;
 	struct rdmalog_msg_fwd_close fwd_close;
+	struct rdmalog_msg_ballot ballot;
 	__u8 raw[RDMALOG_MSG_SIZE];
 };
 

@@ -75,6 +75,17 @@
  * work) and 16 bytes at its end, outside the range (must fail at the
  * primary's NIC: the grant covers [start, target) only).
  *
+ * With --ballot-probe KIND it plays a backup whose device has atomics
+ * (with --listen when its node id is the larger): its HELLO says
+ * RDMALOG_HELLO_F_ATOMICS, it waits for the node's BALLOT and probes the
+ * grant once (one connection per probe that must fail): "ok" a
+ * fetch-and-add of 0 on the word and a READ of the block (both must
+ * work: the JSON says the word and the block's magic); "word_read" a
+ * READ of the word, "word_write" a WRITE to it, "block_write" a WRITE to
+ * the block, "block_atomic" a fetch-and-add on the block's key and
+ * "past_block" a READ just past the block (each must fail at the node's
+ * NIC: the word is for atomics only, the block for READ only).
+ *
  * With --vote EPOCH it plays a candidate (as a backup; with --listen when
  * its node id is the larger): after the HELLOs it sends a VOTE_REQ for
  * EPOCH with the position (--vote-pos-epoch E, --vote-gen G, the voter's
@@ -152,6 +163,8 @@ struct opts {
 	uint64_t vote_behind;
 	uint32_t vote_gen;
 	uint64_t vote_pos_epoch;
+	/* --ballot-probe KIND: probe the node's ballot grant */
+	const char *ballot_probe;
 };
 
 /*
@@ -207,6 +220,8 @@ struct session {
 	bool catchup;
 	bool vote_seen;
 	struct rdmalog_msg_vote vote;
+	bool ballot;
+	struct rdmalog_msg_ballot peer_ballot;
 	struct rdmalog_msg_catchup peer_cu;
 	uint8_t *ring_mem;
 	struct ibv_mr *ring_mr;
@@ -761,6 +776,12 @@ static int handle_msg(struct session *s, const uint8_t *buf, uint32_t len)
 		memcpy(&s->peer_cu, buf, len);
 		s->catchup = true;
 		break;
+	case RDMALOG_MSG_BALLOT:
+		if (len != sizeof(s->peer_ballot))
+			return -1;
+		memcpy(&s->peer_ballot, buf, len);
+		s->ballot = true;
+		break;
 	case RDMALOG_MSG_VOTE:
 		if (len != sizeof(s->vote))
 			return -1;
@@ -964,7 +985,8 @@ static int session_hello_send(const struct opts *o, struct session *s,
 	m.timeout_ms = htole32(5000);
 	m.capacity = htole64(o->capacity);
 	m.max_record = htole32(o->max_record);
-	m.flags = htole32(RDMALOG_HELLO_F_LOG_UP);
+	m.flags = htole32(RDMALOG_HELLO_F_LOG_UP |
+			  (o->ballot_probe ? RDMALOG_HELLO_F_ATOMICS : 0));
 	m.first_lsn = s->peer_hello.first_lsn;
 	m.commit_lsn = s->peer_hello.commit_lsn;
 	m.next_lsn = s->peer_hello.next_lsn;
@@ -998,13 +1020,17 @@ static int session_hello(const struct opts *o, struct session *s, bool primary)
 	return 0;
 }
 
-/* Post one RDMA WRITE or READ of PROBE_BYTES and wait for its completion. */
+/*
+ * Post one RDMA WRITE or READ of PROBE_BYTES, or a fetch-and-add of 0 (8
+ * bytes back at PROBE_OFF), and wait for its completion.
+ */
 static int probe(struct session *s, enum ibv_wr_opcode op, uint64_t raddr,
 		 uint32_t rkey, enum ibv_wc_status *status)
 {
+	bool atomic = op == IBV_WR_ATOMIC_FETCH_AND_ADD;
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)(s->mem + PROBE_OFF),
-		.length = PROBE_BYTES,
+		.length = atomic ? 8 : PROBE_BYTES,
 		.lkey = s->mr->lkey,
 	};
 	struct ibv_send_wr wr = {
@@ -1017,8 +1043,14 @@ static int probe(struct session *s, enum ibv_wr_opcode op, uint64_t raddr,
 	struct ibv_send_wr *bad;
 
 	memcpy(s->mem + PROBE_OFF, "rogue-peer-probe", PROBE_BYTES);
-	wr.wr.rdma.remote_addr = raddr;
-	wr.wr.rdma.rkey = rkey;
+	if (atomic) {
+		wr.wr.atomic.remote_addr = raddr;
+		wr.wr.atomic.rkey = rkey;
+		wr.wr.atomic.compare_add = 0;
+	} else {
+		wr.wr.rdma.remote_addr = raddr;
+		wr.wr.rdma.rkey = rkey;
+	}
 	s->probe_done = false;
 	if (ibv_post_send(s->id->qp, &wr, &bad)) {
 		diag("ibv_post_send: %s", strerror(errno));
@@ -1273,6 +1305,74 @@ static int run_vote(const struct opts *o)
 		 ",\"pre\":true" : "");
 	session_close(&s);
 	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* --ballot-probe: the node's ballot grant is least-privilege */
+
+static bool have_ballot(struct session *s)
+{
+	return s->ballot;
+}
+
+static int run_ballot_probe(const struct opts *o)
+{
+	const char *k = o->ballot_probe;
+	uint64_t word, block, w;
+	uint32_t wkey, bkey;
+	struct session s;
+	int ret = 0;
+
+	/* either side: the larger node id listens (--listen) */
+	if (session_open(o, &s) || session_hello(o, &s, false) ||
+	    progress(&s, have_ballot, STEP_MS)) {
+		tap(false, "ballot: a BALLOT from node %u as node %u", o->dst,
+		    o->node);
+		json_add(",\"ballot\":null");
+		session_close(&s);
+		return 2;
+	}
+	word = le64toh(s.peer_ballot.word_addr);
+	block = le64toh(s.peer_ballot.block_addr);
+	wkey = le32toh(s.peer_ballot.word_rkey);
+	bkey = le32toh(s.peer_ballot.block_rkey);
+	tap(true, "ballot: word 0x%" PRIx64 " rkey 0x%x, block 0x%" PRIx64
+	    " rkey 0x%x", word, wkey, block, bkey);
+	json_add(",\"ballot\":{\"word_addr\":%" PRIu64 ",\"block_addr\":%"
+		 PRIu64 "}", word, block);
+	if (!strcmp(k, "ok")) {
+		if (expect(&s, "word_atomic", "fetch-and-add 0 on the word",
+			   IBV_WR_ATOMIC_FETCH_AND_ADD, word, wkey, true))
+			ret = 1;
+		memcpy(&w, s.mem + PROBE_OFF, sizeof(w));
+		json_add(",\"word\":%" PRIu64, (uint64_t)le64toh(w));
+		if (expect(&s, "block_read", "READ of the block",
+			   IBV_WR_RDMA_READ, block, bkey, true))
+			ret = 1;
+		memcpy(&w, s.mem + PROBE_OFF, sizeof(w));
+		json_add(",\"block_magic\":%u", le32toh((uint32_t)w));
+	} else if (!strcmp(k, "word_read")) {
+		ret = expect(&s, k, "READ of the word", IBV_WR_RDMA_READ,
+			     word, wkey, false) ? 1 : 0;
+	} else if (!strcmp(k, "word_write")) {
+		ret = expect(&s, k, "WRITE to the word", IBV_WR_RDMA_WRITE,
+			     word, wkey, false) ? 1 : 0;
+	} else if (!strcmp(k, "block_write")) {
+		ret = expect(&s, k, "WRITE to the block", IBV_WR_RDMA_WRITE,
+			     block, bkey, false) ? 1 : 0;
+	} else if (!strcmp(k, "block_atomic")) {
+		ret = expect(&s, k, "fetch-and-add on the block's key",
+			     IBV_WR_ATOMIC_FETCH_AND_ADD, block, bkey,
+			     false) ? 1 : 0;
+	} else if (!strcmp(k, "past_block")) {
+		ret = expect(&s, k, "READ just past the block",
+			     IBV_WR_RDMA_READ, block + 64, bkey, false) ? 1 : 0;
+	} else {
+		tap(false, "ballot: unknown probe %s", k);
+		ret = 2;
+	}
+	session_close(&s);
+	return ret;
 }
 
 /* ------------------------------------------------------------------ */
@@ -2497,8 +2597,10 @@ static void usage(const char *argv0)
 		"          --catchup-probe [--secret FILE]\n"
 		"       %s [--listen] -a ADDR -n NODE -d DST -c CLUSTER -C CAPACITY\n"
 		"          --vote EPOCH --vote-pos-epoch E [--vote-behind N] [--vote-pre]\n"
-		"          [--vote-gen G]\n",
-		argv0, argv0, argv0, argv0, argv0, argv0, argv0);
+		"          [--vote-gen G]\n"
+		"       %s [--listen] -a ADDR -n NODE -d DST -c CLUSTER -C CAPACITY\n"
+		"          --ballot-probe ok|word_read|word_write|block_write|block_atomic|past_block\n",
+		argv0, argv0, argv0, argv0, argv0, argv0, argv0, argv0);
 	exit(2);
 }
 
@@ -2555,6 +2657,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		{ "vote-gen", required_argument, NULL, 'J' },
 		{ "vote-pos-epoch", required_argument, NULL, 'P' },
 		{ "primary-epoch", required_argument, NULL, 'Q' },
+		{ "ballot-probe", required_argument, NULL, 'Y' },
 		{}
 	};
 	int c;
@@ -2594,12 +2697,16 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'J': o->vote_gen = strtoul(optarg, NULL, 0); break;
 		case 'P': o->vote_pos_epoch = strtoull(optarg, NULL, 0); break;
 		case 'Q': opt_primary_epoch = strtoull(optarg, NULL, 0); break;
+		case 'Y': o->ballot_probe = optarg; break;
 		default: usage(argv[0]);
 		}
 	}
 	if (!o->addr || !o->cluster || !o->capacity || !o->node || !o->dst ||
-	    (!o->vote &&
+	    (!o->vote && !o->ballot_probe &&
 	     o->listen != (o->cross || o->fwd_len || o->catchup_probe)) ||
+	    (o->ballot_probe && (o->vote || o->cross || o->fwd_len ||
+				 o->catchup_probe || o->garbage ||
+				 o->grant_probe)) ||
 	    (o->vote && (o->cross || o->fwd_len || o->catchup_probe ||
 			 o->garbage || o->grant_probe || !o->vote_pos_epoch)) ||
 	    (o->cross + !!o->fwd_len + o->catchup_probe > 1) ||
@@ -2628,6 +2735,10 @@ int main(int argc, char **argv)
 	}
 	if (o.vote) {
 		ret = run_vote(&o);
+		goto out;
+	}
+	if (o.ballot_probe) {
+		ret = run_ballot_probe(&o);
 		goto out;
 	}
 	if (o.listen) {

@@ -660,6 +660,8 @@ enum rdmalog_peer_state {
  *	node then took as its own (closing it, or reading it)
  * @RDMALOG_STAT_BALLOT_TAMPERED: times it found its word changed while
  *	closed (then no longer used)
+ * @RDMALOG_STAT_BALLOT_GRANTS: connections on which this node granted
+ *	its peer its ballot word (BALLOT sent)
  * @__RDMALOG_STAT_MAX: number of counters
  */
 enum rdmalog_stat {
@@ -711,6 +713,7 @@ enum rdmalog_stat {
 	RDMALOG_STAT_BALLOT_OPENS,
 	RDMALOG_STAT_BALLOT_FOLDS,
 	RDMALOG_STAT_BALLOT_TAMPERED,
+	RDMALOG_STAT_BALLOT_GRANTS,
 
 	__RDMALOG_STAT_MAX
 };

@@ -198,6 +198,10 @@ def the_ballot_word_holds_the_vote(c):
                  interval=1, what=f"{nd.name}'s ballot word ready")
         b = ballot(nd)
         assert (b["epoch"], b["for"], b["open"]) == (0, 0, False), b
+        # granted to both peers (BALLOT), READY or not when they came
+        wait_for(lambda: rlnode.stats(nd)["ballot_grants"] >= 2,
+                 timeout=WAIT, interval=1,
+                 what=f"{nd.name}'s ballot word granted to its peers")
     e = status(c[1])["log"]["epoch"]
     rlnode.wait_learned(c)
     c[1].run("rdmalogctl node down", timeout=120, check=True)

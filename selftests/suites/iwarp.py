@@ -95,6 +95,9 @@ def siw_replicates_in_ack_mode(c):
         b = status(c[n])["ballot"]
         assert b == {"state": "none",
                      "message": "the RDMA device has no atomics"}, b
+        # nor a grant of it to any peer (BALLOT)
+        assert rlnode.stats(c[n]).get("ballot_grants") == 0, \
+            rlnode.stats(c[n])
     r = c[1].run("for i in $(seq 1 40); do echo siw-$i-$(head -c $((i*53)) "
                  "/dev/zero | tr '\\0' y); done | rdmalogcat -a",
                  timeout=300, check=True)

@@ -666,6 +666,48 @@ def ask_vote(nd, args):
 
 
 @test
+def the_ballot_grant_is_least_access(c):
+    """A rogue node 2 whose HELLO says it has atomics is granted node 3's
+    ballot word and block (BALLOT; protocol.rst, "Ballot grant"): a
+    fetch-and-add of 0 on the word returns what node 3's status shows and
+    a READ of the block works, while a READ of the word, a WRITE to the
+    word or the block, an atomic on the block's key and a READ past the
+    block each fail at node 3's NIC. Node 3 goes on following node 1, its
+    word unchanged."""
+    fresh(c, cluster_file())
+    wait_connected(c, 1)
+    wait_connected(c, 3)
+    c[2].run("rdmalogctl node down", timeout=120, check=True)
+    wait_for(lambda: peer(c[3], 2)["state"] != "connected", timeout=WAIT,
+             interval=1, what="node 3 lost node 2")
+    wait_for(lambda: status(c[3])["ballot"]["state"] == "ready",
+             timeout=WAIT, interval=1, what="node 3's ballot word ready")
+    grants = rlnode.stats(c[3])["ballot_grants"]
+    word = status(c[3])["ballot"]["word"]
+    args = f"-a 198.18.0.3 -n 2 -d 3 -c {CLUSTER} -C {CAPACITY}"
+    for kind in ("ok", "word_read", "word_write", "block_write",
+                 "block_atomic", "past_block"):
+        r = c[2].run(f"{ROGUE} {args} --ballot-probe {kind}", timeout=300)
+        print(r.out)
+        res = rogue_result(r.out)
+        assert r.rc == 0 and res["pass"], (kind, r.rc, res)
+        if kind == "ok":
+            assert res["word"] == word, (res, word)
+        else:
+            assert res[kind] in ("IBV_WC_REM_ACCESS_ERR",
+                                 "IBV_WC_REM_INV_REQ_ERR",
+                                 "IBV_WC_REM_OP_ERR"), (kind, res)
+    assert rlnode.stats(c[3])["ballot_grants"] >= grants + 6
+    b = status(c[3])["ballot"]
+    assert (b["state"], b["word"]) == ("ready", word), (b, word)
+    assert rlnode.stats(c[3])["ballot_tampered"] == 0
+    assert peer(c[3], 1)["state"] == "connected", peer(c[3], 1)
+    nxt = status(c[1])["log"]["next_lsn"]
+    append(c[1], ["after-ballot-probes"])
+    wait_commit(c, nxt + 1, nodes=(1, 3))
+
+
+@test
 def a_vote_fences_the_primary_first(c):
     """The voter's rules (protocol.rst, "Votes") with a rogue candidate.
     Node 2's module goes down and a rogue node 2 asks node 3, a backup of

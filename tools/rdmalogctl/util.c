@@ -424,6 +424,7 @@ const char *stat_name(unsigned int stat, char *buf, size_t len)
 		[RDMALOG_STAT_BALLOT_OPENS] = "ballot_opens",
 		[RDMALOG_STAT_BALLOT_FOLDS] = "ballot_folds",
 		[RDMALOG_STAT_BALLOT_TAMPERED] = "ballot_tampered",
+		[RDMALOG_STAT_BALLOT_GRANTS] = "ballot_grants",
 	};
 
 	if (stat < ARRAY_SIZE(names) && names[stat])

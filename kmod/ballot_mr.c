@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rdmalog - the ballot grant on one connection (ballot_mr.h;
+ * Documentation/protocol.rst, "Ballot grant"): this node's ballot word
+ * and block registered for its peer, and the peer's, as its BALLOT said.
+ *
+ * A node whose word is READY on the connection's device grants a peer
+ * whose HELLO said %RDMALOG_HELLO_F_ATOMICS two FRWR MRs on the
+ * connection's PD: the word (8 bytes), REMOTE_ATOMIC only (with the
+ * LOCAL_WRITE the verbs require), and the block (64 bytes), REMOTE_READ
+ * only. Both map the ballot page's one mapping on the device
+ * (rdmalog_ballot_map_get(): every atomic on the word goes to one
+ * address), at I/O virtual addresses of their own, not DMA addresses. The
+ * REG_MRs are posted behind the connection's registration fence, then the
+ * BALLOT message on the same send queue: the peer learns the keys only
+ * once they work. The keys are good on this queue pair only and die with
+ * it (the MRs are deregistered after it is drained and destroyed).
+ *
+ * A word granted on connections is revoked when its loopback goes (the
+ * owner can no longer close it, nor see what candidates cast into it):
+ * ballot.c calls the transport's revoke hook, which closes every
+ * connection holding a registration of that mapping; the owner reads the
+ * word again only once the last of them is released (the mapping's last
+ * reference).
+ *
+ * Context: the MRs are allocated in process context at set-up
+ * (rdmalog_ballot_mr_setup()), registered from the receive handler or
+ * with BHs off (rdmalog_ep_maybe_grant_ballot()), and released after the
+ * queue pair is destroyed (rdmalog_ballot_mr_release()). The peer's grant
+ * is written once by the receive handler before RDMALOG_EP_BALLOT_RX is
+ * set, and read only after testing it.
+ */
+#include <linux/errno.h>
+#include <linux/scatterlist.h>
+#include <rdma/ib_verbs.h>
+
+#include "ballot.h"
+#include "ballot_mr.h"
+#include "ep.h"
+#include "proto.h"
+#include "rdma_dev.h"
+#include "stats.h"
+#include "transport.h"
+
+/* Where the word and the block are in the ballot page (ballot.c). */
+#define RDMALOG_BALLOT_MR_WORD_OFF	0
+#define RDMALOG_BALLOT_MR_BLOCK_OFF	64
+
+int rdmalog_ballot_mr_setup(struct rdmalog_ep *ep)
+{
+	struct rdmalog_ballot_ep *be = &ep->ballot;
+
+	if (!ep->rdev->atomics)
+		return 0;
+	be->word_mr = ib_alloc_mr(ep->pd, IB_MR_TYPE_MEM_REG, 1);
+	if (IS_ERR(be->word_mr)) {
+		be->word_mr = NULL;
+		return -ENOMEM;
+	}
+	rdmalog_live_add(RDMALOG_STAT_LIVE_MRS, 1);
+	be->block_mr = ib_alloc_mr(ep->pd, IB_MR_TYPE_MEM_REG, 1);
+	if (IS_ERR(be->block_mr)) {
+		be->block_mr = NULL;
+		return -ENOMEM;	/* the word's MR: released by the caller */
+	}
+	rdmalog_live_add(RDMALOG_STAT_LIVE_MRS, 1);
+	return 0;
+}
+
+void rdmalog_ballot_mr_release(struct rdmalog_ep *ep)
+{
+	struct rdmalog_ballot_ep *be = &ep->ballot;
+
+	if (be->block_mr) {
+		ib_dereg_mr(be->block_mr);
+		rdmalog_live_add(RDMALOG_STAT_LIVE_MRS, -1);
+		be->block_mr = NULL;
+	}
+	if (be->word_mr) {
+		ib_dereg_mr(be->word_mr);
+		rdmalog_live_add(RDMALOG_STAT_LIVE_MRS, -1);
+		be->word_mr = NULL;
+	}
+	/* The keys are dead: the owner may read its word once all are. */
+	rdmalog_ballot_map_put(be->map);
+	be->map = NULL;
+}
+
+static void rdmalog_ballot_reg_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rdmalog_ep *ep = container_of(wc->wr_cqe, struct rdmalog_ep,
+					     ballot.reg_cqe);
+
+	rdmalog_ep_wc_ok(ep, wc, "ballot registration");
+}
+
+/* Map @mr over @len bytes at @dma, at I/O virtual address @iova. */
+static int rdmalog_ballot_mr_map(struct ib_mr *mr, u64 dma, u32 len, u64 iova)
+{
+	struct scatterlist sg;
+	int n;
+
+	sg_init_table(&sg, 1);
+	sg_dma_address(&sg) = dma;
+	sg_dma_len(&sg) = len;
+	/* A new key for every registration of this MR. */
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+	n = ib_map_mr_sg(mr, &sg, 1, NULL, PAGE_SIZE);
+	if (n != 1)
+		return n < 0 ? n : -EINVAL;
+	mr->iova = iova;
+	return 0;
+}
+
+/*
+ * Grant @ep's peer our word and block: both HELLOs passed, the peer has
+ * atomics, and our word is READY on this connection's device. Once per
+ * connection. CQ handler context, or BHs off.
+ */
+void rdmalog_ep_maybe_grant_ballot(struct rdmalog_ep *ep)
+{
+	struct rdmalog_ballot_ep *be = &ep->ballot;
+	struct rdmalog_msg_ballot m = {};
+	struct rdmalog_ballot_map *map;
+	struct ib_reg_wr reg[2] = {};
+	struct ib_send_wr fence;
+	u64 dma;
+	int err;
+
+	/* Our set_bit before the other side's test_bit, and vice versa. */
+	smp_mb__after_atomic();
+	if (!be->word_mr || !be->block_mr ||
+	    !test_bit(RDMALOG_EP_HELLO_TX, &ep->flags) ||
+	    !test_bit(RDMALOG_EP_HELLO, &ep->flags) ||
+	    !test_bit(RDMALOG_EP_PEER_ATOMICS, &ep->flags) ||
+	    test_bit(RDMALOG_EP_BALLOT_REG, &ep->flags))
+		return;
+	map = rdmalog_ballot_map_get(ep->ibdev, &dma);
+	if (!map)
+		return;		/* not READY there: its ready hook comes back */
+	if (test_and_set_bit(RDMALOG_EP_BALLOT_REG, &ep->flags)) {
+		rdmalog_ballot_map_put(map);
+		return;
+	}
+	be->map = map;	/* released with the MRs */
+
+	err = rdmalog_ballot_mr_map(be->word_mr,
+				    dma + RDMALOG_BALLOT_MR_WORD_OFF,
+				    sizeof(u64), RDMALOG_BALLOT_IOVA);
+	if (!err)
+		err = rdmalog_ballot_mr_map(be->block_mr,
+					    dma + RDMALOG_BALLOT_MR_BLOCK_OFF,
+					    sizeof(struct rdmalog_ballot_block),
+					    RDMALOG_BALLOT_IOVA +
+					    RDMALOG_BALLOT_MR_BLOCK_OFF);
+	if (err) {
+		rdmalog_ep_error(ep, "cannot map the ballot word: %d", err);
+		return;
+	}
+	be->reg_cqe.done = rdmalog_ballot_reg_done;
+	reg[0].wr.opcode = IB_WR_REG_MR;
+	reg[0].wr.wr_cqe = &be->reg_cqe;
+	reg[0].wr.send_flags = IB_SEND_SIGNALED;
+	reg[0].wr.next = &reg[1].wr;
+	reg[0].mr = be->word_mr;
+	reg[0].key = be->word_mr->rkey;
+	/* Compare-and-swap and fetch-and-add only: no READ, no WRITE. */
+	reg[0].access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_ATOMIC;
+	reg[1].wr.opcode = IB_WR_REG_MR;
+	reg[1].wr.wr_cqe = &be->reg_cqe;
+	reg[1].wr.send_flags = IB_SEND_SIGNALED;
+	reg[1].mr = be->block_mr;
+	reg[1].key = be->block_mr->rkey;
+	reg[1].access = IB_ACCESS_REMOTE_READ;
+	spin_lock(&ep->lock);
+	err = ep->live ? ib_post_send(ep->qp,
+				      rdmalog_ep_reg_fence(ep, &fence,
+							   &reg[0].wr),
+				      NULL) : -ENOTCONN;
+	spin_unlock(&ep->lock);
+	if (err) {
+		if (err != -ENOTCONN)
+			rdmalog_ep_error(ep, "cannot post the ballot registration: %d",
+					 err);
+		return;
+	}
+	m.word_addr = cpu_to_le64(be->word_mr->iova);
+	m.word_rkey = cpu_to_le32(be->word_mr->rkey);
+	m.block_addr = cpu_to_le64(be->block_mr->iova);
+	m.block_rkey = cpu_to_le32(be->block_mr->rkey);
+	err = rdmalog_ep_send(ep, &m, sizeof(m), RDMALOG_MSG_BALLOT, 2);
+	if (err && err != -ENOTCONN)
+		rdmalog_ep_error(ep, "cannot send BALLOT: %d", err);
+	if (!err)
+		rdmalog_stats_inc(RDMALOG_STAT_BALLOT_GRANTS);
+}
+
+const char *rdmalog_ep_ballot_received(struct rdmalog_ep *ep,
+				       const struct rdmalog_msg_ballot *m)
+{
+	struct rdmalog_ballot_ep *be = &ep->ballot;
+	u64 word = le64_to_cpu(m->word_addr);
+
+	/* Only to a node that said it has atomics (our HELLO). */
+	if (!ep->rdev->atomics)
+		return "BALLOT not asked for";
+	if (test_bit(RDMALOG_EP_BALLOT_RX, &ep->flags))
+		return "second BALLOT";
+	if (m->reserved)
+		return "BALLOT with reserved bits set";
+	if (!m->word_rkey || !m->block_rkey)
+		return "BALLOT with a zero key";
+	if (word & (sizeof(u64) - 1))
+		return "BALLOT with a misaligned ballot word";
+	be->word_addr = word;
+	be->word_rkey = le32_to_cpu(m->word_rkey);
+	be->block_addr = le64_to_cpu(m->block_addr);
+	be->block_rkey = le32_to_cpu(m->block_rkey);
+	/* The grant, then the bit (rdmalog_ep_ballot_peer()). */
+	smp_mb__before_atomic();
+	set_bit(RDMALOG_EP_BALLOT_RX, &ep->flags);
+	return NULL;
+}
+
+bool rdmalog_ep_ballot_granted(struct rdmalog_ep *ep,
+			       const struct rdmalog_ballot_map *map)
+{
+	return test_bit(RDMALOG_EP_BALLOT_REG, &ep->flags) &&
+	       (!map || READ_ONCE(ep->ballot.map) == map);
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rdmalog - the ballot grant on one connection (ballot_mr.c): this node's
+ * ballot word and block registered for its peer (&rdmalog_ep.ballot),
+ * and the peer's as its BALLOT said. The fields are the endpoint's
+ * (ep.h); only ballot_mr.c allocates and frees them.
+ */
+#ifndef _RDMALOG_BALLOT_MR_H
+#define _RDMALOG_BALLOT_MR_H
+
+#include <linux/types.h>
+
+struct rdmalog_ep;
+struct rdmalog_ballot_map;
+struct rdmalog_msg_ballot;
+
+/*
+ * The word's and the block's MRs, on a device with atomics. Process
+ * context. Return: 0, or -ENOMEM (what was allocated is for
+ * rdmalog_ballot_mr_release()).
+ */
+int rdmalog_ballot_mr_setup(struct rdmalog_ep *ep);
+/*
+ * Deregister the MRs (their keys die) and put the word's mapping; after
+ * the QP is destroyed. Process context. Idempotent.
+ */
+void rdmalog_ballot_mr_release(struct rdmalog_ep *ep);
+/*
+ * Grant the peer our word and block once both HELLOs passed, the peer
+ * said it has atomics and our word is READY on this device; once per
+ * connection. CQ handler context, or BHs off.
+ */
+void rdmalog_ep_maybe_grant_ballot(struct rdmalog_ep *ep);
+/*
+ * The peer's BALLOT: keep its grant. CQ handler context. Return: NULL,
+ * or why the connection must be dropped.
+ */
+const char *rdmalog_ep_ballot_received(struct rdmalog_ep *ep,
+				       const struct rdmalog_msg_ballot *m);
+/* We granted @ep's peer our word (of @map, if not NULL). */
+bool rdmalog_ep_ballot_granted(struct rdmalog_ep *ep,
+			       const struct rdmalog_ballot_map *map);
+
+#endif /* _RDMALOG_BALLOT_MR_H */
