@@ -505,6 +505,38 @@ class History:
                 + ("" if self.catchup or not self.trimmed else
                    "; the primary has trimmed and catch-up is not enabled"))
 
+    def wait_may_elect(self, p):
+        """A fault of primary p ends in a leader change only if the others
+        may vote: a node whose module or VM restarted (a backup fault, or
+        the test before) votes only once it learned the epoch (three peer
+        timeouts and two seconds after it came up, then a majority of its
+        peers heard: leader-change.rst, "Terms")."""
+        def learned():
+            for n in self.all:
+                if n != p and \
+                        self.status(n)["election"]["learned"] is not True:
+                    return f"node{n} may not vote yet"
+            return True
+        self.wait(learned, "every node but the primary may vote")
+
+    def wait_new_join(self, p, n, before):
+        """After backup n restarted: primary p's view of it may be its
+        connection from before the restart until the peer timeout
+        (connected, replicating), so rejoined() could pass on it; wait
+        until p took n's new connection (its joins counter moved), or,
+        with primary faults, another node leads."""
+        j0 = before[p].get("joins", 0)
+
+        def joined():
+            if rlnode.stats(self.c[p]).get("joins", 0) > j0:
+                return True
+            if self.primary_faults:
+                now = self.primary_now()
+                if now is not None and now[0] != p:
+                    return True
+            return f"node{p} still counts {j0} joins"
+        self.wait(joined, f"node{p} to take node{n}'s new connection")
+
     def wait_rejoined(self, n):
         self.wait(lambda: self.rejoined(n),
                   f"node{n} to rejoin replication (caught up)")
@@ -949,6 +981,26 @@ class History:
             yield kind, rng.choice(self.backups), p, rng.uniform(0.5, 2)
 
     def run(self):
+        """The run (_run()); a run that fails leaves no writer, follower
+        or monitor of its own running into the next test's log."""
+        try:
+            return self._run()
+        except BaseException:
+            self.abandon()
+            raise
+
+    def abandon(self):
+        """Kill every job the run started (their VMs may be gone)."""
+        jobs = [w.job for w in self.writers] + \
+            [f.job for f in self.followers] + [j for _, j in self.monitors]
+        for job in jobs:
+            try:
+                if not job.done():
+                    job.kill(signal.SIGKILL)
+            except Exception as e:      # noqa: BLE001: best effort
+                self.say(f"  cannot kill a job of the failed run: {e}")
+
+    def _run(self):
         say = self.say
         say(f"history checker: seed {self.seed} (replay: "
             f"RDMALOG_HISTORY_SEED={self.seed}), {self.duration}s of faults,"
@@ -978,8 +1030,10 @@ class History:
             if kind in RESTARTS and self.trimmed and not self.catchup:
                 raise CheckFailed(f"schedule: {kind} after a trim without "
                                   "catch-up")
-            before = self.counters()
             old = self.prim
+            if kind in PRIMARY_KINDS:
+                self.wait_may_elect(old)
+            before = self.counters()
             old_epoch = self.status(old)["log"]["epoch"]
             if getattr(self, f"f_{kind}")(n, p) is False:
                 continue                # not done (a trim with no room)
@@ -990,6 +1044,8 @@ class History:
                 self.forget(old)
             if kind in PRIMARY_KINDS:
                 self.wait_leader_change(old, old_epoch)
+            if kind in RESTARTS and n != old:
+                self.wait_new_join(old, n, before)
             self.wait_all_rejoined()
             if kind in PRIMARY_KINDS:
                 # the wait above proved it: another node leads
