@@ -257,16 +257,11 @@ void rdmalog_ring_unhold(struct rdmalog_ep *ep)
 		rdmalog_ballot_unhold(RDMALOG_BALLOT_HOLD_GRANT);
 }
 
-/**
- * rdmalog_conn_raise_fence() - no primary below @epoch holds our ring
- * @epoch: an epoch this node voted in by compare-and-swap (its ballot
- *	word: the vote was cast while no primary held the ring)
- *
- * As rdmalog_conn_fence() but without waiting: a holder below @epoch
- * (none is expected: the word was open, so nothing held the ring) has
- * its connection closed. Any context but a hard interrupt.
+/*
+ * From now on no primary of an epoch below @epoch is granted our ring.
+ * Return: the holder of an epoch below it, referenced, or NULL.
  */
-void rdmalog_conn_raise_fence(u64 epoch)
+static struct rdmalog_ep *rdmalog_ring_fence_holder(u64 epoch)
 {
 	struct rdmalog_ep *h;
 
@@ -278,6 +273,22 @@ void rdmalog_conn_raise_fence(u64 epoch)
 	else
 		h = NULL;
 	spin_unlock_bh(&rdmalog_conns.ring_lock);
+	return h;
+}
+
+/**
+ * rdmalog_conn_raise_fence() - no primary below @epoch holds our ring
+ * @epoch: an epoch this node voted in by compare-and-swap (its ballot
+ *	word: the vote was cast while no primary held the ring)
+ *
+ * As rdmalog_conn_fence() but without waiting: a holder below @epoch
+ * (none is expected: the word was open, so nothing held the ring) has
+ * its connection closed. Any context but a hard interrupt.
+ */
+void rdmalog_conn_raise_fence(u64 epoch)
+{
+	struct rdmalog_ep *h = rdmalog_ring_fence_holder(epoch);
+
 	if (!h)
 		return;
 	rdmalog_ep_error(h, "fenced: this node voted in epoch %llu", epoch);
@@ -306,14 +317,7 @@ int rdmalog_conn_fence(u64 epoch, unsigned int timeout_ms, u32 *peer)
 	long left;
 
 	*peer = 0;
-	spin_lock_bh(&rdmalog_conns.ring_lock);
-	rdmalog_conns.fence_epoch = max(rdmalog_conns.fence_epoch, epoch);
-	h = rdmalog_conns.ring_holder;
-	if (h && h->hello_epoch < epoch)
-		rdmalog_ep_get(h);
-	else
-		h = NULL;
-	spin_unlock_bh(&rdmalog_conns.ring_lock);
+	h = rdmalog_ring_fence_holder(epoch);
 	if (!h)
 		return 0;
 	*peer = h->conn->peer_id;
