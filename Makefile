@@ -305,7 +305,8 @@ DEBUG_MEM ?= 1G
 check-debug-run:
 	bash tools/debug-kernel.sh build $(KSERIES) $(DEBUG_OUT)
 	dk=$$(cat $(DEBUG_OUT)/release) && \
-	RDMALOG_MODROOT=$(DEBUG_OUT)/root $(MAKE) --no-print-directory \
+	RDMALOG_MODROOT=$(DEBUG_OUT)/root \
+	RDMALOG_VM_KERNEL=$(DEBUG_OUT)/bzImage $(MAKE) --no-print-directory \
 		KVER=$$dk KDIR=$(DEBUG_OUT)/obj all selftests vm && \
 	RDMALOG_KVER=$$dk RDMALOG_MODROOT=$(DEBUG_OUT)/root \
 	RDMALOG_VM_KERNEL=$(DEBUG_OUT)/bzImage RDMALOG_VM_MEM=$(DEBUG_MEM) \
