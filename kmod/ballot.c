@@ -51,6 +51,7 @@
 #include <linux/slab.h>
 #include <linux/socket.h>
 #include <linux/spinlock.h>
+#include <linux/swab.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
@@ -58,6 +59,7 @@
 #include <rdma/rdma_cm.h>
 
 #include "ballot.h"
+#include "inject.h"
 #include "proto.h"
 #include "stats.h"
 #include "transport.h"
@@ -66,12 +68,22 @@
 #define RDMALOG_BALLOT_WORD_OFF		0
 #define RDMALOG_BALLOT_BLOCK_OFF	64
 #define RDMALOG_BALLOT_RESULT_OFF	128
-/* How long one atomic (or the REG_MR) on the loopback may take. */
-#define RDMALOG_BALLOT_OP_MS		5000
+/* A word of the loopback's own: how the device lays an atomic's word out. */
+#define RDMALOG_BALLOT_PROBE_OFF	192
+/* What the loopback's registration covers: the word up to the probe. */
+#define RDMALOG_BALLOT_LOOP_LEN		256
+/* How long one atomic (or the REG_MR) on the loopback may take: ballot.h */
 /* How long the loopback's set-up may take. */
 #define RDMALOG_BALLOT_CONNECT_MS	10000
 /* Votes a closing takes in before it gives up (each one a later epoch). */
 #define RDMALOG_BALLOT_CLOSE_TRIES	64
+
+/* How the device lays the word out in memory, as the CPU reads it. */
+enum {
+	RDMALOG_BALLOT_LAYOUT_UNKNOWN,
+	RDMALOG_BALLOT_LAYOUT_NATIVE,
+	RDMALOG_BALLOT_LAYOUT_SWAPPED,	/* byte-swapped */
+};
 
 /* The vote's bits of a word: its epoch and the node it went to. */
 #define RDMALOG_BALLOT_VOTE_MASK	(~0ULL << RDMALOG_BALLOT_FOR_SHIFT)
@@ -139,6 +151,15 @@ enum {
  *	value it read, or the swap its compare-and-swap made); under @lock
  * @over: an epoch above %RDMALOG_BALLOT_MAX_EPOCH was learned
  *	(rdmalog_ballot_floor()): the work turns the word OFF; under @lock
+ * @unread: the loopback was torn down while connections may have been
+ *	granted the word (under @lock): once the last mapping is released
+ *	(@maps 0), the work reads the word with the CPU and takes a vote
+ *	cast into it (rdmalog_ballot_read_cpu()), whether or not a loopback
+ *	can be set up again
+ * @layout: how the loopback's device lays an atomic's word out in memory
+ *	(RDMALOG_BALLOT_LAYOUT_*; found by each set-up's probe, under
+ *	@mutex): the word is opened only where the CPU can read it after a
+ *	revocation
  * @ops: atomics completed since the module loaded (under @lock)
  */
 static struct rdmalog_ballot {
@@ -178,10 +199,19 @@ static struct rdmalog_ballot {
 	u32 maps;
 	u64 held;
 	bool over;
+	bool unread;
+	u32 layout;
 	u64 ops;
 } rdmalog_ballot;
 
 static struct rdmalog_ballot *const b = &rdmalog_ballot;
+
+/*
+ * The ballot's work, on a queue of its own: its set-up may wait seconds
+ * for its connection, and the transport's flushes of rdmalog_conn_wq
+ * (closing connections) must not wait for that.
+ */
+static struct workqueue_struct *rdmalog_ballot_wq;
 
 /**
  * struct rdmalog_ballot_map - the ballot page's DMA mapping on one device
@@ -211,6 +241,9 @@ static void rdmalog_ballot_map_release(struct kref *ref)
 	kfree(map);
 	spin_lock_bh(&b->lock);
 	b->maps--;
+	/* Nothing reaches the word now: the work reads it (unread). */
+	if (!b->maps && b->unread)
+		mod_delayed_work(rdmalog_ballot_wq, &b->work, 0);
 	spin_unlock_bh(&b->lock);
 	wake_up_all(&b->wq);
 }
@@ -237,13 +270,6 @@ struct rdmalog_ballot_map *rdmalog_ballot_map_get(struct ib_device *ibdev,
 	return map;
 }
 
-/*
- * The ballot's work, on a queue of its own: its set-up may wait seconds
- * for its connection, and the transport's flushes of rdmalog_conn_wq
- * (closing connections) must not wait for that.
- */
-static struct workqueue_struct *rdmalog_ballot_wq;
-
 /* Record why it is not READY, and the new state. */
 static void rdmalog_ballot_set_state(u32 state, const char *msg)
 {
@@ -254,39 +280,12 @@ static void rdmalog_ballot_set_state(u32 state, const char *msg)
 	wake_up_all(&b->wq);
 }
 
-static u64 rdmalog_ballot_epoch(u64 w)
-{
-	return w >> RDMALOG_BALLOT_EPOCH_SHIFT;
-}
-
-static u32 rdmalog_ballot_for(u64 w)
-{
-	return (w >> RDMALOG_BALLOT_FOR_SHIFT) & RDMALOG_BALLOT_FOR_MASK;
-}
-
-static u32 rdmalog_ballot_seq(u64 w)
-{
-	return (w >> RDMALOG_BALLOT_SEQ_SHIFT) & RDMALOG_BALLOT_SEQ_MASK;
-}
-
 /* @w opened or closed by its owner: the vote kept, the sequence on. */
 static u64 rdmalog_ballot_flip(u64 w, bool open)
 {
 	return (w & RDMALOG_BALLOT_VOTE_MASK) |
 	       (((u64)rdmalog_ballot_seq(w) + 1) & RDMALOG_BALLOT_SEQ_MASK) <<
 	       RDMALOG_BALLOT_SEQ_SHIFT | (open ? RDMALOG_BALLOT_OPEN : 0);
-}
-
-/*
- * @w is a vote a candidate cast into the open word @was: the sequence and
- * the open bit kept, a later epoch (only candidates change an open word,
- * and each only to an epoch above the one it read).
- */
-static bool rdmalog_ballot_is_cast(u64 w, u64 was)
-{
-	return (was & RDMALOG_BALLOT_OPEN) && (w & RDMALOG_BALLOT_OPEN) &&
-	       rdmalog_ballot_seq(w) == rdmalog_ballot_seq(was) &&
-	       rdmalog_ballot_epoch(w) > rdmalog_ballot_epoch(was);
 }
 
 static void rdmalog_ballot_close_locked(void);
@@ -555,6 +554,9 @@ static void rdmalog_ballot_teardown(u32 state, const char *msg)
 
 		spin_lock_bh(&b->lock);
 		b->map = NULL;
+		/* Read by the CPU once every registration of it is gone. */
+		if (state != RDMALOG_BALLOT_DOWN)
+			WRITE_ONCE(b->unread, true);
 		spin_unlock_bh(&b->lock);
 		/*
 		 * The word is out of this node's reach now: no connection may
@@ -588,6 +590,8 @@ static int rdmalog_ballot_post_wait(struct ib_send_wr *wr)
 	spin_unlock_bh(&b->lock);
 	if (!active || !active->qp)
 		return -ENOTCONN;
+	if (rdmalog_inject_fail(RDMALOG_INJ_FAIL_BALLOT_LOOPBACK))
+		return -EIO;
 	reinit_completion(&b->done);
 	wr->wr_cqe = &b->cqe;
 	wr->send_flags |= IB_SEND_SIGNALED;
@@ -602,11 +606,12 @@ static int rdmalog_ballot_post_wait(struct ib_send_wr *wr)
 }
 
 /*
- * Compare-and-swap (@cas) or fetch-and-add @cmp_add to the word, through
- * the loopback; *@old: the word before. Return as
- * rdmalog_ballot_post_wait().
+ * Compare-and-swap (@cas) or fetch-and-add @cmp_add to the 8 bytes at
+ * @off of the page (the word, or the probe), through the loopback;
+ * *@old: their value before. Return as rdmalog_ballot_post_wait().
  */
-static int rdmalog_ballot_atomic(bool cas, u64 cmp_add, u64 swap, u64 *old)
+static int rdmalog_ballot_atomic_at(u32 off, bool cas, u64 cmp_add, u64 swap,
+				    u64 *old)
 {
 	struct ib_sge sge = {
 		.addr = b->dma + RDMALOG_BALLOT_RESULT_OFF,
@@ -618,7 +623,7 @@ static int rdmalog_ballot_atomic(bool cas, u64 cmp_add, u64 swap, u64 *old)
 				   IB_WR_ATOMIC_FETCH_AND_ADD,
 		.wr.sg_list = &sge,
 		.wr.num_sge = 1,
-		.remote_addr = b->mr->iova,
+		.remote_addr = b->mr->iova + off,
 		.rkey = b->mr->rkey,
 		.compare_add = cmp_add,
 		.swap = swap,
@@ -636,11 +641,54 @@ static int rdmalog_ballot_atomic(bool cas, u64 cmp_add, u64 swap, u64 *old)
 	*old = READ_ONCE(*(u64 *)(b->va + RDMALOG_BALLOT_RESULT_OFF));
 	spin_lock_bh(&b->lock);
 	b->ops++;
-	if (!cas)
+	if (off == RDMALOG_BALLOT_WORD_OFF && !cas)
 		b->held = *old + cmp_add;
-	else
+	else if (off == RDMALOG_BALLOT_WORD_OFF)
 		b->held = *old == cmp_add ? swap : *old;
 	spin_unlock_bh(&b->lock);
+	return 0;
+}
+
+/* The same on the word. */
+static int rdmalog_ballot_atomic(bool cas, u64 cmp_add, u64 swap, u64 *old)
+{
+	return rdmalog_ballot_atomic_at(RDMALOG_BALLOT_WORD_OFF, cas, cmp_add,
+					swap, old);
+}
+
+/*
+ * How the device lays out a word its atomics change, as the CPU reads
+ * it: a compare-and-swap of a pattern into the probe word, read back with
+ * the CPU (the word itself is never probed: its value may read the same
+ * either way). Only then can the CPU read the word after a revocation
+ * (rdmalog_ballot_read_cpu()). Mutex held. Return as
+ * rdmalog_ballot_post_wait().
+ */
+static int rdmalog_ballot_probe(void)
+{
+	u64 pat = 0x0102030405060708ULL, now, old, raw;
+	u32 layout = RDMALOG_BALLOT_LAYOUT_UNKNOWN;
+	int err;
+
+	lockdep_assert_held(&b->mutex);
+	err = rdmalog_ballot_atomic_at(RDMALOG_BALLOT_PROBE_OFF, false, 0, 0,
+				       &now);
+	if (err)
+		return err;
+	if (now == pat)
+		pat = 0x1112131415161718ULL;
+	err = rdmalog_ballot_atomic_at(RDMALOG_BALLOT_PROBE_OFF, true, now, pat,
+				       &old);
+	if (err)
+		return err;
+	ib_dma_sync_single_for_cpu(b->ibdev, b->dma + RDMALOG_BALLOT_PROBE_OFF,
+				   sizeof(u64), DMA_BIDIRECTIONAL);
+	raw = READ_ONCE(*(u64 *)(b->va + RDMALOG_BALLOT_PROBE_OFF));
+	if (old == now && raw == pat)
+		layout = RDMALOG_BALLOT_LAYOUT_NATIVE;
+	else if (old == now && raw == swab64(pat))
+		layout = RDMALOG_BALLOT_LAYOUT_SWAPPED;
+	b->layout = layout;
 	return 0;
 }
 
@@ -653,7 +701,8 @@ static int rdmalog_ballot_reg(void)
 
 	sg_init_table(&sg, 1);
 	sg_dma_address(&sg) = b->dma + RDMALOG_BALLOT_WORD_OFF;
-	sg_dma_len(&sg) = sizeof(u64);
+	/* the word and the probe (its own PD: no connection reaches it) */
+	sg_dma_len(&sg) = RDMALOG_BALLOT_LOOP_LEN;
 	n = ib_map_mr_sg(b->mr, &sg, 1, NULL, PAGE_SIZE);
 	if (n != 1)
 		return n < 0 ? n : -EINVAL;
@@ -705,6 +754,51 @@ static void rdmalog_ballot_tamper(u64 w)
 }
 
 /*
+ * The loopback was torn down while connections may have been granted the
+ * word, and the last of them is gone (@b->maps 0: every registration and
+ * mapping of the page released, so no atomic changes it any more): read
+ * it with the CPU, and take a vote a candidate cast into it before the
+ * revocation (or, for a closed word that changed, as tampering). So a
+ * vote cast by compare-and-swap is taken within a heartbeat and an
+ * atomic's time while the loopback works, and within the connections'
+ * close after it failed, whether or not it is set up again
+ * (%RDMALOG_BALLOT_FOLD_MS). Mutex held.
+ */
+static void rdmalog_ballot_read_cpu(void)
+{
+	u64 raw, w, was, mine;
+	u32 layout;
+
+	lockdep_assert_held(&b->mutex);
+	spin_lock_bh(&b->lock);
+	if (!b->unread || b->maps) {
+		spin_unlock_bh(&b->lock);
+		return;
+	}
+	WRITE_ONCE(b->unread, false);
+	was = b->word;
+	layout = b->layout;
+	spin_unlock_bh(&b->lock);
+	/* Unmapped (in the CPU's view): a plain read. */
+	raw = READ_ONCE(*(u64 *)(b->va + RDMALOG_BALLOT_WORD_OFF));
+	if (layout == RDMALOG_BALLOT_LAYOUT_UNKNOWN)
+		return;	/* never opened (rdmalog_ballot_open()) */
+	w = layout == RDMALOG_BALLOT_LAYOUT_SWAPPED ? swab64(raw) : raw;
+	/* Its own opening or closing may have run without its completion. */
+	mine = rdmalog_ballot_flip(was, !(was & RDMALOG_BALLOT_OPEN));
+	if (w == was || w == mine)
+		return;
+	if (!rdmalog_ballot_is_cast(w, was) && !rdmalog_ballot_is_cast(w, mine)) {
+		rdmalog_ballot_tamper(w);
+		return;
+	}
+	rdmalog_ballot_fold(w, RDMALOG_BALLOT_FOUND_REVOKE);
+	spin_lock_bh(&b->lock);
+	b->word = w;
+	spin_unlock_bh(&b->lock);
+}
+
+/*
  * Put @b->want into the word: read it, swap it in (closed), read it back.
  * The read-back also proves that this node reads the device's atomics
  * right. A word left open (its loopback failed while open) may hold a
@@ -748,6 +842,7 @@ static int rdmalog_ballot_sync(void)
 		return -EPROTO;
 	spin_lock_bh(&b->lock);
 	b->word = swap;
+	WRITE_ONCE(b->unread, false);	/* read, and what it held taken */
 	WRITE_ONCE(b->wstate, RDMALOG_BALLOT_W_CLOSED);
 	WRITE_ONCE(b->synced, b->want == want);
 	spin_unlock_bh(&b->lock);
@@ -886,6 +981,9 @@ static void rdmalog_ballot_setup(void)
 	why = "cannot register the word";
 	if (rdmalog_ballot_reg())
 		goto fail;
+	why = "an atomic on the loopback failed";
+	if (rdmalog_ballot_probe())
+		goto fail;
 	err = rdmalog_ballot_sync();
 	if (err == -EPERM)
 		return;
@@ -927,6 +1025,8 @@ static void rdmalog_ballot_work(struct work_struct *work)
 	int err;
 
 	mutex_lock(&b->mutex);
+	/* A revoked word first: nothing else may wait for it. */
+	rdmalog_ballot_read_cpu();
 	was_ready = READ_ONCE(b->state) == RDMALOG_BALLOT_READY;
 	spin_lock_bh(&b->lock);
 	over = b->over;
@@ -1137,7 +1237,8 @@ bool rdmalog_ballot_hold(u32 why)
 	spin_lock_bh(&b->lock);
 	WRITE_ONCE(b->holds, b->holds + 1);
 	b->hold_n[why]++;
-	closed = b->wstate == RDMALOG_BALLOT_W_CLOSED;
+	/* Revoked and not read yet: it may hold a vote (the close says). */
+	closed = b->wstate == RDMALOG_BALLOT_W_CLOSED && !b->unread;
 	spin_unlock_bh(&b->lock);
 	return closed;
 }
@@ -1212,16 +1313,22 @@ static void rdmalog_ballot_close_locked(void)
 
 int rdmalog_ballot_close(void)
 {
+	int err;
+
 	/*
 	 * Closed: nothing to wait for (a set-up may hold the mutex for
 	 * seconds, and the word is closed while it runs).
 	 */
-	if (READ_ONCE(b->wstate) == RDMALOG_BALLOT_W_CLOSED)
+	if (READ_ONCE(b->wstate) == RDMALOG_BALLOT_W_CLOSED &&
+	    !READ_ONCE(b->unread))
 		return 0;
 	mutex_lock(&b->mutex);
 	rdmalog_ballot_close_locked();
+	/* A failed close revoked it: read now if nothing reaches it. */
+	rdmalog_ballot_read_cpu();
+	err = READ_ONCE(b->unread) ? -EBUSY : 0;
 	mutex_unlock(&b->mutex);
-	return 0;
+	return err;
 }
 
 /* Write the block for the word's next sequence @seq. Mutex held. */
@@ -1269,7 +1376,9 @@ int rdmalog_ballot_open(const struct rdmalog_ballot_block_in *in)
 	/* A block that changed is closed out first (a vote cast on it kept). */
 	rdmalog_ballot_close_locked();
 	spin_lock_bh(&b->lock);
-	if (!b->running || b->state != RDMALOG_BALLOT_READY || !b->synced) {
+	if (!b->running || b->state != RDMALOG_BALLOT_READY || !b->synced ||
+	    b->layout == RDMALOG_BALLOT_LAYOUT_UNKNOWN) {
+		/* (unknown: not readable after a revocation; never open) */
 		err = -EAGAIN;
 	} else if (b->wstate != RDMALOG_BALLOT_W_CLOSED || b->holds) {
 		err = -EBUSY;

@@ -31,6 +31,42 @@ struct sockaddr_storage;
 /* The highest epoch the word holds; a vote above it is not kept there. */
 #define RDMALOG_BALLOT_MAX_EPOCH	0xffffffffULL
 
+static inline u64 rdmalog_ballot_epoch(u64 w)
+{
+	return w >> RDMALOG_BALLOT_EPOCH_SHIFT;
+}
+
+static inline u32 rdmalog_ballot_for(u64 w)
+{
+	return (w >> RDMALOG_BALLOT_FOR_SHIFT) & RDMALOG_BALLOT_FOR_MASK;
+}
+
+static inline u32 rdmalog_ballot_seq(u64 w)
+{
+	return (w >> RDMALOG_BALLOT_SEQ_SHIFT) & RDMALOG_BALLOT_SEQ_MASK;
+}
+
+/* The word of a vote for @node in @epoch, as cast into an open word @w. */
+static inline u64 rdmalog_ballot_cast(u64 w, u64 epoch, u32 node)
+{
+	return epoch << RDMALOG_BALLOT_EPOCH_SHIFT |
+	       ((u64)node & RDMALOG_BALLOT_FOR_MASK) << RDMALOG_BALLOT_FOR_SHIFT |
+	       (w & (RDMALOG_BALLOT_SEQ_MASK << RDMALOG_BALLOT_SEQ_SHIFT)) |
+	       RDMALOG_BALLOT_OPEN;
+}
+
+/*
+ * @w is a vote a candidate cast into the open word @was: the sequence and
+ * the open bit kept, a later epoch (only candidates change an open word,
+ * and each only to an epoch above the one it read).
+ */
+static inline bool rdmalog_ballot_is_cast(u64 w, u64 was)
+{
+	return (was & RDMALOG_BALLOT_OPEN) && (w & RDMALOG_BALLOT_OPEN) &&
+	       rdmalog_ballot_seq(w) == rdmalog_ballot_seq(was) &&
+	       rdmalog_ballot_epoch(w) > rdmalog_ballot_epoch(was);
+}
+
 /**
  * struct rdmalog_ballot_info - a snapshot for status
  * @state: &enum rdmalog_ballot_state (uapi)
@@ -75,12 +111,15 @@ enum rdmalog_ballot_hold_why {
  * @RDMALOG_BALLOT_FOUND_TAMPER: the word changed while closed (only this
  *	node may change it then): taken as a vote, conservatively, and the
  *	word is no longer used
+ * @RDMALOG_BALLOT_FOUND_REVOKE: the CPU's read of the word once its
+ *	loopback failed and every connection granted it was closed
  */
 enum rdmalog_ballot_found_how {
 	RDMALOG_BALLOT_FOUND_CLOSE,
 	RDMALOG_BALLOT_FOUND_BEAT,
 	RDMALOG_BALLOT_FOUND_SYNC,
 	RDMALOG_BALLOT_FOUND_TAMPER,
+	RDMALOG_BALLOT_FOUND_REVOKE,
 };
 
 /**
@@ -101,6 +140,19 @@ struct rdmalog_ballot_block_in {
 	u32 pos_gen;
 	u64 pos_lsn;
 };
+
+/*
+ * How long after a candidate cast a vote into the open word this node
+ * takes it (the found hook) at the latest, with heartbeats every @hb_ms
+ * and connections that close within @close_ms: a heartbeat, then its
+ * read and an opening's atomic (each up to %RDMALOG_BALLOT_OP_MS); or,
+ * the loopback failed, the connections granted the word close and the
+ * CPU reads it (rdmalog_ballot_read_cpu()). Until then what the node
+ * announces may lack that vote (elect.h: the learn wait).
+ */
+#define RDMALOG_BALLOT_OP_MS		5000
+#define RDMALOG_BALLOT_FOLD_MS(hb_ms, close_ms) \
+	((hb_ms) + 2 * RDMALOG_BALLOT_OP_MS + (close_ms))
 
 int rdmalog_ballot_init(void);
 void rdmalog_ballot_exit(void);
@@ -153,9 +205,11 @@ void rdmalog_ballot_unhold(u32 why);
 /*
  * Close the word if it is open, taking into the vote (the found hook) a
  * vote a candidate cast into it. Process context; sleeps (an atomic on
- * the loopback). Return: 0, the word closed (or out of reach of every
- * candidate: the loopback failed and the word is set again by its next
- * set-up).
+ * the loopback). Return: 0, the word closed (or out of every candidate's
+ * reach, and read: the loopback failed); -EBUSY: the loopback failed and
+ * connections granted the word are still being closed: a vote may be in
+ * it that this node has not taken yet, so the caller must not act as if
+ * it knew its vote (answer BUSY, grant nothing, not stand).
  */
 int rdmalog_ballot_close(void);
 /*

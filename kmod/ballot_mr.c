@@ -31,6 +31,7 @@
  * set, and read only after testing it.
  */
 #include <linux/errno.h>
+#include <linux/slab.h>
 #include <linux/scatterlist.h>
 #include <rdma/ib_verbs.h>
 
@@ -45,6 +46,12 @@
 /* Where the word and the block are in the ballot page (ballot.c). */
 #define RDMALOG_BALLOT_MR_WORD_OFF	0
 #define RDMALOG_BALLOT_MR_BLOCK_OFF	64
+
+/* Where a candidacy's results land in &rdmalog_ballot_ep.buf. */
+#define RDMALOG_BALLOT_BUF_WORD		0
+#define RDMALOG_BALLOT_BUF_CAS		8
+#define RDMALOG_BALLOT_BUF_BLOCK	64
+#define RDMALOG_BALLOT_BUF_LEN		128
 
 int rdmalog_ballot_mr_setup(struct rdmalog_ep *ep)
 {
@@ -64,12 +71,31 @@ int rdmalog_ballot_mr_setup(struct rdmalog_ep *ep)
 		return -ENOMEM;	/* the word's MR: released by the caller */
 	}
 	rdmalog_live_add(RDMALOG_STAT_LIVE_MRS, 1);
+	/* The candidate's side: where its reads and swaps land. */
+	be->buf = kzalloc(RDMALOG_BALLOT_BUF_LEN, GFP_KERNEL);
+	if (!be->buf)
+		return -ENOMEM;
+	be->buf_dma = ib_dma_map_single(ep->ibdev, be->buf,
+					RDMALOG_BALLOT_BUF_LEN,
+					DMA_FROM_DEVICE);
+	if (ib_dma_mapping_error(ep->ibdev, be->buf_dma)) {
+		kfree(be->buf);
+		be->buf = NULL;
+		return -ENOMEM;
+	}
 	return 0;
 }
 
 void rdmalog_ballot_mr_release(struct rdmalog_ep *ep)
 {
 	struct rdmalog_ballot_ep *be = &ep->ballot;
+
+	if (be->buf) {
+		ib_dma_unmap_single(ep->ibdev, be->buf_dma,
+				    RDMALOG_BALLOT_BUF_LEN, DMA_FROM_DEVICE);
+		kfree(be->buf);
+		be->buf = NULL;
+	}
 
 	if (be->block_mr) {
 		ib_dereg_mr(be->block_mr);
@@ -227,4 +253,164 @@ bool rdmalog_ep_ballot_granted(struct rdmalog_ep *ep,
 {
 	return test_bit(RDMALOG_EP_BALLOT_REG, &ep->flags) &&
 	       (!map || READ_ONCE(ep->ballot.map) == map);
+}
+
+/* ------------------------------------------------------------------ */
+/* The candidate's side: the peer's word, by its grant */
+
+/* The operation of RDMALOG_EP_CAS_BUSY ended; @ok: it did. */
+static void rdmalog_ballot_op_end(struct rdmalog_ep *ep, bool ok)
+{
+	struct rdmalog_ballot_ep *be = &ep->ballot;
+
+	if (!ok)
+		be->failed = true;
+	/*
+	 * @failed and the results before the bit (rdmalog_ballot_mr_result()
+	 * tests it with acquire); the waiter rechecks under the queue's lock.
+	 */
+	clear_bit_unlock(RDMALOG_EP_CAS_BUSY, &ep->flags);
+	if (be->wq)
+		wake_up(be->wq);
+}
+
+static void rdmalog_ballot_read_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rdmalog_ep *ep = container_of(wc->wr_cqe, struct rdmalog_ep,
+					     ballot.read_cqe);
+
+	/* Only a failure is signalled here: the block's READ ends it. */
+	if (!rdmalog_ep_wc_ok(ep, wc, "ballot word read"))
+		ep->ballot.failed = true;
+}
+
+static void rdmalog_ballot_block_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rdmalog_ep *ep = container_of(wc->wr_cqe, struct rdmalog_ep,
+					     ballot.block_cqe);
+
+	rdmalog_ballot_op_end(ep, rdmalog_ep_wc_ok(ep, wc, "ballot block read"));
+}
+
+static void rdmalog_ballot_cas_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rdmalog_ep *ep = container_of(wc->wr_cqe, struct rdmalog_ep,
+					     ballot.cas_cqe);
+
+	rdmalog_ballot_op_end(ep, rdmalog_ep_wc_ok(ep, wc,
+						   "ballot compare-and-swap"));
+}
+
+bool rdmalog_ballot_mr_usable(struct rdmalog_ep *ep)
+{
+	/* The grant, then the bit (rdmalog_ep_ballot_received()). */
+	return ep->ballot.buf && test_bit(RDMALOG_EP_BALLOT_RX, &ep->flags) &&
+	       !test_bit(RDMALOG_EP_CAS_BUSY, &ep->flags);
+}
+
+int rdmalog_ballot_mr_read(struct rdmalog_ep *ep, wait_queue_head_t *wq)
+{
+	struct rdmalog_ballot_ep *be = &ep->ballot;
+	struct ib_sge sge[2];
+	struct ib_atomic_wr fa = {};
+	struct ib_rdma_wr rd = {};
+	int err;
+
+	if (!be->buf || !test_bit(RDMALOG_EP_BALLOT_RX, &ep->flags))
+		return -EOPNOTSUPP;
+	if (test_and_set_bit_lock(RDMALOG_EP_CAS_BUSY, &ep->flags))
+		return -EBUSY;
+	smp_rmb();	/* the grant after its bit */
+	be->failed = false;
+	be->wq = wq;
+	be->read_cqe.done = rdmalog_ballot_read_done;
+	be->block_cqe.done = rdmalog_ballot_block_done;
+	be->cas_cqe.done = rdmalog_ballot_cas_done;
+	ib_dma_sync_single_for_device(ep->ibdev, be->buf_dma,
+				      RDMALOG_BALLOT_BUF_LEN, DMA_FROM_DEVICE);
+	/*
+	 * The word by a fetch-and-add of 0 (its grant is atomics only, and
+	 * the device says how it reads), then the block: one queue pair's
+	 * requests are executed in order, so the block is read after the
+	 * word (a block of the word's sequence is the one in force then).
+	 */
+	sge[0].addr = be->buf_dma + RDMALOG_BALLOT_BUF_WORD;
+	sge[0].length = sizeof(u64);
+	sge[0].lkey = ep->pd->local_dma_lkey;
+	fa.wr.opcode = IB_WR_ATOMIC_FETCH_AND_ADD;
+	fa.wr.wr_cqe = &be->read_cqe;
+	fa.wr.sg_list = &sge[0];
+	fa.wr.num_sge = 1;
+	fa.wr.next = &rd.wr;
+	fa.remote_addr = be->word_addr;
+	fa.rkey = be->word_rkey;
+	fa.compare_add = 0;
+	sge[1].addr = be->buf_dma + RDMALOG_BALLOT_BUF_BLOCK;
+	sge[1].length = sizeof(struct rdmalog_ballot_block);
+	sge[1].lkey = ep->pd->local_dma_lkey;
+	rd.wr.opcode = IB_WR_RDMA_READ;
+	rd.wr.wr_cqe = &be->block_cqe;
+	rd.wr.send_flags = IB_SEND_SIGNALED;
+	rd.wr.sg_list = &sge[1];
+	rd.wr.num_sge = 1;
+	rd.remote_addr = be->block_addr;
+	rd.rkey = be->block_rkey;
+	err = rdmalog_ep_post(ep, &fa.wr, NULL);
+	if (err) {
+		be->wq = NULL;
+		clear_bit_unlock(RDMALOG_EP_CAS_BUSY, &ep->flags);
+	}
+	return err;
+}
+
+int rdmalog_ballot_mr_cas(struct rdmalog_ep *ep, u64 cmp, u64 swap)
+{
+	struct rdmalog_ballot_ep *be = &ep->ballot;
+	struct ib_atomic_wr cas = {};
+	struct ib_sge sge;
+	int err;
+
+	if (!be->buf || !test_bit(RDMALOG_EP_BALLOT_RX, &ep->flags))
+		return -EOPNOTSUPP;
+	if (test_and_set_bit_lock(RDMALOG_EP_CAS_BUSY, &ep->flags))
+		return -EBUSY;
+	be->failed = false;
+	ib_dma_sync_single_for_device(ep->ibdev, be->buf_dma,
+				      RDMALOG_BALLOT_BUF_LEN, DMA_FROM_DEVICE);
+	sge.addr = be->buf_dma + RDMALOG_BALLOT_BUF_CAS;
+	sge.length = sizeof(u64);
+	sge.lkey = ep->pd->local_dma_lkey;
+	cas.wr.opcode = IB_WR_ATOMIC_CMP_AND_SWP;
+	cas.wr.wr_cqe = &be->cas_cqe;
+	cas.wr.send_flags = IB_SEND_SIGNALED;
+	cas.wr.sg_list = &sge;
+	cas.wr.num_sge = 1;
+	cas.remote_addr = be->word_addr;
+	cas.rkey = be->word_rkey;
+	cas.compare_add = cmp;
+	cas.swap = swap;
+	err = rdmalog_ep_post(ep, &cas.wr, NULL);
+	if (err)
+		clear_bit_unlock(RDMALOG_EP_CAS_BUSY, &ep->flags);
+	return err;
+}
+
+int rdmalog_ballot_mr_result(struct rdmalog_ep *ep, u64 *word, u64 *cas_old,
+			     struct rdmalog_ballot_block *blk)
+{
+	struct rdmalog_ballot_ep *be = &ep->ballot;
+
+	if (test_bit_acquire(RDMALOG_EP_CAS_BUSY, &ep->flags))
+		return -EINPROGRESS;
+	if (be->failed)
+		return -EIO;
+	ib_dma_sync_single_for_cpu(ep->ibdev, be->buf_dma,
+				   RDMALOG_BALLOT_BUF_LEN, DMA_FROM_DEVICE);
+	if (word)
+		*word = READ_ONCE(*(u64 *)(be->buf + RDMALOG_BALLOT_BUF_WORD));
+	if (cas_old)
+		*cas_old = READ_ONCE(*(u64 *)(be->buf + RDMALOG_BALLOT_BUF_CAS));
+	if (blk)
+		memcpy(blk, be->buf + RDMALOG_BALLOT_BUF_BLOCK, sizeof(*blk));
+	return 0;
 }

@@ -9,10 +9,12 @@
 #define _RDMALOG_BALLOT_MR_H
 
 #include <linux/types.h>
+#include <linux/wait.h>
 
 struct rdmalog_ep;
 struct rdmalog_ballot_map;
 struct rdmalog_msg_ballot;
+struct rdmalog_ballot_block;
 
 /*
  * The word's and the block's MRs, on a device with atomics. Process
@@ -40,5 +42,31 @@ const char *rdmalog_ep_ballot_received(struct rdmalog_ep *ep,
 /* We granted @ep's peer our word (of @map, if not NULL). */
 bool rdmalog_ep_ballot_granted(struct rdmalog_ep *ep,
 			       const struct rdmalog_ballot_map *map);
+
+/*
+ * The candidate's side (Documentation/protocol.rst, "Votes"): one
+ * operation at a time per connection on the word the peer granted us; its
+ * completion wakes @wq. Any context but the first, process context.
+ *
+ * rdmalog_ballot_mr_usable(): the peer granted its word and no operation
+ * of ours is posted on it.
+ *
+ * rdmalog_ballot_mr_read(): read the peer's word (a fetch-and-add of 0)
+ * and then its block. Return: 0 (posted), -EOPNOTSUPP (no grant), -EBUSY
+ * (one is posted), or the post's error.
+ *
+ * rdmalog_ballot_mr_cas(): compare-and-swap the peer's word from @cmp to
+ * @swap. Return as the read.
+ *
+ * rdmalog_ballot_mr_result(): what the last operation returned: the word
+ * read, the compare-and-swap's old value, the block (each if not NULL).
+ * Return: 0; -EINPROGRESS (not completed yet); -EIO (it failed: the
+ * connection is being closed).
+ */
+bool rdmalog_ballot_mr_usable(struct rdmalog_ep *ep);
+int rdmalog_ballot_mr_read(struct rdmalog_ep *ep, wait_queue_head_t *wq);
+int rdmalog_ballot_mr_cas(struct rdmalog_ep *ep, u64 cmp, u64 swap);
+int rdmalog_ballot_mr_result(struct rdmalog_ep *ep, u64 *word, u64 *cas_old,
+			     struct rdmalog_ballot_block *blk);
 
 #endif /* _RDMALOG_BALLOT_MR_H */

@@ -35,6 +35,7 @@
  */
 #include <linux/bitmap.h>
 #include <linux/mutex.h>
+#include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
 
@@ -43,7 +44,10 @@
 #include "conn.h"
 #include "elect.h"
 #include "ep.h"
+#include "ballot_mr.h"
+#include "inject.h"
 #include "proto.h"
+#include "stats.h"
 
 /**
  * struct rdmalog_elect - the election state, a singleton
@@ -107,6 +111,11 @@
  * @won_hold: the ballot word is held closed for the won election (from
  *	the win until rdmalog_elect_won_done() or the next up period); under
  *	@lock
+ * @fold_wait: (jiffies, under @lock, set with @heard_after) how much
+ *	later than @heard_after what a peer says counts towards @learned
+ *	with three or more peers: a peer may announce a vote cast into its
+ *	ballot word that late (%RDMALOG_BALLOT_FOLD_MS; see
+ *	rdmalog_elect_counts_from())
  */
 struct rdmalog_elect {
 	spinlock_t lock; /* see above */
@@ -141,6 +150,7 @@ struct rdmalog_elect {
 	u32 hb_ms;
 	struct delayed_work beat;
 	bool won_hold;
+	unsigned long fold_wait;
 };
 
 static void rdmalog_elect_beat(struct work_struct *work);
@@ -216,6 +226,23 @@ static void rdmalog_elect_check_learned(void)
 	}
 }
 
+/*
+ * From when what a peer says counts towards learning: once every
+ * candidacy that may have counted a vote of this node's from before its
+ * load ended (@heard_after). With three or more peers, a majority of
+ * them may share with the majority that elected someone only nodes that
+ * voted by compare-and-swap, whose own announcement of that vote lags it
+ * (by at most @fold_wait); with one or two, it includes the candidate,
+ * which announces its epoch as it stands. Lock held.
+ */
+static unsigned long rdmalog_elect_counts_from(void)
+{
+	lockdep_assert_held(&rdmalog_elect.lock);
+	if (rdmalog_elect_members() >= 3)
+		return rdmalog_elect.heard_after + rdmalog_elect.fold_wait;
+	return rdmalog_elect.heard_after;
+}
+
 static bool rdmalog_elect_may_vote(void)
 {
 	lockdep_assert_held(&rdmalog_elect.lock);
@@ -257,6 +284,7 @@ void rdmalog_elect_found(u64 epoch, u32 node, u32 how)
 		[RDMALOG_BALLOT_FOUND_BEAT] = "at a heartbeat",
 		[RDMALOG_BALLOT_FOUND_SYNC] = "after its loopback failed",
 		[RDMALOG_BALLOT_FOUND_TAMPER] = "in its closed word",
+		[RDMALOG_BALLOT_FOUND_REVOKE] = "once its word was revoked",
 	};
 	bool taken = false;
 
@@ -378,7 +406,7 @@ void rdmalog_elect_heard(u32 node_id, u64 epoch, u64 vote_epoch,
 	/* Only what was said after every candidacy of before the load ended. */
 	if (node_id && node_id <= RDMALOG_MAX_NODE_ID &&
 	    rdmalog_elect.heard_after &&
-	    time_after_eq(jiffies, rdmalog_elect.heard_after) &&
+	    time_after_eq(jiffies, rdmalog_elect_counts_from()) &&
 	    !test_bit(node_id, rdmalog_elect.heard)) {
 		__set_bit(node_id, rdmalog_elect.heard);
 		rdmalog_elect_check_learned();
@@ -422,8 +450,8 @@ void rdmalog_elect_get_info(struct rdmalog_elect_info *info)
 	info->needed = rdmalog_elect_needed(n);
 	info->wait_ms = 0;
 	if (!info->learned && rdmalog_elect.heard_after &&
-	    time_before(jiffies, rdmalog_elect.heard_after))
-		info->wait_ms = jiffies_to_msecs(rdmalog_elect.heard_after -
+	    time_before(jiffies, rdmalog_elect_counts_from()))
+		info->wait_ms = jiffies_to_msecs(rdmalog_elect_counts_from() -
 						 jiffies) ?: 1;
 	spin_unlock_bh(&rdmalog_elect.lock);
 }
@@ -459,6 +487,7 @@ static void rdmalog_elect_beat(struct work_struct *work)
 	struct rdmalog_log_held held;
 	bool may;
 
+	rdmalog_inject_delay(RDMALOG_INJ_ELECT_BEAT);
 	mutex_lock(&rdmalog_elect.vote_mutex);
 	if (!rdmalog_elect.log)
 		goto out;
@@ -487,6 +516,7 @@ out:
 void rdmalog_elect_start(struct rdmalog_log *log, u32 node_id, u32 role,
 			 u32 fence_ms, u32 hb_ms)
 {
+	u32 fold_ms = RDMALOG_BALLOT_FOLD_MS(hb_ms ?: 1000, fence_ms);
 	struct rdmalog_log_state st;
 
 	rdmalog_log_get(log);
@@ -502,9 +532,12 @@ void rdmalog_elect_start(struct rdmalog_log *log, u32 node_id, u32 role,
 	rdmalog_elect.lead_log_id = st.id;
 	/* It leads now, or never will the epoch it won. */
 	rdmalog_elect.won = 0;
-	if (!rdmalog_elect.heard_after)
+	if (!rdmalog_elect.heard_after) {
 		rdmalog_elect.heard_after =
 			(jiffies + msecs_to_jiffies(RDMALOG_ELECT_LEARN_WAIT(fence_ms))) ?: 1;
+		/* the connections granted a word close as fencing does */
+		rdmalog_elect.fold_wait = msecs_to_jiffies(fold_ms);
+	}
 	spin_unlock_bh(&rdmalog_elect.lock);
 	queue_delayed_work(system_long_wq, &rdmalog_elect.beat,
 			   msecs_to_jiffies(rdmalog_elect.hb_ms));
@@ -557,12 +590,76 @@ static const char *const rdmalog_vote_why[__RDMALOG_VOTE_MAX] = {
 	[RDMALOG_VOTE_BEHIND]		= "its log is behind ours",
 	[RDMALOG_VOTE_OTHER_LOG]	= "it continues another log",
 	[RDMALOG_VOTE_LEADING]		= "this node is the primary",
-	[RDMALOG_VOTE_BUSY]		= "the primary could not be fenced in time",
+	[RDMALOG_VOTE_BUSY]		= "busy: fencing the primary, or its ballot word revoked",
 	[RDMALOG_VOTE_HAS_PRIMARY]	= "this node follows a live primary",
 };
 
 /* rdmalog_elect_judge(): every rule before fencing holds; fence first. */
 #define RDMALOG_ELECT_FENCE_FIRST	__RDMALOG_VOTE_MAX
+
+/**
+ * struct rdmalog_vote_view - what a voter's rules judge a request by: its
+ * own state (rdmalog_elect_judge()), or what a candidate read in its open
+ * ballot word and block (the compare-and-swap path)
+ * @may: it has learned (&rdmalog_elect_info.learned)
+ * @won: it won an epoch it does not lead yet
+ * @primary: it is the primary
+ * @has_primary: it follows a primary on a live connection
+ * @vote_epoch: its vote's epoch
+ * @vote_for: and the node it went to (0: nobody)
+ * @log_epoch: the highest epoch of a log it knows of
+ * @log_id: the log it holds (0: none yet)
+ * @pos: its position
+ */
+struct rdmalog_vote_view {
+	bool may;
+	bool won;
+	bool primary;
+	bool has_primary;
+	u64 vote_epoch;
+	u32 vote_for;
+	u64 log_epoch;
+	u64 log_id;
+	struct rdmalog_log_held pos;
+};
+
+/*
+ * The rules a vote is granted by (Documentation/protocol.rst, "Votes"),
+ * but fencing: a request of @cand for @epoch (@pre: a pre-vote), that
+ * continues @log_id at @pos, judged by @v. Return: &enum
+ * rdmalog_vote_reason.
+ */
+static u32 rdmalog_vote_rules(const struct rdmalog_vote_view *v, u64 epoch,
+			      u32 cand, bool pre, u64 log_id,
+			      const struct rdmalog_log_held *pos)
+{
+	if (!v->may)
+		return RDMALOG_VOTE_NOT_LEARNED;
+	/* It won an epoch and is about to lead it. */
+	if (v->won)
+		return RDMALOG_VOTE_LEADING;
+	if (epoch < v->vote_epoch ||
+	    (epoch == v->vote_epoch && v->vote_for != cand))
+		return RDMALOG_VOTE_VOTED;
+	/* A primary may lead this epoch already. */
+	if (epoch <= v->log_epoch)
+		return RDMALOG_VOTE_STALE;
+	/* A primary votes only for the node it hands the log over to. */
+	if (v->primary &&
+	    (pre || epoch != v->vote_epoch || v->vote_for != cand))
+		return RDMALOG_VOTE_LEADING;
+	if (pre && v->has_primary)
+		return RDMALOG_VOTE_HAS_PRIMARY;
+	if (v->log_id && v->log_id != log_id && v->pos.lsn)
+		return RDMALOG_VOTE_OTHER_LOG;
+	/*
+	 * Our position only grows while our primary writes: one already
+	 * above the candidate's refuses without fencing anyone.
+	 */
+	if (rdmalog_pos_below(pos, &v->pos))
+		return RDMALOG_VOTE_BEHIND;
+	return RDMALOG_VOTE_GRANTED;
+}
 
 /*
  * Judge @ee's request from node @cand; on a grant the vote is recorded
@@ -582,48 +679,29 @@ static u32 rdmalog_elect_judge(const struct rdmalog_elect_ep *ee, u32 cand,
 {
 	bool pre = ee->flags & RDMALOG_VOTE_F_PRE;
 	struct rdmalog_log *log = rdmalog_elect.log;
-	u64 vote_epoch, log_epoch, id, won;
-	u32 vote_for;
-	bool may;
+	struct rdmalog_vote_view v = {};
+	u32 reason;
 
 	memset(mine, 0, sizeof(*mine));
 	if (!log)
 		return RDMALOG_VOTE_LEADING;	/* not reached: no connection */
 	rdmalog_log_held(log, mine);
+	v.pos = *mine;
+	v.log_id = rdmalog_log_id(log);
+	v.primary = rdmalog_elect.role == RDMALOG_ROLE_PRIMARY;
+	v.has_primary = has_primary;
 	spin_lock_bh(&rdmalog_elect.lock);
-	may = rdmalog_elect_may_vote();
-	won = rdmalog_elect.won;
-	vote_epoch = rdmalog_elect.vote_epoch;
-	vote_for = rdmalog_elect.vote_for;
-	log_epoch = max(rdmalog_elect.log_epoch, mine->epoch);
+	v.may = rdmalog_elect_may_vote();
+	v.won = rdmalog_elect.won;
+	v.vote_epoch = rdmalog_elect.vote_epoch;
+	v.vote_for = rdmalog_elect.vote_for;
+	v.log_epoch = max(rdmalog_elect.log_epoch, mine->epoch);
 	spin_unlock_bh(&rdmalog_elect.lock);
 
-	if (!may)
-		return RDMALOG_VOTE_NOT_LEARNED;
-	/* It won an epoch and is about to lead it. */
-	if (won)
-		return RDMALOG_VOTE_LEADING;
-	if (ee->epoch < vote_epoch ||
-	    (ee->epoch == vote_epoch && vote_for != cand))
-		return RDMALOG_VOTE_VOTED;
-	/* A primary may lead this epoch already. */
-	if (ee->epoch <= log_epoch)
-		return RDMALOG_VOTE_STALE;
-	/* A primary votes only for the node it hands the log over to. */
-	if (rdmalog_elect.role == RDMALOG_ROLE_PRIMARY &&
-	    (pre || ee->epoch != vote_epoch || vote_for != cand))
-		return RDMALOG_VOTE_LEADING;
-	if (pre && has_primary)
-		return RDMALOG_VOTE_HAS_PRIMARY;
-	id = rdmalog_log_id(log);
-	if (id && id != ee->log_id && mine->lsn)
-		return RDMALOG_VOTE_OTHER_LOG;
-	/*
-	 * Our position only grows while our primary writes: one already
-	 * above the candidate's refuses without fencing anyone.
-	 */
-	if (rdmalog_pos_below(&ee->pos, mine))
-		return RDMALOG_VOTE_BEHIND;
+	reason = rdmalog_vote_rules(&v, ee->epoch, cand, pre, ee->log_id,
+				    &ee->pos);
+	if (reason != RDMALOG_VOTE_GRANTED)
+		return reason;
 	if (pre) {
 		spin_lock_bh(&rdmalog_elect.lock);
 		rdmalog_elect.granted_at = jiffies;
@@ -660,11 +738,12 @@ static void rdmalog_elect_work(struct work_struct *work)
 						   work);
 	struct rdmalog_ep *ep = container_of(ee, struct rdmalog_ep, elect);
 	u32 cand = ep->conn->peer_id, reason, fenced = 0, fence_ms;
-	bool pre = ee->flags & RDMALOG_VOTE_F_PRE, live = false;
+	bool pre = ee->flags & RDMALOG_VOTE_F_PRE, live = false, busy;
 	struct rdmalog_msg_vote m = {};
 	struct rdmalog_log_held mine;
 	int err;
 
+	rdmalog_inject_delay(RDMALOG_INJ_ELECT_ANSWER);
 	/* Before vote_mutex: it takes the transport's locks. */
 	if (pre)
 		live = rdmalog_conn_has_primary();
@@ -673,9 +752,11 @@ static void rdmalog_elect_work(struct work_struct *work)
 	 * The ballot word closed for the whole answer, fencing included: a
 	 * vote a candidate cast into it is ours first, and judged by.
 	 */
-	if (!rdmalog_ballot_hold(RDMALOG_BALLOT_HOLD_ANSWER))
-		rdmalog_ballot_close();
-	reason = rdmalog_elect_judge(ee, cand, &mine, 0, live);
+	busy = !rdmalog_ballot_hold(RDMALOG_BALLOT_HOLD_ANSWER) &&
+	       rdmalog_ballot_close();
+	/* Revoked, not read: its vote is not known (the word may hold one). */
+	reason = busy ? RDMALOG_VOTE_BUSY :
+			rdmalog_elect_judge(ee, cand, &mine, 0, live);
 	if (reason == RDMALOG_ELECT_FENCE_FIRST) {
 		fence_ms = rdmalog_elect.fence_ms;
 		mutex_unlock(&rdmalog_elect.vote_mutex);
@@ -741,6 +822,7 @@ const char *rdmalog_elect_rx_vote_req(struct rdmalog_ep *ep,
 		return "VOTE_REQ with reserved bits set";
 	if (test_and_set_bit(0, &ee->pending))
 		return "VOTE_REQ before the previous one was answered";
+	rdmalog_stats_inc(RDMALOG_STAT_VOTE_REQS_RECEIVED);
 	ee->epoch = le64_to_cpu(r->epoch);
 	ee->flags = le32_to_cpu(r->flags);
 	ee->log_id = le64_to_cpu(r->log_id);
@@ -754,6 +836,30 @@ const char *rdmalog_elect_rx_vote_req(struct rdmalog_ep *ep,
 		rdmalog_ep_put(ep);
 	}
 	return NULL;
+}
+
+/*
+ * Peer @peer answered the candidacy for @epoch (@pre: a pre-vote) with
+ * @reason, by message or by its ballot word: counted once per peer, and
+ * only while that candidacy runs (else a late answer to an earlier one:
+ * nothing to count). Lock held.
+ */
+static void rdmalog_elect_count(u32 peer, u64 epoch, bool pre, u32 reason)
+{
+	lockdep_assert_held(&rdmalog_elect.lock);
+	if (epoch != rdmalog_elect.standing || !pre != !rdmalog_elect.pre ||
+	    peer > RDMALOG_MAX_NODE_ID ||
+	    !test_bit(peer, rdmalog_elect.members) ||
+	    test_bit(peer, rdmalog_elect.granted) ||
+	    test_bit(peer, rdmalog_elect.refused))
+		return;
+	if (reason == RDMALOG_VOTE_GRANTED) {
+		__set_bit(peer, rdmalog_elect.granted);
+	} else {
+		__set_bit(peer, rdmalog_elect.refused);
+		rdmalog_elect.why |= BIT(reason);
+	}
+	wake_up(&rdmalog_elect.stand_wq);
 }
 
 const char *rdmalog_elect_rx_vote(struct rdmalog_ep *ep,
@@ -771,22 +877,11 @@ const char *rdmalog_elect_rx_vote(struct rdmalog_ep *ep,
 		return "VOTE with reserved bits set";
 	spin_lock_bh(&rdmalog_elect.lock);
 	rdmalog_elect_raise_known(le64_to_cpu(v->vote_epoch));
-	if (!epoch || epoch > rdmalog_elect.stood) {
+	if (!epoch || epoch > rdmalog_elect.stood)
 		err = "VOTE that answers no VOTE_REQ of ours";
-	} else if (epoch == rdmalog_elect.standing &&
-		   !(flags & RDMALOG_VOTE_F_PRE) == !rdmalog_elect.pre &&
-		   test_bit(peer, rdmalog_elect.members) &&
-		   !test_bit(peer, rdmalog_elect.granted) &&
-		   !test_bit(peer, rdmalog_elect.refused)) {
-		if (reason == RDMALOG_VOTE_GRANTED) {
-			__set_bit(peer, rdmalog_elect.granted);
-		} else {
-			__set_bit(peer, rdmalog_elect.refused);
-			rdmalog_elect.why |= BIT(reason);
-		}
-		wake_up(&rdmalog_elect.stand_wq);
-	}
-	/* Else a late answer to an earlier candidacy: nothing to count. */
+	else
+		rdmalog_elect_count(peer, epoch, flags & RDMALOG_VOTE_F_PRE,
+				    reason);
 	spin_unlock_bh(&rdmalog_elect.lock);
 	return err;
 }
@@ -953,35 +1048,260 @@ static const char *rdmalog_elect_refusal_msg(u32 why)
 	if (why & BIT(RDMALOG_VOTE_NOT_LEARNED))
 		return "refused by a majority: a voter reloaded has not learned the epoch";
 	if (why & BIT(RDMALOG_VOTE_BUSY))
-		return "refused by a majority: a voter could not fence its primary in time";
+		return "refused by a majority: a voter was busy (fencing, or its word revoked)";
 	return "refused by a majority: a voter voted in this epoch or knows a later one";
 }
 
-/* Ask every connected peer for its vote in @epoch, at position @held. */
-static u32 rdmalog_elect_ask(u64 epoch, u64 log_id,
-			     const struct rdmalog_log_held *held, u32 flags)
+/* A compare-and-swap on one peer's word is tried this often, at most. */
+#define RDMALOG_ELECT_CAS_TRIES		4
+
+/* Where a candidacy stands with one peer's ballot word. */
+enum {
+	RDMALOG_ELECT_CAS_READ,		/* its word and block being read */
+	RDMALOG_ELECT_CAS_SWAP,		/* our compare-and-swap posted */
+	RDMALOG_ELECT_CAS_DONE,		/* counted, asked by message, or lost */
+};
+
+/**
+ * struct rdmalog_elect_cas - a candidacy on one peer's ballot word
+ * @ep: the connection (referenced for the candidacy)
+ * @peer: its node id
+ * @step: RDMALOG_ELECT_CAS_*
+ * @tries: compare-and-swaps that found the word changed
+ * @word: the word as read (or as a failed compare-and-swap returned it)
+ * @swap: what our compare-and-swap puts there
+ * @blk: the block read with it
+ */
+struct rdmalog_elect_cas {
+	struct rdmalog_ep *ep;
+	u32 peer;
+	u32 step;
+	u32 tries;
+	u64 word;
+	u64 swap;
+	struct rdmalog_ballot_block blk;
+};
+
+/**
+ * struct rdmalog_elect_cand - a candidacy: what it asks, and how
+ * @epoch: the epoch it stands for
+ * @self: this node
+ * @pre: a pre-vote
+ * @held: its position
+ * @req: its VOTE_REQ
+ * @cas: the peers asked through their ballot word (NULL: none can be)
+ * @ncas: how many
+ */
+struct rdmalog_elect_cand {
+	u64 epoch;
+	u32 self;
+	bool pre;
+	struct rdmalog_log_held held;
+	struct rdmalog_msg_vote_req req;
+	struct rdmalog_elect_cas *cas;
+	u32 ncas;
+};
+
+/* Send @c's VOTE_REQ on @ep. Return: it was sent. */
+static bool rdmalog_elect_send_req(struct rdmalog_ep *ep,
+				   struct rdmalog_elect_cand *c)
+{
+	int err = rdmalog_ep_send(ep, &c->req, sizeof(c->req),
+				  RDMALOG_MSG_VOTE_REQ, 2);
+
+	if (err && err != -ENOTCONN)
+		rdmalog_ep_error(ep, "cannot send a VOTE_REQ: %d", err);
+	return !err;
+}
+
+/*
+ * Ask every connected peer for its vote: through its ballot word where
+ * it granted us one (on devices with atomics: a read of the word and the
+ * block, then a compare-and-swap), else by a VOTE_REQ.
+ */
+static u32 rdmalog_elect_ask(struct rdmalog_elect_cand *c, u64 log_id,
+			     u32 flags)
 {
 	struct rdmalog_ep *eps[RDMALOG_MAX_PEERS];
-	struct rdmalog_msg_vote_req r = {};
 	u32 n, i, asked = 0;
-	int err;
 
-	r.epoch = cpu_to_le64(epoch);
-	r.log_id = cpu_to_le64(log_id);
-	r.flags = cpu_to_le32(flags);
-	rdmalog_pos_to_wire(held, &r.pos);
+	c->req.epoch = cpu_to_le64(c->epoch);
+	c->req.log_id = cpu_to_le64(log_id);
+	c->req.flags = cpu_to_le32(flags);
+	rdmalog_pos_to_wire(&c->held, &c->req.pos);
 	n = rdmalog_conn_live_eps(eps, ARRAY_SIZE(eps));
 	for (i = 0; i < n; i++) {
-		err = rdmalog_ep_send(eps[i], &r, sizeof(r),
-				      RDMALOG_MSG_VOTE_REQ, 2);
-		if (!err)
+		if (c->cas && c->epoch <= RDMALOG_BALLOT_MAX_EPOCH &&
+		    rdmalog_ballot_mr_usable(eps[i]) &&
+		    !rdmalog_ballot_mr_read(eps[i], &rdmalog_elect.stand_wq)) {
+			struct rdmalog_elect_cas *x = &c->cas[c->ncas++];
+
+			x->ep = eps[i];	/* its reference: the candidacy's */
+			x->peer = eps[i]->conn->peer_id;
+			x->step = RDMALOG_ELECT_CAS_READ;
 			asked++;
-		else if (err != -ENOTCONN)
-			rdmalog_ep_error(eps[i], "cannot send a VOTE_REQ: %d",
-					 err);
+			continue;
+		}
+		if (rdmalog_elect_send_req(eps[i], c))
+			asked++;
 		rdmalog_ep_put(eps[i]);
 	}
 	return asked;
+}
+
+/* An operation on a peer's word completed and waits to be judged. */
+static bool rdmalog_elect_cas_ready(const struct rdmalog_elect_cand *c)
+{
+	u32 i;
+
+	for (i = 0; i < c->ncas; i++)
+		if (c->cas[i].step != RDMALOG_ELECT_CAS_DONE &&
+		    !test_bit(RDMALOG_EP_CAS_BUSY, &c->cas[i].ep->flags))
+			return true;
+	return false;
+}
+
+/*
+ * @x's word cannot be used after all (closed, another block, or its
+ * races): ask by message.
+ */
+static void rdmalog_elect_cas_fall_back(struct rdmalog_elect_cand *c,
+					struct rdmalog_elect_cas *x,
+					const char *why)
+{
+	pr_debug("node %u: asks node %u by message in epoch %llu: %s\n",
+		 c->self, x->peer, c->epoch, why);
+	rdmalog_elect_send_req(x->ep, c);
+	x->step = RDMALOG_ELECT_CAS_DONE;
+}
+
+/* @x's block is the one in force while its word @w is open. */
+static bool rdmalog_elect_block_ok(const struct rdmalog_elect_cas *x, u64 w)
+{
+	const struct rdmalog_ballot_block *blk = &x->blk;
+
+	return (w & RDMALOG_BALLOT_OPEN) &&
+	       le32_to_cpu(blk->magic) == RDMALOG_BALLOT_MAGIC &&
+	       le32_to_cpu(blk->seq) == rdmalog_ballot_seq(w) &&
+	       le32_to_cpu(blk->node_id) == x->peer && !blk->flags &&
+	       !blk->reserved && !blk->pos.reserved;
+}
+
+/*
+ * Judge @x's word @w (with its block) by the voters' rules, as the peer
+ * would judge our VOTE_REQ: count a refusal or a pre-vote, or cast our
+ * vote by compare-and-swap.
+ */
+static void rdmalog_elect_cas_judge(struct rdmalog_elect_cand *c,
+				    struct rdmalog_elect_cas *x, u64 w)
+{
+	const struct rdmalog_ballot_block *blk = &x->blk;
+	struct rdmalog_vote_view v = {
+		/* open: learned, and neither won, nor leads, nor follows */
+		.may = true,
+		.vote_epoch = rdmalog_ballot_epoch(w),
+		.vote_for = rdmalog_ballot_for(w),
+		.log_epoch = le64_to_cpu(blk->log_epoch),
+		.log_id = le64_to_cpu(blk->log_id),
+		.pos.epoch = le64_to_cpu(blk->pos.epoch),
+		.pos.lsn = le64_to_cpu(blk->pos.lsn),
+		.pos.gen = le32_to_cpu(blk->pos.gen),
+	};
+	u32 reason;
+
+	x->word = w;
+	reason = rdmalog_vote_rules(&v, c->epoch, c->self, c->pre,
+				    le64_to_cpu(c->req.log_id), &c->held);
+	spin_lock_bh(&rdmalog_elect.lock);
+	rdmalog_elect_raise_known(v.vote_epoch);
+	if (reason != RDMALOG_VOTE_GRANTED || c->pre)
+		rdmalog_elect_count(x->peer, c->epoch, c->pre, reason);
+	spin_unlock_bh(&rdmalog_elect.lock);
+	if (reason != RDMALOG_VOTE_GRANTED) {
+		rdmalog_stats_inc(RDMALOG_STAT_CAS_REFUSED);
+		pr_info("node %u: node %u's ballot word refuses it a %s in epoch %llu: %s\n",
+			c->self, x->peer, c->pre ? "pre-vote" : "vote",
+			c->epoch, rdmalog_vote_why[reason]);
+		x->step = RDMALOG_ELECT_CAS_DONE;
+		return;
+	}
+	if (c->pre) {
+		/* A pre-vote reads only: nothing is cast. */
+		rdmalog_stats_inc(RDMALOG_STAT_CAS_VOTES);
+		x->step = RDMALOG_ELECT_CAS_DONE;
+		return;
+	}
+	x->swap = rdmalog_ballot_cast(w, c->epoch, c->self);
+	if (rdmalog_ballot_mr_cas(x->ep, w, x->swap)) {
+		x->step = RDMALOG_ELECT_CAS_DONE;	/* lost: unanswered */
+		return;
+	}
+	x->step = RDMALOG_ELECT_CAS_SWAP;
+}
+
+/* Take what completed on the peers' words. Process context. */
+static void rdmalog_elect_cas_steps(struct rdmalog_elect_cand *c)
+{
+	struct rdmalog_elect_cas *x;
+	u64 w = 0, old = 0;
+	u32 i;
+	int err;
+
+	for (i = 0; i < c->ncas; i++) {
+		x = &c->cas[i];
+		if (x->step == RDMALOG_ELECT_CAS_DONE)
+			continue;
+		err = rdmalog_ballot_mr_result(x->ep, &w, &old,
+					       x->step == RDMALOG_ELECT_CAS_READ ?
+					       &x->blk : NULL);
+		if (err == -EINPROGRESS)
+			continue;
+		if (err) {
+			/* Its connection is being closed: not answered. */
+			x->step = RDMALOG_ELECT_CAS_DONE;
+			continue;
+		}
+		if (x->step == RDMALOG_ELECT_CAS_READ) {
+			if (!rdmalog_elect_block_ok(x, w))
+				rdmalog_elect_cas_fall_back(c, x,
+							    "its ballot word is closed");
+			else
+				rdmalog_elect_cas_judge(c, x, w);
+			continue;
+		}
+		/* An atomic retried by the device may return its own swap. */
+		if (old == x->word || old == x->swap) {
+			rdmalog_stats_inc(RDMALOG_STAT_CAS_VOTES);
+			spin_lock_bh(&rdmalog_elect.lock);
+			rdmalog_elect_count(x->peer, c->epoch, false,
+					    RDMALOG_VOTE_GRANTED);
+			spin_unlock_bh(&rdmalog_elect.lock);
+			pr_info("node %u: node %u voted for it in epoch %llu by compare-and-swap\n",
+				c->self, x->peer, c->epoch);
+			x->step = RDMALOG_ELECT_CAS_DONE;
+			continue;
+		}
+		rdmalog_stats_inc(RDMALOG_STAT_CAS_RACES);
+		/* Another candidate's vote, on the same block: judged again. */
+		if (rdmalog_ballot_is_cast(old, x->word) &&
+		    ++x->tries < RDMALOG_ELECT_CAS_TRIES)
+			rdmalog_elect_cas_judge(c, x, old);
+		else
+			rdmalog_elect_cas_fall_back(c, x,
+						    "its ballot word changed");
+	}
+}
+
+/* The candidacy is over: what is still posted completes uncounted. */
+static void rdmalog_elect_cas_end(struct rdmalog_elect_cand *c)
+{
+	u32 i;
+
+	for (i = 0; i < c->ncas; i++)
+		rdmalog_ep_put(c->cas[i].ep);
+	kfree(c->cas);
+	c->cas = NULL;
+	c->ncas = 0;
 }
 
 /**
@@ -1016,8 +1336,10 @@ int rdmalog_elect_stand(struct rdmalog_elect_result *res, bool pre,
 			u32 from, u64 from_epoch)
 {
 	u32 nodes, needed, self, fence_ms, fenced = 0;
+	struct rdmalog_elect_cand c = {};
+	unsigned long deadline;
 	struct rdmalog_log *log;
-	bool away = false;
+	bool away = false, busy;
 	ktime_t t0;
 	long left;
 	u64 epoch, id;
@@ -1044,10 +1366,14 @@ int rdmalog_elect_stand(struct rdmalog_elect_result *res, bool pre,
 	 * candidacy ends (a win keeps it closed until the node leads): a
 	 * vote a candidate cast into it counts against this candidacy.
 	 */
-	if (!rdmalog_ballot_hold(RDMALOG_BALLOT_HOLD_STAND))
-		rdmalog_ballot_close();
+	busy = !rdmalog_ballot_hold(RDMALOG_BALLOT_HOLD_STAND) &&
+	       rdmalog_ballot_close();
 	spin_lock_bh(&rdmalog_elect.lock);
-	if (rdmalog_elect.standing) {
+	if (busy) {
+		/* Its own vote is not known: the word may hold another's. */
+		err = -EBUSY;
+		res->msg = "its ballot word is being revoked (its loopback failed)";
+	} else if (rdmalog_elect.standing) {
 		err = -EBUSY;
 		res->msg = "it stands for election already";
 	} else if (rdmalog_elect.won) {
@@ -1108,15 +1434,35 @@ int rdmalog_elect_stand(struct rdmalog_elect_result *res, bool pre,
 		self, pre ? "asks whether it would win" : "stands for",
 		epoch, res->held.epoch, res->held.gen, res->held.lsn,
 		fenced ? ", its primary fenced" : "");
-	res->asked = rdmalog_elect_ask(epoch, id, &res->held,
-				       pre ? RDMALOG_VOTE_F_PRE : 0);
-	left = wait_event_interruptible_timeout(rdmalog_elect.stand_wq,
-						rdmalog_elect_decided(needed,
-								      res->asked + 1,
-								      self),
-						msecs_to_jiffies(pre ? fence_ms :
-								 2 * fence_ms +
-								 1000));
+	c.epoch = epoch;
+	c.self = self;
+	c.pre = pre;
+	c.held = res->held;
+	/* Without it, every peer is asked by message. */
+	c.cas = kcalloc(RDMALOG_MAX_PEERS, sizeof(*c.cas), GFP_KERNEL);
+	res->asked = rdmalog_elect_ask(&c, id, pre ? RDMALOG_VOTE_F_PRE : 0);
+	/*
+	 * Until decided or the deadline: the answers by message are counted
+	 * as they come (rdmalog_elect_rx_vote()), the operations on the
+	 * peers' ballot words here, as they complete. Nothing is counted
+	 * after the deadline: a compare-and-swap that completes later spends
+	 * that peer's vote for nothing.
+	 */
+	deadline = jiffies + msecs_to_jiffies(pre ? fence_ms :
+					      2 * fence_ms + 1000);
+	for (;;) {
+		left = wait_event_interruptible_timeout(rdmalog_elect.stand_wq,
+							rdmalog_elect_decided(needed,
+									      res->asked + 1,
+									      self) ||
+							rdmalog_elect_cas_ready(&c),
+							max_t(long, deadline - jiffies, 0));
+		if (left <= 0 ||
+		    rdmalog_elect_decided(needed, res->asked + 1, self))
+			break;
+		rdmalog_elect_cas_steps(&c);
+	}
+	rdmalog_elect_cas_end(&c);
 	spin_lock_bh(&rdmalog_elect.lock);
 	res->granted = 1 + bitmap_weight_and(rdmalog_elect.granted,
 					     rdmalog_elect.members,

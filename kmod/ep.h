@@ -18,6 +18,7 @@
 #include <linux/scatterlist.h>
 #include <linux/sizes.h>
 #include <linux/spinlock.h>
+#include <linux/wait.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
@@ -60,8 +61,9 @@
  * the same share), catch-up its READs (backup) or the REG_MR and
  * LOCAL_INV of each segment of its read grant (primary), the ring's and a
  * catch-up grant's REG_MRs a fence each (rdmalog_ep_reg_fence()), the
- * ballot grant's two REG_MRs and their fence, and ib_drain_qp() needs one
- * more slot on each queue.
+ * ballot grant's two REG_MRs and their fence, a candidacy's read of the
+ * peer's ballot word and block (or its compare-and-swap after them: never
+ * both at once), and ib_drain_qp() needs one more slot on each queue.
  */
 #define RDMALOG_SQ_SIZE			(RDMALOG_SEND_DEPTH + \
 					 RDMALOG_REPL_MAX_WRITES + \
@@ -70,7 +72,7 @@
 					 2 * RDMALOG_FWD_MAX_REGS + \
 					 RDMALOG_CU_MAX_READS + \
 					 2 * RDMALOG_RING_MAX_SEGS + 2 + \
-					 3 + 1)
+					 3 + 2 + 1)
 #define RDMALOG_RQ_SIZE			(RDMALOG_RECV_DEPTH + 1)
 #define RDMALOG_CQ_SIZE			(RDMALOG_SQ_SIZE + RDMALOG_RQ_SIZE)
 
@@ -90,6 +92,9 @@ enum {
 	RDMALOG_EP_PEER_ATOMICS,	/* the peer's HELLO said it has atomics */
 	RDMALOG_EP_BALLOT_REG,	/* we posted our ballot's REG_MRs */
 	RDMALOG_EP_BALLOT_RX,	/* the peer's BALLOT arrived */
+	RDMALOG_EP_CAS_BUSY,	/* a read or compare-and-swap of the peer's
+				 * ballot word is posted, not yet completed
+				 */
 };
 
 /*
@@ -112,6 +117,16 @@ enum {
  * @word_rkey: its key
  * @block_addr: the peer's block
  * @block_rkey: its key
+ * @buf: where a candidacy's atomics and READ land (the candidate's side,
+ *	ballot_mr.c: the word read at +0, a compare-and-swap's result at +8,
+ *	the block at +64), mapped at @buf_dma; with @word_mr
+ * @buf_dma: see @buf
+ * @read_cqe: completion of the read of the word (a fetch-and-add of 0)
+ * @block_cqe: of the READ of the block after it
+ * @cas_cqe: of a compare-and-swap
+ * @failed: the operation of RDMALOG_EP_CAS_BUSY failed (read with the
+ *	bit clear)
+ * @wq: woken when it completes (the poster's)
  */
 struct rdmalog_ballot_ep {
 	struct ib_mr *word_mr;
@@ -122,6 +137,13 @@ struct rdmalog_ballot_ep {
 	u32 word_rkey;
 	u64 block_addr;
 	u32 block_rkey;
+	void *buf;
+	u64 buf_dma;
+	struct ib_cqe read_cqe;
+	struct ib_cqe block_cqe;
+	struct ib_cqe cas_cqe;
+	bool failed;
+	wait_queue_head_t *wq;
 };
 
 /*

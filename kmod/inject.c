@@ -53,6 +53,14 @@ module_param_named(inject_elect_lead_ms,
 		   rdmalog_inject_ms[RDMALOG_INJ_ELECT_LEAD], uint, 0600);
 MODULE_PARM_DESC(inject_elect_lead_ms,
 		 "test only: delay (ms) between winning an election and leading");
+module_param_named(inject_elect_answer_ms,
+		   rdmalog_inject_ms[RDMALOG_INJ_ELECT_ANSWER], uint, 0600);
+MODULE_PARM_DESC(inject_elect_answer_ms,
+		 "test only: delay (ms) before a voter judges a VOTE_REQ");
+module_param_named(inject_elect_beat_ms,
+		   rdmalog_inject_ms[RDMALOG_INJ_ELECT_BEAT], uint, 0600);
+MODULE_PARM_DESC(inject_elect_beat_ms,
+		 "test only: delay (ms) of the election's heartbeat work");
 
 static atomic_t rdmalog_inject_fails[__RDMALOG_INJ_FAIL_MAX];
 
@@ -90,6 +98,11 @@ module_param_cb(inject_qp_error, &rdmalog_inject_fail_ops,
 		&rdmalog_inject_fails[RDMALOG_INJ_FAIL_QP_ERROR], 0600);
 MODULE_PARM_DESC(inject_qp_error,
 		 "test only: so many of the next heartbeats move their QP to the error state instead");
+
+module_param_cb(inject_ballot_loopback_fail, &rdmalog_inject_fail_ops,
+		&rdmalog_inject_fails[RDMALOG_INJ_FAIL_BALLOT_LOOPBACK], 0600);
+MODULE_PARM_DESC(inject_ballot_loopback_fail,
+		 "test only: so many of the next atomics on the ballot word's loopback fail");
 
 bool rdmalog_inject_fail(enum rdmalog_inject_fail_point point)
 {

@@ -30,6 +30,10 @@
  *	its FWD_DONE is sent
  * @RDMALOG_INJ_ELECT_LEAD: a node that won an election, before it takes
  *	the node's mutex to lead
+ * @RDMALOG_INJ_ELECT_ANSWER: a voter's work answering a VOTE_REQ, before
+ *	it judges it
+ * @RDMALOG_INJ_ELECT_BEAT: the election's heartbeat work (which reads an
+ *	open ballot word), before it takes the vote mutex
  * @__RDMALOG_INJ_MAX: the number of points
  */
 enum rdmalog_inject_point {
@@ -42,6 +46,8 @@ enum rdmalog_inject_point {
 	RDMALOG_INJ_REPL_APPLY,
 	RDMALOG_INJ_FWD_ANSWER,
 	RDMALOG_INJ_ELECT_LEAD,
+	RDMALOG_INJ_ELECT_ANSWER,
+	RDMALOG_INJ_ELECT_BEAT,
 	__RDMALOG_INJ_MAX,
 };
 
@@ -55,11 +61,14 @@ void rdmalog_inject_delay(enum rdmalog_inject_point point);
  * @RDMALOG_INJ_FAIL_QP_ERROR: the heartbeat work moves the QP of its
  *	connection to the error state without closing it (as rxe does when
  *	a local operation fails)
+ * @RDMALOG_INJ_FAIL_BALLOT_LOOPBACK: an atomic on the ballot word's
+ *	loopback fails without being posted, as when the loopback is lost
  * @__RDMALOG_INJ_FAIL_MAX: the number of points
  */
 enum rdmalog_inject_fail_point {
 	RDMALOG_INJ_FAIL_ACK,
 	RDMALOG_INJ_FAIL_QP_ERROR,
+	RDMALOG_INJ_FAIL_BALLOT_LOOPBACK,
 	__RDMALOG_INJ_FAIL_MAX,
 };
 

@@ -493,8 +493,10 @@ void rdmalog_ep_grant_work(struct work_struct *work)
 					     grant_work);
 	const char *why;
 
-	rdmalog_ballot_close();
-	if (!test_bit(RDMALOG_EP_DEAD, &ep->flags)) {
+	/* Revoked, not read: a vote in it may fence this primary. */
+	if (rdmalog_ballot_close()) {
+		rdmalog_ep_error(ep, "the ballot word is being revoked: the ring is not granted");
+	} else if (!test_bit(RDMALOG_EP_DEAD, &ep->flags)) {
 		local_bh_disable();
 		why = rdmalog_ep_grant_ring(ep);
 		local_bh_enable();

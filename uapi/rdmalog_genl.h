@@ -662,6 +662,14 @@ enum rdmalog_peer_state {
  *	closed (then no longer used)
  * @RDMALOG_STAT_BALLOT_GRANTS: connections on which this node granted
  *	its peer its ballot word (BALLOT sent)
+ * @RDMALOG_STAT_VOTE_REQS_RECEIVED: VOTE_REQs (and pre-vote requests)
+ *	this node was sent by candidates
+ * @RDMALOG_STAT_CAS_VOTES: votes (and pre-votes) this node, standing,
+ *	got by compare-and-swap on a peer's ballot word (or by reading it)
+ * @RDMALOG_STAT_CAS_REFUSED: peers whose open ballot word refused this
+ *	node a vote, judged from what it read there
+ * @RDMALOG_STAT_CAS_RACES: compare-and-swaps of this node's that found
+ *	the peer's word changed since it read it
  * @__RDMALOG_STAT_MAX: number of counters
  */
 enum rdmalog_stat {
@@ -714,6 +722,10 @@ enum rdmalog_stat {
 	RDMALOG_STAT_BALLOT_FOLDS,
 	RDMALOG_STAT_BALLOT_TAMPERED,
 	RDMALOG_STAT_BALLOT_GRANTS,
+	RDMALOG_STAT_VOTE_REQS_RECEIVED,
+	RDMALOG_STAT_CAS_VOTES,
+	RDMALOG_STAT_CAS_REFUSED,
+	RDMALOG_STAT_CAS_RACES,
 
 	__RDMALOG_STAT_MAX
 };

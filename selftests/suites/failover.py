@@ -273,6 +273,110 @@ def the_ballot_word_opens_without_a_primary(c):
     assert rlnode.stats(c[3])["ballot_tampered"] == 0
 
 
+ANSWER_MS = "/sys/module/rdmalog/parameters/inject_elect_answer_ms"
+
+
+@test
+def a_vote_by_cas_needs_no_message(c):
+    """A candidate votes by compare-and-swap on an open ballot word
+    (protocol.rst, "Votes"): node 1 down, node 3's word open, node 3's
+    answer to any VOTE_REQ delayed 30 s (inject_elect_answer_ms, far past
+    the candidacy's deadline); node 2, promoted, still wins: it read node
+    3's word and block, judged them by the voters' rules, and swapped its
+    vote in. Node 3 was sent no VOTE_REQ, takes the vote found in its
+    word as its own, and closes the word before node 2 holds its ring."""
+    fresh(c)
+    rlnode.wait_learned(c)
+    lsns = append(c[1], ["before"])
+    wait_commit(c, lsns[-1] + 1)
+    e = status(c[1])["log"]["epoch"]
+    c[1].run("rdmalogctl node down", timeout=120, check=True)
+    wait_for(lambda: ballot(c[3])["open"], timeout=WAIT, interval=0.5,
+             what="node 3's ballot word open without a primary")
+    c[3].run(f"echo 30000 > {ANSWER_MS}", timeout=30, check=True)
+    c[3].run("dmesg -c >/dev/null", timeout=30, check=True)
+    s2, s3 = rlnode.stats(c[2]), rlnode.stats(c[3])
+    try:
+        r = promote(c[2])
+        assert r.rc == 0, (r.rc, r.out)
+        t2, t3 = rlnode.stats(c[2]), rlnode.stats(c[3])
+        assert t3["vote_reqs_received"] == s3["vote_reqs_received"], \
+            (s3, t3)
+        assert t2["cas_votes"] == s2["cas_votes"] + 1, (s2, t2)
+        assert t2["cas_refused"] == s2["cas_refused"], (s2, t2)
+        wait_for(lambda: status(c[3])["election"]["vote"] ==
+                 {"epoch": e + 1, "for": 2}, timeout=WAIT, interval=0.5,
+                 what="node 3 takes the vote cast into its word")
+        d = c[3].run("dmesg", timeout=60, check=True).out
+        assert re.search(rf"node 3: voted for node 2 in epoch {e + 1} by "
+                         r"compare-and-swap \(found ", d), d
+        assert rlnode.stats(c[3])["ballot_folds"] > s3["ballot_folds"]
+        d = c[2].run("dmesg", timeout=60, check=True).out
+        assert f"node 2: node 3 voted for it in epoch {e + 1} by " \
+            "compare-and-swap" in d, d
+        lsns = append(c[2], ["after"])
+        wait_commit(c, lsns[-1] + 1, nodes=(2, 3))
+        b = ballot(c[3])
+        assert (b["epoch"], b["for"], b["open"]) == (e + 1, 2, False), b
+        assert rlnode.stats(c[3])["ballot_tampered"] == 0
+    finally:
+        c[3].run(f"echo 0 > {ANSWER_MS}", timeout=30)
+
+
+PARAMS = "/sys/module/rdmalog/parameters"
+
+
+@test
+def a_revoked_word_is_read_before_any_vote(c):
+    """A vote cast into an open ballot word is taken even when the
+    owner's loopback fails before it read it (leader-change.rst, "A lost
+    loopback"): node 3's word open, its heartbeat's read of it held off
+    (inject_elect_beat_ms), its next loopback atomic failing
+    (inject_ballot_loopback_fail) and its answers to messages delayed;
+    node 2, promoted, swaps its vote in. When node 2 then connects, node
+    3's closing atomic fails: node 3 closes every connection granted its
+    word, grants no ring and votes for nobody until the last is gone,
+    reads the word with its CPU, takes node 2's vote, and replicates for
+    node 2 once the loopback is back."""
+    fresh(c)
+    rlnode.wait_learned(c)
+    lsns = append(c[1], ["before"])
+    wait_commit(c, lsns[-1] + 1)
+    e = status(c[1])["log"]["epoch"]
+    c[1].run("rdmalogctl node down", timeout=120, check=True)
+    wait_for(lambda: ballot(c[3])["open"], timeout=WAIT, interval=0.5,
+             what="node 3's ballot word open without a primary")
+    c[3].run(f"echo 10000 > {PARAMS}/inject_elect_beat_ms; sleep 1; "
+             f"echo 1 > {PARAMS}/inject_ballot_loopback_fail; "
+             f"echo 30000 > {PARAMS}/inject_elect_answer_ms; "
+             "dmesg -c >/dev/null", timeout=30, check=True)
+    try:
+        r = promote(c[2])
+        assert r.rc == 0, (r.rc, r.out)
+        wait_for(lambda: status(c[3])["election"]["vote"] ==
+                 {"epoch": e + 1, "for": 2}, timeout=WAIT, interval=0.5,
+                 what="node 3 takes the vote cast into its word")
+        d = c[3].run("dmesg", timeout=60, check=True).out
+        assert re.search(rf"node 3: voted for node 2 in epoch {e + 1} by "
+                         r"compare-and-swap \(found once its word was "
+                         r"revoked\)", d), d
+        assert c[3].run(f"cat {PARAMS}/inject_ballot_loopback_fail",
+                        timeout=30).out.strip() == "0"
+        c[3].run(f"echo 0 > {PARAMS}/inject_elect_beat_ms", timeout=30)
+        lsns = append(c[2], ["after"])
+        wait_commit(c, lsns[-1] + 1, nodes=(2, 3))
+        wait_for(lambda: ballot(c[3])["state"] == "ready", timeout=WAIT,
+                 interval=1, what="node 3's loopback set up again")
+        b = ballot(c[3])
+        assert (b["epoch"], b["for"], b["open"]) == (e + 1, 2, False), b
+        assert rlnode.stats(c[3])["ballot_tampered"] == 0
+    finally:
+        c[3].run(f"echo 0 > {PARAMS}/inject_elect_beat_ms; "
+                 f"echo 0 > {PARAMS}/inject_elect_answer_ms; "
+                 f"echo 0 > {PARAMS}/inject_ballot_loopback_fail",
+                 timeout=30)
+
+
 @test
 def a_promote_needs_a_majority(c):
     fresh(c)

@@ -212,6 +212,10 @@ def siw_leader_change_over_messages(c):
     v = c[other].run("dmesg", timeout=60, check=True).out
     assert f"node {other}: voted for node {new} in epoch {e + 1}" in v, \
         v[-3000:]
+    # no atomics: asked by message only, nothing by compare-and-swap
+    so, sn = rlnode.stats(c[other]), rlnode.stats(c[new])
+    assert so["vote_reqs_received"] > 0 and sn["cas_votes"] == 0 and \
+        sn["cas_refused"] == 0 and so["ballot_grants"] == 0, (so, sn)
     assert "replicating (ACK mode)" in d, d[-3000:]
     r = c[other].run("echo after | rdmalogcat -a", timeout=120, check=True)
     n = int(r.out.split()[-1])

@@ -425,6 +425,10 @@ const char *stat_name(unsigned int stat, char *buf, size_t len)
 		[RDMALOG_STAT_BALLOT_FOLDS] = "ballot_folds",
 		[RDMALOG_STAT_BALLOT_TAMPERED] = "ballot_tampered",
 		[RDMALOG_STAT_BALLOT_GRANTS] = "ballot_grants",
+		[RDMALOG_STAT_VOTE_REQS_RECEIVED] = "vote_reqs_received",
+		[RDMALOG_STAT_CAS_VOTES] = "cas_votes",
+		[RDMALOG_STAT_CAS_REFUSED] = "cas_refused",
+		[RDMALOG_STAT_CAS_RACES] = "cas_races",
 	};
 
 	if (stat < ARRAY_SIZE(names) && names[stat])
