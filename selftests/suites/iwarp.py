@@ -193,6 +193,9 @@ def siw_leader_change_over_messages(c):
                          for n in (2, 3)),
              timeout=WAIT, interval=1, what="backups committed")
     e = status(c[1])["log"]["epoch"]
+    # a node votes only once it learned (from both others, in three):
+    # not a given when this test runs first, seconds after the load
+    rlnode.wait_learned(c)
     c[1].run("rdmalogctl node down; rmmod rdmalog", timeout=120,
              check=True)
 
