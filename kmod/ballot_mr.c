@@ -248,6 +248,22 @@ const char *rdmalog_ep_ballot_received(struct rdmalog_ep *ep,
 	return NULL;
 }
 
+void rdmalog_ep_ballot_path(struct rdmalog_ep *ep, u32 *path, u32 *why,
+			    bool *granted)
+{
+	*granted = test_bit(RDMALOG_EP_BALLOT_REG, &ep->flags);
+	*path = RDMALOG_VOTE_PATH_MESSAGES;
+	*why = RDMALOG_VOTE_WHY_NONE;
+	if (!ep->rdev->atomics || !ep->ballot.buf)
+		*why = RDMALOG_VOTE_WHY_NO_ATOMICS;
+	else if (!test_bit(RDMALOG_EP_PEER_ATOMICS, &ep->flags))
+		*why = RDMALOG_VOTE_WHY_PEER_NO_ATOMICS;
+	else if (!test_bit(RDMALOG_EP_BALLOT_RX, &ep->flags))
+		*why = RDMALOG_VOTE_WHY_NOT_GRANTED;
+	else
+		*path = RDMALOG_VOTE_PATH_CAS;
+}
+
 bool rdmalog_ep_ballot_granted(struct rdmalog_ep *ep,
 			       const struct rdmalog_ballot_map *map)
 {

@@ -39,6 +39,13 @@ void rdmalog_ep_maybe_grant_ballot(struct rdmalog_ep *ep);
  */
 const char *rdmalog_ep_ballot_received(struct rdmalog_ep *ep,
 				       const struct rdmalog_msg_ballot *m);
+/*
+ * How a candidacy asks @ep's peer for its vote (*@path, &enum
+ * rdmalog_vote_path; *@why, &enum rdmalog_vote_path_why), and whether we
+ * granted it our word (*@granted). Any context.
+ */
+void rdmalog_ep_ballot_path(struct rdmalog_ep *ep, u32 *path, u32 *why,
+			    bool *granted);
 /* We granted @ep's peer our word (of @map, if not NULL). */
 bool rdmalog_ep_ballot_granted(struct rdmalog_ep *ep,
 			       const struct rdmalog_ballot_map *map);

@@ -222,8 +222,12 @@ static void rdmalog_conn_fill_info_locked(struct rdmalog_conn *conn,
 	info->remote_priority = conn->remote.standing & RDMALOG_STANDING_PRIO;
 	info->remote_lead = !(conn->remote.standing & RDMALOG_STANDING_NO_LEAD);
 	spin_unlock_bh(&conn->info_lock);
-	if (conn->ep && conn->ep->established)
+	if (conn->ep && conn->ep->established) {
 		rdmalog_ep_ops->info(conn->ep, &info->repl, &info->cu);
+		info->has_vote_path = true;
+		rdmalog_ep_ballot_path(conn->ep, &info->vote_path,
+				       &info->vote_why, &info->ballot_granted);
+	}
 	info->sync = rdmalog_conn_sync(info);
 	if (info->state == RDMALOG_PEER_REFUSED)
 		info->refusal = rdmalog_rej_to_refusal(conn->refusal);

@@ -378,6 +378,13 @@ int rdmalog_nl_put_peer(struct sk_buff *skb, int type,
 	    (nla_put_u32(skb, RDMALOG_PEER_A_PRIORITY, peer->remote_priority) ||
 	     nla_put_u8(skb, RDMALOG_PEER_A_LEAD, peer->remote_lead)))
 		goto err;
+	if (peer->has_vote_path &&
+	    (nla_put_u32(skb, RDMALOG_PEER_A_VOTE_PATH, peer->vote_path) ||
+	     nla_put_u8(skb, RDMALOG_PEER_A_BALLOT_GRANTED,
+			peer->ballot_granted) ||
+	     (peer->vote_path == RDMALOG_VOTE_PATH_MESSAGES &&
+	      nla_put_u32(skb, RDMALOG_PEER_A_VOTE_PATH_WHY, peer->vote_why))))
+		goto err;
 	if (peer->cu.state != RDMALOG_CATCHUP_NONE &&
 	    (nla_put_u64_64bit(skb, RDMALOG_PEER_A_CATCHUP_LEFT, peer->cu.left,
 			       RDMALOG_PEER_A_PAD) ||

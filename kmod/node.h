@@ -85,6 +85,10 @@ struct rdmalog_node_config {
  * @cu: catch-up on the connection to the peer (either side)
  * @sync: &enum rdmalog_peer_sync, this node's judgement of the peer
  * @refusal: &enum rdmalog_refusal while @state is REFUSED
+ * @has_vote_path: connected: the three below are set
+ * @vote_path: &enum rdmalog_vote_path
+ * @vote_why: &enum rdmalog_vote_path_why
+ * @ballot_granted: this node granted the peer its ballot word
  */
 struct rdmalog_peer_info {
 	u32 node_id;
@@ -108,6 +112,10 @@ struct rdmalog_peer_info {
 	struct rdmalog_catchup_info cu;
 	u32 sync;
 	u32 refusal;
+	bool has_vote_path;
+	u32 vote_path;
+	u32 vote_why;
+	bool ballot_granted;
 };
 
 /**

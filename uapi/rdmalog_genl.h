@@ -453,6 +453,12 @@ enum rdmalog_auth {
  *	own"); absent until one arrived
  * @RDMALOG_PEER_A_LEAD: u8, 1 when the peer may lead, 0 when it never
  *	does ("lead no"), per its last HEARTBEAT; absent until one arrived
+ * @RDMALOG_PEER_A_VOTE_PATH: u32, &enum rdmalog_vote_path: how this node,
+ *	standing, asks the peer for its vote; present while connected
+ * @RDMALOG_PEER_A_VOTE_PATH_WHY: u32, &enum rdmalog_vote_path_why: why by
+ *	message; present with VOTE_PATH MESSAGES
+ * @RDMALOG_PEER_A_BALLOT_GRANTED: u8, 1 when this node granted the peer
+ *	its ballot word on the connection; present while connected
  * @__RDMALOG_PEER_A_MAX: number of attributes
  */
 enum rdmalog_peer_attr {
@@ -485,6 +491,9 @@ enum rdmalog_peer_attr {
 	RDMALOG_PEER_A_ROLE,
 	RDMALOG_PEER_A_PRIORITY,
 	RDMALOG_PEER_A_LEAD,
+	RDMALOG_PEER_A_VOTE_PATH,
+	RDMALOG_PEER_A_VOTE_PATH_WHY,
+	RDMALOG_PEER_A_BALLOT_GRANTED,
 
 	__RDMALOG_PEER_A_MAX
 };
@@ -504,6 +513,38 @@ enum rdmalog_catchup_state {
 	RDMALOG_CATCHUP_NONE,
 	RDMALOG_CATCHUP_PULLING,
 	RDMALOG_CATCHUP_SERVING,
+};
+
+/**
+ * enum rdmalog_vote_path - %RDMALOG_PEER_A_VOTE_PATH, how a candidate asks
+ * the peer for its vote (Documentation/protocol.rst, "Votes")
+ * @RDMALOG_VOTE_PATH_NONE: not at all: not connected
+ * @RDMALOG_VOTE_PATH_CAS: by compare-and-swap on the ballot word the peer
+ *	granted on the connection (by message when the word is closed then)
+ * @RDMALOG_VOTE_PATH_MESSAGES: by VOTE_REQ; %RDMALOG_PEER_A_VOTE_PATH_WHY
+ *	says why
+ */
+enum rdmalog_vote_path {
+	RDMALOG_VOTE_PATH_NONE,
+	RDMALOG_VOTE_PATH_CAS,
+	RDMALOG_VOTE_PATH_MESSAGES,
+};
+
+/**
+ * enum rdmalog_vote_path_why - %RDMALOG_PEER_A_VOTE_PATH_WHY
+ * @RDMALOG_VOTE_WHY_NONE: (not by message)
+ * @RDMALOG_VOTE_WHY_NO_ATOMICS: this node's device has no atomics
+ * @RDMALOG_VOTE_WHY_PEER_NO_ATOMICS: the peer's HELLO said its device has
+ *	none
+ * @RDMALOG_VOTE_WHY_NOT_GRANTED: the peer did not grant its ballot word on
+ *	this connection: its word is not ready (its loopback is being set up,
+ *	failed or is off), or not on the connection's device
+ */
+enum rdmalog_vote_path_why {
+	RDMALOG_VOTE_WHY_NONE,
+	RDMALOG_VOTE_WHY_NO_ATOMICS,
+	RDMALOG_VOTE_WHY_PEER_NO_ATOMICS,
+	RDMALOG_VOTE_WHY_NOT_GRANTED,
 };
 
 /**

@@ -202,6 +202,16 @@ def the_ballot_word_holds_the_vote(c):
         wait_for(lambda: rlnode.stats(nd)["ballot_grants"] >= 2,
                  timeout=WAIT, interval=1,
                  what=f"{nd.name}'s ballot word granted to its peers")
+        # both ways: a candidacy of this node would ask each by CAS
+        wait_for(lambda: all(p["vote_path"] == "cas" and p["ballot_granted"]
+                             for p in status(nd)["peers"]),
+                 timeout=WAIT, interval=1,
+                 what=f"{nd.name} votes with its peers by CAS")
+        for p in status(nd)["peers"]:
+            assert p["vote_path_why"] is None, p
+        out = nd.run("rdmalogctl peer show", timeout=60, check=True).out
+        assert re.search(r"^\s*ID .* LAG +VOTE +MESSAGE$", out, re.M) and \
+            len(re.findall(r" cas ", out)) == 2, out
     e = status(c[1])["log"]["epoch"]
     rlnode.wait_learned(c)
     c[1].run("rdmalogctl node down", timeout=120, check=True)

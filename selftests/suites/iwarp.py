@@ -216,6 +216,11 @@ def siw_leader_change_over_messages(c):
     assert f"node {other}: voted for node {new} in epoch {e + 1}" in v, \
         v[-3000:]
     # no atomics: asked by message only, nothing by compare-and-swap
+    for p in status(c[new])["peers"]:
+        if p["state"] == "connected":
+            assert (p["vote_path"], p["vote_path_why"],
+                    p["ballot_granted"]) == \
+                ("messages", "no_atomics", False), p
     so, sn = rlnode.stats(c[other]), rlnode.stats(c[new])
     assert so["vote_reqs_received"] > 0 and sn["cas_votes"] == 0 and \
         sn["cas_refused"] == 0 and so["ballot_grants"] == 0, (so, sn)

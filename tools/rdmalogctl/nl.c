@@ -456,6 +456,16 @@ static void parse_peer(const struct nlattr *nest, struct rl_peer *p)
 		case RDMALOG_PEER_A_LEAD:
 			p->has_lead = get_int(a, &p->lead, 1);
 			break;
+		case RDMALOG_PEER_A_VOTE_PATH:
+			p->has_vote_path = get_int(a, &p->vote_path, 4);
+			break;
+		case RDMALOG_PEER_A_VOTE_PATH_WHY:
+			p->has_vote_why = get_int(a, &p->vote_why, 4);
+			break;
+		case RDMALOG_PEER_A_BALLOT_GRANTED:
+			p->has_ballot_granted = get_int(a, &p->ballot_granted,
+							1);
+			break;
 		}
 	}
 }

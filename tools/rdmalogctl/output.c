@@ -84,7 +84,8 @@ void out_log_json(const char *key, const struct rl_info *in)
  *  "last_rx_ms","epoch","first_lsn","commit_lsn","next_lsn",
  *  "replicating","bytes_sent","records_sent","acked_lsn","lag",
  *  "repl_errors","catchup","catchup_left","catchup_rate","catchup_bytes",
- *  "sync","refusal","role"}
+ *  "sync","refusal","role","priority","lead","vote_path","vote_path_why",
+ *  "ballot_granted"}
  */
 void out_peer_json(const char *key, const struct rl_peer *p)
 {
@@ -140,6 +141,18 @@ void out_peer_json(const char *key, const struct rl_peer *p)
 		jw_bool("lead", p->lead);
 	else
 		jw_null("lead");
+	if (p->has_vote_path)
+		jw_str("vote_path", vote_path_name(p->vote_path));
+	else
+		jw_null("vote_path");
+	if (p->has_vote_why)
+		jw_str("vote_path_why", vote_why_name(p->vote_why));
+	else
+		jw_null("vote_path_why");
+	if (p->has_ballot_granted)
+		jw_bool("ballot_granted", p->ballot_granted);
+	else
+		jw_null("ballot_granted");
 	jw_end_obj();
 }
 
@@ -185,6 +198,14 @@ static void u64_or_dash(char *buf, size_t len, bool has, uint64_t v,
  * and LAG only while replicating) and why the state is what it is,
  * after the catch-up in progress with the peer if there is one.
  */
+/* The VOTE column: how a candidacy of this node asks the peer. */
+static const char *vote_col(const struct rl_peer *p)
+{
+	if (!p->has_vote_path || p->vote_path == RDMALOG_VOTE_PATH_NONE)
+		return "-";
+	return p->vote_path == RDMALOG_VOTE_PATH_CAS ? "cas" : "msg";
+}
+
 void out_peers_table(const struct rl_peer *peers, unsigned int n,
 		     const char *indent)
 {
@@ -198,9 +219,9 @@ void out_peers_table(const struct rl_peer *peers, unsigned int n,
 		if (l > w)
 			w = l;
 	}
-	printf("%s%-5s %-*s %-6s %-12s %-6s %-7s %-8s %-7s %-7s %-7s %-5s %s\n",
+	printf("%s%-5s %-*s %-6s %-12s %-6s %-7s %-8s %-7s %-7s %-7s %-5s %-4s %s\n",
 	       indent, "ID", w, "ADDRESS", "PORT", "STATE", "RECONN", "REFUSED",
-	       "LAST-RX", "COMMIT", "SENT", "ACKED", "LAG", "MESSAGE");
+	       "LAST-RX", "COMMIT", "SENT", "ACKED", "LAG", "VOTE", "MESSAGE");
 	for (i = 0; i < n; i++) {
 		const struct rl_peer *p = &peers[i];
 		char id[16] = "-", port[8] = "-", rc[24], rf[24], rx[32], cm[24];
@@ -224,11 +245,11 @@ void out_peers_table(const struct rl_peer *peers, unsigned int n,
 		catchup_str(p, cu, sizeof(cu));
 		snprintf(msg, sizeof(msg), "%s%s%s", cu, cu[0] && m[0] ? "; " : "",
 			 m);
-		printf("%s%-5s %-*s %-6s %-12s %-6s %-7s %-8s %-7s %-7s %-7s %-5s %s\n",
+		printf("%s%-5s %-*s %-6s %-12s %-6s %-7s %-8s %-7s %-7s %-7s %-5s %-4s %s\n",
 		       indent, id, w,
 		       p->has_addr ? addr_str(&p->addr, buf, sizeof(buf)) : "-",
 		       port, p->has_state ? peer_state_name(p->state) : "-",
-		       rc, rf, rx, cm, sn, ak, lg, msg);
+		       rc, rf, rx, cm, sn, ak, lg, vote_col(p), msg);
 	}
 }
 

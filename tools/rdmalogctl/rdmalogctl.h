@@ -111,6 +111,8 @@ const char *refusal_name(uint32_t r);
 const char *event_name(uint32_t ev);
 const char *change_name(uint32_t c);
 const char *ballot_name(uint32_t b);
+const char *vote_path_name(uint32_t v);
+const char *vote_why_name(uint32_t w);
 const char *change_text(uint32_t c);
 const char *stat_name(unsigned int stat, char *buf, size_t len);
 
@@ -155,6 +157,11 @@ struct rl_peer {
 	bool has_priority, has_lead;
 	uint32_t priority;
 	uint8_t lead;
+	/* How a candidacy asks it (RDMALOG_PEER_A_VOTE_PATH and on). */
+	bool has_vote_path, has_vote_why, has_ballot_granted;
+	uint32_t vote_path;	/* enum rdmalog_vote_path */
+	uint32_t vote_why;	/* enum rdmalog_vote_path_why */
+	uint8_t ballot_granted;
 };
 
 #define RL_MAX_PEERS_SEEN	256

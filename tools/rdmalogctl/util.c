@@ -321,6 +321,31 @@ const char *change_name(uint32_t c)
 	return c < ARRAY_SIZE(names) && names[c] ? names[c] : "unknown";
 }
 
+/* enum rdmalog_vote_path, for JSON and the VOTE column. */
+const char *vote_path_name(uint32_t v)
+{
+	static const char *const names[] = {
+		[RDMALOG_VOTE_PATH_NONE] = "none",
+		[RDMALOG_VOTE_PATH_CAS] = "cas",
+		[RDMALOG_VOTE_PATH_MESSAGES] = "messages",
+	};
+
+	return v < ARRAY_SIZE(names) && names[v] ? names[v] : "unknown";
+}
+
+/* enum rdmalog_vote_path_why */
+const char *vote_why_name(uint32_t w)
+{
+	static const char *const names[] = {
+		[RDMALOG_VOTE_WHY_NONE] = "none",
+		[RDMALOG_VOTE_WHY_NO_ATOMICS] = "no_atomics",
+		[RDMALOG_VOTE_WHY_PEER_NO_ATOMICS] = "peer_no_atomics",
+		[RDMALOG_VOTE_WHY_NOT_GRANTED] = "not_granted",
+	};
+
+	return w < ARRAY_SIZE(names) && names[w] ? names[w] : "unknown";
+}
+
 const char *ballot_name(uint32_t b)
 {
 	static const char *const names[] = {
