@@ -152,10 +152,16 @@ enum {
  * @over: an epoch above %RDMALOG_BALLOT_MAX_EPOCH was learned
  *	(rdmalog_ballot_floor()): the work turns the word OFF; under @lock
  * @unread: the loopback was torn down while connections may have been
- *	granted the word (under @lock): once the last mapping is released
- *	(@maps 0), the work reads the word with the CPU and takes a vote
- *	cast into it (rdmalog_ballot_read_cpu()), whether or not a loopback
- *	can be set up again
+ *	granted the word (under @lock; set in the same section that marks
+ *	the word closed, cleared only once what it held was taken): once the
+ *	last mapping is released (@maps 0), @read_work reads the word with
+ *	the CPU and takes a vote cast into it (rdmalog_ballot_read_cpu()),
+ *	whether or not a loopback can be set up again
+ * @read_work: see @unread (on the ballot's queue, queued by the last
+ *	mapping's release)
+ * @pending: the swap of the owner's last compare-and-swap on the word
+ *	whose completion did not come (it may have run; under @mutex): its
+ *	own value, not tampering, when the CPU finds it there
  * @layout: how the loopback's device lays an atomic's word out in memory
  *	(RDMALOG_BALLOT_LAYOUT_*; found by each set-up's probe, under
  *	@mutex): the word is opened only where the CPU can read it after a
@@ -200,6 +206,8 @@ static struct rdmalog_ballot {
 	u64 held;
 	bool over;
 	bool unread;
+	struct work_struct read_work;
+	u64 pending;
 	u32 layout;
 	u64 ops;
 } rdmalog_ballot;
@@ -241,9 +249,9 @@ static void rdmalog_ballot_map_release(struct kref *ref)
 	kfree(map);
 	spin_lock_bh(&b->lock);
 	b->maps--;
-	/* Nothing reaches the word now: the work reads it (unread). */
+	/* Nothing reaches the word now: read it (unread). */
 	if (!b->maps && b->unread)
-		mod_delayed_work(rdmalog_ballot_wq, &b->work, 0);
+		queue_work(rdmalog_ballot_wq, &b->read_work);
 	spin_unlock_bh(&b->lock);
 	wake_up_all(&b->wq);
 }
@@ -521,6 +529,13 @@ static void rdmalog_ballot_teardown(u32 state, const char *msg)
 	 */
 	WRITE_ONCE(b->wstate, RDMALOG_BALLOT_W_CLOSED);
 	WRITE_ONCE(b->synced, false);
+	/*
+	 * Closed, but not known until read by the CPU (connections granted
+	 * it may still cast into it): in the same section, so that no hold
+	 * takes it for closed and read meanwhile.
+	 */
+	if (b->map && state != RDMALOG_BALLOT_DOWN)
+		WRITE_ONCE(b->unread, true);
 	listen = b->listen;
 	active = b->active;
 	passive = b->passive;
@@ -554,9 +569,6 @@ static void rdmalog_ballot_teardown(u32 state, const char *msg)
 
 		spin_lock_bh(&b->lock);
 		b->map = NULL;
-		/* Read by the CPU once every registration of it is gone. */
-		if (state != RDMALOG_BALLOT_DOWN)
-			WRITE_ONCE(b->unread, true);
 		spin_unlock_bh(&b->lock);
 		/*
 		 * The word is out of this node's reach now: no connection may
@@ -633,9 +645,14 @@ static int rdmalog_ballot_atomic_at(u32 off, bool cas, u64 cmp_add, u64 swap,
 	ib_dma_sync_single_for_device(b->ibdev,
 				      b->dma + RDMALOG_BALLOT_RESULT_OFF,
 				      sizeof(u64), DMA_BIDIRECTIONAL);
+	/* Until its completion says, it may or may not have run. */
+	if (cas && off == RDMALOG_BALLOT_WORD_OFF)
+		b->pending = swap;
 	err = rdmalog_ballot_post_wait(&wr.wr);
 	if (err)
 		return err;
+	if (cas && off == RDMALOG_BALLOT_WORD_OFF)
+		b->pending = 0;
 	ib_dma_sync_single_for_cpu(b->ibdev, b->dma + RDMALOG_BALLOT_RESULT_OFF,
 				   sizeof(u64), DMA_BIDIRECTIONAL);
 	*old = READ_ONCE(*(u64 *)(b->va + RDMALOG_BALLOT_RESULT_OFF));
@@ -749,6 +766,10 @@ static void rdmalog_ballot_tamper(u64 w)
 	rdmalog_stats_inc(RDMALOG_STAT_BALLOT_TAMPERED);
 	if (rdmalog_ballot_epoch(w) > rdmalog_ballot_epoch(was))
 		rdmalog_ballot_fold(w, RDMALOG_BALLOT_FOUND_TAMPER);
+	/* Taken: the CPU's read after the revocation finds nothing new. */
+	spin_lock_bh(&b->lock);
+	b->word = w;
+	spin_unlock_bh(&b->lock);
 	rdmalog_ballot_teardown(RDMALOG_BALLOT_OFF,
 				"the word changed while closed: votes by message only");
 }
@@ -775,27 +796,40 @@ static void rdmalog_ballot_read_cpu(void)
 		spin_unlock_bh(&b->lock);
 		return;
 	}
-	WRITE_ONCE(b->unread, false);
 	was = b->word;
 	layout = b->layout;
 	spin_unlock_bh(&b->lock);
 	/* Unmapped (in the CPU's view): a plain read. */
 	raw = READ_ONCE(*(u64 *)(b->va + RDMALOG_BALLOT_WORD_OFF));
-	if (layout == RDMALOG_BALLOT_LAYOUT_UNKNOWN)
-		return;	/* never opened (rdmalog_ballot_open()) */
+	/* (unknown: never opened, rdmalog_ballot_open(): nothing cast) */
 	w = layout == RDMALOG_BALLOT_LAYOUT_SWAPPED ? swab64(raw) : raw;
-	/* Its own opening or closing may have run without its completion. */
+	/*
+	 * Its own opening or closing, or another compare-and-swap of its
+	 * own, may have run without its completion.
+	 */
 	mine = rdmalog_ballot_flip(was, !(was & RDMALOG_BALLOT_OPEN));
-	if (w == was || w == mine)
-		return;
-	if (!rdmalog_ballot_is_cast(w, was) && !rdmalog_ballot_is_cast(w, mine)) {
+	if (layout == RDMALOG_BALLOT_LAYOUT_UNKNOWN || w == was || w == mine ||
+	    (b->pending && w == b->pending)) {
+		/* nothing to take */
+	} else if (rdmalog_ballot_is_cast(w, was) ||
+		   rdmalog_ballot_is_cast(w, mine)) {
+		rdmalog_ballot_fold(w, RDMALOG_BALLOT_FOUND_REVOKE);
+	} else {
 		rdmalog_ballot_tamper(w);
-		return;
 	}
-	rdmalog_ballot_fold(w, RDMALOG_BALLOT_FOUND_REVOKE);
+	/* Taken: only now may a hold find it closed. */
 	spin_lock_bh(&b->lock);
-	b->word = w;
+	if (layout != RDMALOG_BALLOT_LAYOUT_UNKNOWN)
+		b->word = w;
+	WRITE_ONCE(b->unread, false);
 	spin_unlock_bh(&b->lock);
+}
+
+static void rdmalog_ballot_read_work(struct work_struct *work)
+{
+	mutex_lock(&b->mutex);
+	rdmalog_ballot_read_cpu();
+	mutex_unlock(&b->mutex);
 }
 
 /*
@@ -1025,7 +1059,7 @@ static void rdmalog_ballot_work(struct work_struct *work)
 	int err;
 
 	mutex_lock(&b->mutex);
-	/* A revoked word first: nothing else may wait for it. */
+	/* A revoked word first (as @read_work): the set-up needs it read. */
 	rdmalog_ballot_read_cpu();
 	was_ready = READ_ONCE(b->state) == RDMALOG_BALLOT_READY;
 	spin_lock_bh(&b->lock);
@@ -1475,6 +1509,7 @@ int rdmalog_ballot_init(void)
 	init_waitqueue_head(&b->wq);
 	init_completion(&b->done);
 	INIT_DELAYED_WORK(&b->work, rdmalog_ballot_work);
+	INIT_WORK(&b->read_work, rdmalog_ballot_read_work);
 	b->cqe.done = rdmalog_ballot_done;
 	b->state = RDMALOG_BALLOT_DOWN;
 	rdmalog_ballot_wq = alloc_workqueue("rdmalog_ballot", WQ_UNBOUND, 1);

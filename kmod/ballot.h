@@ -142,17 +142,19 @@ struct rdmalog_ballot_block_in {
 };
 
 /*
- * How long after a candidate cast a vote into the open word this node
- * takes it (the found hook) at the latest, with heartbeats every @hb_ms
- * and connections that close within @close_ms: a heartbeat, then its
- * read and an opening's atomic (each up to %RDMALOG_BALLOT_OP_MS); or,
- * the loopback failed, the connections granted the word close and the
- * CPU reads it (rdmalog_ballot_read_cpu()). Until then what the node
- * announces may lack that vote (elect.h: the learn wait).
+ * How long after a candidate cast a vote into the open word its owner
+ * takes it (the found hook) at the latest, with the peer timeout @f_ms
+ * (shared by the nodes, as the learn wait assumes): a heartbeat (at most
+ * half the peer timeout on any node), then its read and an opening's
+ * atomic (each up to %RDMALOG_BALLOT_OP_MS); or, the loopback failed,
+ * the connections granted the word close (within the peer timeout, as
+ * fencing assumes) and the CPU reads it (rdmalog_ballot_read_cpu()).
+ * Until then what the owner announces may lack that vote (elect.c: the
+ * learn wait).
  */
 #define RDMALOG_BALLOT_OP_MS		5000
-#define RDMALOG_BALLOT_FOLD_MS(hb_ms, close_ms) \
-	((hb_ms) + 2 * RDMALOG_BALLOT_OP_MS + (close_ms))
+#define RDMALOG_BALLOT_FOLD_MS(f_ms) \
+	((f_ms) * 3 / 2 + 2 * RDMALOG_BALLOT_OP_MS)
 
 int rdmalog_ballot_init(void);
 void rdmalog_ballot_exit(void);

@@ -300,21 +300,73 @@ static void rdmalog_ballot_read_done(struct ib_cq *cq, struct ib_wc *wc)
 		ep->ballot.failed = true;
 }
 
+/*
+ * Copy what landed in @buf into the endpoint: @buf is released with the
+ * connection's resources (after the drain), while a candidacy may look
+ * at the results until it drops its reference. CQ handler context.
+ */
+static void rdmalog_ballot_take(struct rdmalog_ep *ep)
+{
+	struct rdmalog_ballot_ep *be = &ep->ballot;
+
+	ib_dma_sync_single_for_cpu(ep->ibdev, be->buf_dma,
+				   RDMALOG_BALLOT_BUF_LEN, DMA_FROM_DEVICE);
+	be->res_word = READ_ONCE(*(u64 *)(be->buf + RDMALOG_BALLOT_BUF_WORD));
+	be->res_cas = READ_ONCE(*(u64 *)(be->buf + RDMALOG_BALLOT_BUF_CAS));
+	memcpy(&be->res_blk, be->buf + RDMALOG_BALLOT_BUF_BLOCK,
+	       sizeof(be->res_blk));
+}
+
 static void rdmalog_ballot_block_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct rdmalog_ep *ep = container_of(wc->wr_cqe, struct rdmalog_ep,
 					     ballot.block_cqe);
+	bool ok = rdmalog_ep_wc_ok(ep, wc, "ballot block read");
 
-	rdmalog_ballot_op_end(ep, rdmalog_ep_wc_ok(ep, wc, "ballot block read"));
+	if (ok)
+		rdmalog_ballot_take(ep);
+	rdmalog_ballot_op_end(ep, ok);
 }
 
 static void rdmalog_ballot_cas_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct rdmalog_ep *ep = container_of(wc->wr_cqe, struct rdmalog_ep,
 					     ballot.cas_cqe);
+	bool ok = rdmalog_ep_wc_ok(ep, wc, "ballot compare-and-swap");
 
-	rdmalog_ballot_op_end(ep, rdmalog_ep_wc_ok(ep, wc,
-						   "ballot compare-and-swap"));
+	if (ok)
+		rdmalog_ballot_take(ep);
+	rdmalog_ballot_op_end(ep, ok);
+}
+
+/*
+ * Post @wr on the live connection, @buf given to the device first: under
+ * the endpoint's lock, which the release takes to end @live before it
+ * frees @buf. On a failure the busy bit is cleared; one that left part
+ * of the chain posted closes the connection (its completion would come
+ * to a later operation).
+ */
+static int rdmalog_ballot_post(struct rdmalog_ep *ep, struct ib_send_wr *wr)
+{
+	struct rdmalog_ballot_ep *be = &ep->ballot;
+	const struct ib_send_wr *bad = wr;
+	int err = -ENOTCONN;
+
+	spin_lock_bh(&ep->lock);
+	if (ep->live) {
+		ib_dma_sync_single_for_device(ep->ibdev, be->buf_dma,
+					      RDMALOG_BALLOT_BUF_LEN,
+					      DMA_FROM_DEVICE);
+		err = ib_post_send(ep->qp, wr, &bad);
+	}
+	spin_unlock_bh(&ep->lock);
+	if (err) {
+		if (err != -ENOTCONN)
+			rdmalog_ep_error(ep, "cannot post on the peer's ballot word: %d",
+					 err);
+		clear_bit_unlock(RDMALOG_EP_CAS_BUSY, &ep->flags);
+	}
+	return err;
 }
 
 bool rdmalog_ballot_mr_usable(struct rdmalog_ep *ep)
@@ -330,7 +382,6 @@ int rdmalog_ballot_mr_read(struct rdmalog_ep *ep, wait_queue_head_t *wq)
 	struct ib_sge sge[2];
 	struct ib_atomic_wr fa = {};
 	struct ib_rdma_wr rd = {};
-	int err;
 
 	if (!be->buf || !test_bit(RDMALOG_EP_BALLOT_RX, &ep->flags))
 		return -EOPNOTSUPP;
@@ -342,8 +393,6 @@ int rdmalog_ballot_mr_read(struct rdmalog_ep *ep, wait_queue_head_t *wq)
 	be->read_cqe.done = rdmalog_ballot_read_done;
 	be->block_cqe.done = rdmalog_ballot_block_done;
 	be->cas_cqe.done = rdmalog_ballot_cas_done;
-	ib_dma_sync_single_for_device(ep->ibdev, be->buf_dma,
-				      RDMALOG_BALLOT_BUF_LEN, DMA_FROM_DEVICE);
 	/*
 	 * The word by a fetch-and-add of 0 (its grant is atomics only, and
 	 * the device says how it reads), then the block: one queue pair's
@@ -371,12 +420,7 @@ int rdmalog_ballot_mr_read(struct rdmalog_ep *ep, wait_queue_head_t *wq)
 	rd.wr.num_sge = 1;
 	rd.remote_addr = be->block_addr;
 	rd.rkey = be->block_rkey;
-	err = rdmalog_ep_post(ep, &fa.wr, NULL);
-	if (err) {
-		be->wq = NULL;
-		clear_bit_unlock(RDMALOG_EP_CAS_BUSY, &ep->flags);
-	}
-	return err;
+	return rdmalog_ballot_post(ep, &fa.wr);
 }
 
 int rdmalog_ballot_mr_cas(struct rdmalog_ep *ep, u64 cmp, u64 swap)
@@ -384,15 +428,12 @@ int rdmalog_ballot_mr_cas(struct rdmalog_ep *ep, u64 cmp, u64 swap)
 	struct rdmalog_ballot_ep *be = &ep->ballot;
 	struct ib_atomic_wr cas = {};
 	struct ib_sge sge;
-	int err;
 
 	if (!be->buf || !test_bit(RDMALOG_EP_BALLOT_RX, &ep->flags))
 		return -EOPNOTSUPP;
 	if (test_and_set_bit_lock(RDMALOG_EP_CAS_BUSY, &ep->flags))
 		return -EBUSY;
 	be->failed = false;
-	ib_dma_sync_single_for_device(ep->ibdev, be->buf_dma,
-				      RDMALOG_BALLOT_BUF_LEN, DMA_FROM_DEVICE);
 	sge.addr = be->buf_dma + RDMALOG_BALLOT_BUF_CAS;
 	sge.length = sizeof(u64);
 	sge.lkey = ep->pd->local_dma_lkey;
@@ -405,10 +446,7 @@ int rdmalog_ballot_mr_cas(struct rdmalog_ep *ep, u64 cmp, u64 swap)
 	cas.rkey = be->word_rkey;
 	cas.compare_add = cmp;
 	cas.swap = swap;
-	err = rdmalog_ep_post(ep, &cas.wr, NULL);
-	if (err)
-		clear_bit_unlock(RDMALOG_EP_CAS_BUSY, &ep->flags);
-	return err;
+	return rdmalog_ballot_post(ep, &cas.wr);
 }
 
 int rdmalog_ballot_mr_result(struct rdmalog_ep *ep, u64 *word, u64 *cas_old,
@@ -420,13 +458,12 @@ int rdmalog_ballot_mr_result(struct rdmalog_ep *ep, u64 *word, u64 *cas_old,
 		return -EINPROGRESS;
 	if (be->failed)
 		return -EIO;
-	ib_dma_sync_single_for_cpu(ep->ibdev, be->buf_dma,
-				   RDMALOG_BALLOT_BUF_LEN, DMA_FROM_DEVICE);
+	/* The handler's copies: never @buf, which the release frees. */
 	if (word)
-		*word = READ_ONCE(*(u64 *)(be->buf + RDMALOG_BALLOT_BUF_WORD));
+		*word = be->res_word;
 	if (cas_old)
-		*cas_old = READ_ONCE(*(u64 *)(be->buf + RDMALOG_BALLOT_BUF_CAS));
+		*cas_old = be->res_cas;
 	if (blk)
-		memcpy(blk, be->buf + RDMALOG_BALLOT_BUF_BLOCK, sizeof(*blk));
+		*blk = be->res_blk;
 	return 0;
 }

@@ -516,7 +516,7 @@ out:
 void rdmalog_elect_start(struct rdmalog_log *log, u32 node_id, u32 role,
 			 u32 fence_ms, u32 hb_ms)
 {
-	u32 fold_ms = RDMALOG_BALLOT_FOLD_MS(hb_ms ?: 1000, fence_ms);
+	u32 fold_ms = RDMALOG_BALLOT_FOLD_MS(fence_ms);
 	struct rdmalog_log_state st;
 
 	rdmalog_log_get(log);
@@ -1459,6 +1459,9 @@ int rdmalog_elect_stand(struct rdmalog_elect_result *res, bool pre,
 							max_t(long, deadline - jiffies, 0));
 		if (left <= 0 ||
 		    rdmalog_elect_decided(needed, res->asked + 1, self))
+			break;
+		/* Past it, nothing more is judged, swapped or counted. */
+		if (time_after_eq(jiffies, deadline))
 			break;
 		rdmalog_elect_cas_steps(&c);
 	}

@@ -127,6 +127,10 @@ enum {
  * @failed: the operation of RDMALOG_EP_CAS_BUSY failed (read with the
  *	bit clear)
  * @wq: woken when it completes (the poster's)
+ * @res_word: the word read, copied out of @buf by the completion handler
+ *	(@buf goes with the connection's resources, the endpoint later)
+ * @res_cas: a compare-and-swap's result, likewise
+ * @res_blk: the block read, likewise
  */
 struct rdmalog_ballot_ep {
 	struct ib_mr *word_mr;
@@ -144,6 +148,9 @@ struct rdmalog_ballot_ep {
 	struct ib_cqe cas_cqe;
 	bool failed;
 	wait_queue_head_t *wq;
+	u64 res_word;
+	u64 res_cas;
+	struct rdmalog_ballot_block res_blk;
 };
 
 /*
