@@ -84,7 +84,11 @@
  * READ of the word, "word_write" a WRITE to it, "block_write" a WRITE to
  * the block, "block_atomic" a fetch-and-add on the block's key and
  * "past_block" a READ just past the block (each must fail at the node's
- * NIC: the word is for atomics only, the block for READ only).
+ * NIC: the word is for atomics only, the block for READ only);
+ * "tamper:E" reads the word (a fetch-and-add of 0) and compare-and-swaps
+ * it, open or closed, to a vote for this node in epoch E with the same
+ * sequence and open bit (the JSON says the word read and what the swap
+ * returned: the node must catch a change of its closed word).
  *
  * With --vote EPOCH it plays a candidate (as a backup; with --listen when
  * its node id is the larger): after the HELLOs it sends a VOTE_REQ for
@@ -1020,14 +1024,19 @@ static int session_hello(const struct opts *o, struct session *s, bool primary)
 	return 0;
 }
 
+/* A compare-and-swap probe's operands. */
+static uint64_t probe_cmp, probe_swap;
+
 /*
- * Post one RDMA WRITE or READ of PROBE_BYTES, or a fetch-and-add of 0 (8
- * bytes back at PROBE_OFF), and wait for its completion.
+ * Post one RDMA WRITE or READ of PROBE_BYTES, or a fetch-and-add of 0 or
+ * a compare-and-swap from probe_cmp to probe_swap (8 bytes back at
+ * PROBE_OFF), and wait for its completion.
  */
 static int probe(struct session *s, enum ibv_wr_opcode op, uint64_t raddr,
 		 uint32_t rkey, enum ibv_wc_status *status)
 {
-	bool atomic = op == IBV_WR_ATOMIC_FETCH_AND_ADD;
+	bool atomic = op == IBV_WR_ATOMIC_FETCH_AND_ADD ||
+		      op == IBV_WR_ATOMIC_CMP_AND_SWP;
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)(s->mem + PROBE_OFF),
 		.length = atomic ? 8 : PROBE_BYTES,
@@ -1046,7 +1055,9 @@ static int probe(struct session *s, enum ibv_wr_opcode op, uint64_t raddr,
 	if (atomic) {
 		wr.wr.atomic.remote_addr = raddr;
 		wr.wr.atomic.rkey = rkey;
-		wr.wr.atomic.compare_add = 0;
+		wr.wr.atomic.compare_add =
+			op == IBV_WR_ATOMIC_CMP_AND_SWP ? probe_cmp : 0;
+		wr.wr.atomic.swap = probe_swap;
 	} else {
 		wr.wr.rdma.remote_addr = raddr;
 		wr.wr.rdma.rkey = rkey;
@@ -1367,6 +1378,24 @@ static int run_ballot_probe(const struct opts *o)
 	} else if (!strcmp(k, "past_block")) {
 		ret = expect(&s, k, "READ just past the block",
 			     IBV_WR_RDMA_READ, block + 64, bkey, false) ? 1 : 0;
+	} else if (!strncmp(k, "tamper:", 7)) {
+		uint64_t e = strtoull(k + 7, NULL, 0), old;
+
+		if (expect(&s, "word_atomic", "fetch-and-add 0 on the word",
+			   IBV_WR_ATOMIC_FETCH_AND_ADD, word, wkey, true)) {
+			session_close(&s);
+			return 1;
+		}
+		memcpy(&w, s.mem + PROBE_OFF, sizeof(w));
+		/* the device returns the word in host order (rxe, x86) */
+		probe_cmp = w;
+		probe_swap = e << 32 | (uint64_t)(o->node & 0xff) << 24 |
+			     (w & 0xffffffULL);
+		ret = expect(&s, "cas", "compare-and-swap of the word",
+			     IBV_WR_ATOMIC_CMP_AND_SWP, word, wkey, true) ? 1 : 0;
+		memcpy(&old, s.mem + PROBE_OFF, sizeof(old));
+		json_add(",\"word\":%" PRIu64 ",\"swap\":%" PRIu64
+			 ",\"cas_old\":%" PRIu64, w, probe_swap, old);
 	} else {
 		tap(false, "ballot: unknown probe %s", k);
 		ret = 2;
@@ -2599,7 +2628,7 @@ static void usage(const char *argv0)
 		"          --vote EPOCH --vote-pos-epoch E [--vote-behind N] [--vote-pre]\n"
 		"          [--vote-gen G]\n"
 		"       %s [--listen] -a ADDR -n NODE -d DST -c CLUSTER -C CAPACITY\n"
-		"          --ballot-probe ok|word_read|word_write|block_write|block_atomic|past_block\n",
+		"          --ballot-probe ok|word_read|word_write|block_write|block_atomic|past_block|tamper:EPOCH\n",
 		argv0, argv0, argv0, argv0, argv0, argv0, argv0, argv0);
 	exit(2);
 }

@@ -184,14 +184,27 @@ def ballot(nd):
     return b
 
 
+PARAMS = "/sys/module/rdmalog/parameters"
+
+
 @test
 def the_ballot_word_holds_the_vote(c):
     """On rxe (atomics) every node keeps its vote in its ballot word,
-    changed only by compare-and-swap through a loopback queue pair to
+    changed only by atomics, its own through a loopback queue pair to
     itself (leader-change.rst, "Compare-and-swap where the device has
-    atomics"): none after a reload; once node 2 is promoted, node 2's
-    word (its own vote) and node 3's (a granted VOTE_REQ) hold epoch e+1
-    for node 2, closed, and status says so in words."""
+    atomics"), and grants it to both peers: none after a reload. Once
+    node 2 is promoted, node 2's word (its own vote) and node 3's hold
+    epoch e+1 for node 2, closed, and status says so in words.
+
+    Node 3's vote arrives by compare-and-swap, and is taken even though
+    node 3's loopback fails before it read it ("A lost loopback"): node
+    3's word open, its heartbeat's read held off (inject_elect_beat_ms),
+    its next loopback atomic failing (inject_ballot_loopback_fail), its
+    answers to messages delayed. When node 2 connects, node 3's closing
+    atomic fails: it closes every connection granted its word, grants no
+    ring and votes for nobody until the last is gone, reads the word with
+    its CPU, takes node 2's vote, and replicates for node 2 once its
+    loopback is back."""
     fresh(c)
     for nd in c:
         wait_for(lambda: ballot(nd)["state"] == "ready", timeout=WAIT,
@@ -215,145 +228,6 @@ def the_ballot_word_holds_the_vote(c):
     e = status(c[1])["log"]["epoch"]
     rlnode.wait_learned(c)
     c[1].run("rdmalogctl node down", timeout=120, check=True)
-    r = promote(c[2])
-    assert r.rc == 0, (r.rc, r.out)
-    for n in (2, 3):
-        # the word as the node's last atomic left it: a vote recorded
-        # while the loopback was busy is put in by its work; node 3 may
-        # open its word between its vote and node 2's grant of its ring
-        wait_for(lambda: ballot(c[n])["state"] == "ready" and
-                 ballot(c[n])["epoch"] == e + 1 and
-                 not ballot(c[n])["open"], timeout=WAIT, interval=1,
-                 what=f"node {n}'s ballot word in epoch {e + 1}, closed")
-        b = ballot(c[n])
-        assert (b["state"], b["epoch"], b["for"], b["open"]) == \
-            ("ready", e + 1, 2, False), (n, b)
-        assert b["word"] == (e + 1) << 32 | 2 << 24 | b["seq"] << 1, (n, b)
-        v = status(c[n])["election"]["vote"]
-        assert v == {"epoch": e + 1, "for": 2}, (n, v)
-    out = c[3].run("rdmalogctl status", timeout=60, check=True).out
-    assert re.search(rf"^ballot word +ready: 0x[0-9a-f]{{16}} \(epoch "
-                     rf"{e + 1}, node 2, closed\)$", out, re.M), out
-    d = c[3].run("dmesg", timeout=60, check=True).out
-    assert "ballot word on rxe0 through a loopback queue pair" in d, d
-
-
-@test
-def the_ballot_word_opens_without_a_primary(c):
-    """A learned backup that no primary holds opens its ballot word to
-    candidates' compare-and-swap (leader-change.rst, "Open and closed"),
-    its vote unchanged, and closes it for whatever acts on it: node 3's
-    word is closed while node 1 leads, open once node 1 is down, closed
-    again (its vote for node 2 in it) once node 2, promoted, replicates
-    to it, and it stays closed while node 2 holds its ring."""
-    fresh(c)
-    rlnode.wait_learned(c)
-    lsns = append(c[1], ["before"])
-    wait_commit(c, lsns[-1] + 1)
-    for n in (2, 3):
-        b = ballot(c[n])
-        assert (b["state"], b["open"]) == ("ready", False), (n, b)
-    e = status(c[1])["log"]["epoch"]
-    b0 = ballot(c[3])
-    opens0 = rlnode.stats(c[3]).get("ballot_opens", 0)
-    c[1].run("rdmalogctl node down", timeout=120, check=True)
-    for n in (2, 3):
-        wait_for(lambda: ballot(c[n])["open"], timeout=WAIT, interval=0.5,
-                 what=f"node {n}'s ballot word open without a primary")
-    b1 = ballot(c[3])
-    assert (b1["epoch"], b1["for"]) == (b0["epoch"], b0["for"]), (b0, b1)
-    assert b1["seq"] > b0["seq"], (b0, b1)
-    assert rlnode.stats(c[3])["ballot_opens"] > opens0
-    r = promote(c[2])
-    assert r.rc == 0, (r.rc, r.out)
-    lsns = append(c[2], ["after"])
-    wait_commit(c, lsns[-1] + 1, nodes=(2, 3))
-    for n in (2, 3):
-        wait_for(lambda: not ballot(c[n])["open"], timeout=WAIT,
-                 interval=0.5, what=f"node {n}'s ballot word closed")
-    b2 = ballot(c[3])
-    assert (b2["epoch"], b2["for"], b2["open"]) == (e + 1, 2, False), b2
-    assert status(c[3])["election"]["vote"] == {"epoch": e + 1, "for": 2}
-    # held closed by node 2's grant of its ring: a few heartbeats on, the
-    # same word, and what node 2 writes still lands
-    c[3].run("sleep 2", timeout=30)
-    lsns = append(c[2], ["later"])
-    wait_commit(c, lsns[-1] + 1, nodes=(2, 3))
-    assert ballot(c[3]) == b2, (b2, ballot(c[3]))
-    assert rlnode.stats(c[3])["ballot_tampered"] == 0
-
-
-ANSWER_MS = "/sys/module/rdmalog/parameters/inject_elect_answer_ms"
-
-
-@test
-def a_vote_by_cas_needs_no_message(c):
-    """A candidate votes by compare-and-swap on an open ballot word
-    (protocol.rst, "Votes"): node 1 down, node 3's word open, node 3's
-    answer to any VOTE_REQ delayed 30 s (inject_elect_answer_ms, far past
-    the candidacy's deadline); node 2, promoted, still wins: it read node
-    3's word and block, judged them by the voters' rules, and swapped its
-    vote in. Node 3 was sent no VOTE_REQ, takes the vote found in its
-    word as its own, and closes the word before node 2 holds its ring."""
-    fresh(c)
-    rlnode.wait_learned(c)
-    lsns = append(c[1], ["before"])
-    wait_commit(c, lsns[-1] + 1)
-    e = status(c[1])["log"]["epoch"]
-    c[1].run("rdmalogctl node down", timeout=120, check=True)
-    wait_for(lambda: ballot(c[3])["open"], timeout=WAIT, interval=0.5,
-             what="node 3's ballot word open without a primary")
-    c[3].run(f"echo 30000 > {ANSWER_MS}", timeout=30, check=True)
-    c[3].run("dmesg -c >/dev/null", timeout=30, check=True)
-    s2, s3 = rlnode.stats(c[2]), rlnode.stats(c[3])
-    try:
-        r = promote(c[2])
-        assert r.rc == 0, (r.rc, r.out)
-        t2, t3 = rlnode.stats(c[2]), rlnode.stats(c[3])
-        assert t3["vote_reqs_received"] == s3["vote_reqs_received"], \
-            (s3, t3)
-        assert t2["cas_votes"] == s2["cas_votes"] + 1, (s2, t2)
-        assert t2["cas_refused"] == s2["cas_refused"], (s2, t2)
-        wait_for(lambda: status(c[3])["election"]["vote"] ==
-                 {"epoch": e + 1, "for": 2}, timeout=WAIT, interval=0.5,
-                 what="node 3 takes the vote cast into its word")
-        d = c[3].run("dmesg", timeout=60, check=True).out
-        assert re.search(rf"node 3: voted for node 2 in epoch {e + 1} by "
-                         r"compare-and-swap \(found ", d), d
-        assert rlnode.stats(c[3])["ballot_folds"] > s3["ballot_folds"]
-        d = c[2].run("dmesg", timeout=60, check=True).out
-        assert f"node 2: node 3 voted for it in epoch {e + 1} by " \
-            "compare-and-swap" in d, d
-        lsns = append(c[2], ["after"])
-        wait_commit(c, lsns[-1] + 1, nodes=(2, 3))
-        b = ballot(c[3])
-        assert (b["epoch"], b["for"], b["open"]) == (e + 1, 2, False), b
-        assert rlnode.stats(c[3])["ballot_tampered"] == 0
-    finally:
-        c[3].run(f"echo 0 > {ANSWER_MS}", timeout=30)
-
-
-PARAMS = "/sys/module/rdmalog/parameters"
-
-
-@test
-def a_revoked_word_is_read_before_any_vote(c):
-    """A vote cast into an open ballot word is taken even when the
-    owner's loopback fails before it read it (leader-change.rst, "A lost
-    loopback"): node 3's word open, its heartbeat's read of it held off
-    (inject_elect_beat_ms), its next loopback atomic failing
-    (inject_ballot_loopback_fail) and its answers to messages delayed;
-    node 2, promoted, swaps its vote in. When node 2 then connects, node
-    3's closing atomic fails: node 3 closes every connection granted its
-    word, grants no ring and votes for nobody until the last is gone,
-    reads the word with its CPU, takes node 2's vote, and replicates for
-    node 2 once the loopback is back."""
-    fresh(c)
-    rlnode.wait_learned(c)
-    lsns = append(c[1], ["before"])
-    wait_commit(c, lsns[-1] + 1)
-    e = status(c[1])["log"]["epoch"]
-    c[1].run("rdmalogctl node down", timeout=120, check=True)
     wait_for(lambda: ballot(c[3])["open"], timeout=WAIT, interval=0.5,
              what="node 3's ballot word open without a primary")
     c[3].run(f"echo 10000 > {PARAMS}/inject_elect_beat_ms; sleep 1; "
@@ -375,16 +249,100 @@ def a_revoked_word_is_read_before_any_vote(c):
         c[3].run(f"echo 0 > {PARAMS}/inject_elect_beat_ms", timeout=30)
         lsns = append(c[2], ["after"])
         wait_commit(c, lsns[-1] + 1, nodes=(2, 3))
-        wait_for(lambda: ballot(c[3])["state"] == "ready", timeout=WAIT,
-                 interval=1, what="node 3's loopback set up again")
-        b = ballot(c[3])
-        assert (b["epoch"], b["for"], b["open"]) == (e + 1, 2, False), b
-        assert rlnode.stats(c[3])["ballot_tampered"] == 0
     finally:
         c[3].run(f"echo 0 > {PARAMS}/inject_elect_beat_ms; "
                  f"echo 0 > {PARAMS}/inject_elect_answer_ms; "
                  f"echo 0 > {PARAMS}/inject_ballot_loopback_fail",
                  timeout=30)
+    for n in (2, 3):
+        # the word as the node's last atomic left it: a vote recorded
+        # while the loopback was busy is put in by its work
+        wait_for(lambda: ballot(c[n])["state"] == "ready" and
+                 ballot(c[n])["epoch"] == e + 1 and
+                 not ballot(c[n])["open"], timeout=WAIT, interval=1,
+                 what=f"node {n}'s ballot word in epoch {e + 1}, closed")
+        b = ballot(c[n])
+        assert (b["state"], b["epoch"], b["for"], b["open"]) == \
+            ("ready", e + 1, 2, False), (n, b)
+        assert b["word"] == (e + 1) << 32 | 2 << 24 | b["seq"] << 1, (n, b)
+        v = status(c[n])["election"]["vote"]
+        assert v == {"epoch": e + 1, "for": 2}, (n, v)
+        assert rlnode.stats(c[n])["ballot_tampered"] == 0
+    out = c[3].run("rdmalogctl status", timeout=60, check=True).out
+    assert re.search(rf"^ballot word +ready: 0x[0-9a-f]{{16}} \(epoch "
+                     rf"{e + 1}, node 2, closed\)$", out, re.M), out
+    d = c[3].run("dmesg", timeout=60, check=True).out
+    assert "ballot word on rxe0 through a loopback queue pair" in d, d
+
+
+@test
+def a_vote_by_cas_needs_no_message(c):
+    """A learned backup that no primary holds opens its ballot word to
+    candidates' compare-and-swap (leader-change.rst, "Open and closed"),
+    its vote unchanged: node 3's word is closed while node 1 leads and
+    open once node 1 is down. With node 3's answer to any VOTE_REQ
+    delayed 30 s (inject_elect_answer_ms, far past the candidacy's
+    deadline), node 2, promoted, still wins: it read node 3's word and
+    block, judged them by the voters' rules and swapped its vote in
+    (protocol.rst, "Votes"). Node 3 was sent no VOTE_REQ, takes the vote
+    found in its word as its own, and closes the word before node 2 holds
+    its ring; it stays closed while node 2 does."""
+    fresh(c)
+    rlnode.wait_learned(c)
+    lsns = append(c[1], ["before"])
+    wait_commit(c, lsns[-1] + 1)
+    for n in (2, 3):
+        b = ballot(c[n])
+        assert (b["state"], b["open"]) == ("ready", False), (n, b)
+    e = status(c[1])["log"]["epoch"]
+    b0 = ballot(c[3])
+    opens0 = rlnode.stats(c[3]).get("ballot_opens", 0)
+    c[1].run("rdmalogctl node down", timeout=120, check=True)
+    for n in (2, 3):
+        wait_for(lambda: ballot(c[n])["open"], timeout=WAIT, interval=0.5,
+                 what=f"node {n}'s ballot word open without a primary")
+    b1 = ballot(c[3])
+    assert (b1["epoch"], b1["for"]) == (b0["epoch"], b0["for"]), (b0, b1)
+    assert b1["seq"] > b0["seq"], (b0, b1)
+    assert rlnode.stats(c[3])["ballot_opens"] > opens0
+    c[3].run(f"echo 30000 > {PARAMS}/inject_elect_answer_ms", timeout=30,
+             check=True)
+    c[3].run("dmesg -c >/dev/null", timeout=30, check=True)
+    s2, s3 = rlnode.stats(c[2]), rlnode.stats(c[3])
+    try:
+        r = promote(c[2])
+        assert r.rc == 0, (r.rc, r.out)
+        t2, t3 = rlnode.stats(c[2]), rlnode.stats(c[3])
+        assert t3["vote_reqs_received"] == s3["vote_reqs_received"], \
+            (s3, t3)
+        assert t2["cas_votes"] == s2["cas_votes"] + 1, (s2, t2)
+        assert t2["cas_refused"] == s2["cas_refused"], (s2, t2)
+        wait_for(lambda: status(c[3])["election"]["vote"] ==
+                 {"epoch": e + 1, "for": 2}, timeout=WAIT, interval=0.5,
+                 what="node 3 takes the vote cast into its word")
+        d = c[3].run("dmesg", timeout=60, check=True).out
+        assert re.search(rf"node 3: voted for node 2 in epoch {e + 1} by "
+                         r"compare-and-swap \(found ", d), d
+        assert rlnode.stats(c[3])["ballot_folds"] > s3["ballot_folds"]
+        d = c[2].run("dmesg", timeout=60, check=True).out
+        assert f"node 2: node 3 voted for it in epoch {e + 1} by " \
+            "compare-and-swap" in d, d
+    finally:
+        c[3].run(f"echo 0 > {PARAMS}/inject_elect_answer_ms", timeout=30)
+    lsns = append(c[2], ["after"])
+    wait_commit(c, lsns[-1] + 1, nodes=(2, 3))
+    for n in (2, 3):
+        wait_for(lambda: not ballot(c[n])["open"], timeout=WAIT,
+                 interval=0.5, what=f"node {n}'s ballot word closed")
+    b2 = ballot(c[3])
+    assert (b2["epoch"], b2["for"], b2["open"]) == (e + 1, 2, False), b2
+    # held closed by node 2's grant of its ring: a few heartbeats on, the
+    # same word, and what node 2 writes still lands
+    c[3].run("sleep 2", timeout=30)
+    lsns = append(c[2], ["later"])
+    wait_commit(c, lsns[-1] + 1, nodes=(2, 3))
+    assert ballot(c[3]) == b2, (b2, ballot(c[3]))
+    assert rlnode.stats(c[3])["ballot_tampered"] == 0
 
 
 @test

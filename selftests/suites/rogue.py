@@ -28,6 +28,10 @@ CATCHUPs whose range node 2 pulls with RDMA READ from the rogue's memory
 to find random bytes or a torn record): node 2 drops each connection,
 counts it (bad_msgs, completion_errors or crc_errors), logs the reason
 once, keeps its log, and takes the real node 1 back afterwards.
+
+With --ballot-probe tamper:E the rogue, granted node 3's ballot word,
+swaps a vote into it while it is closed: node 3 catches the change the
+next time it acts on the word, takes the vote and turns the word off.
 """
 
 import json
@@ -940,3 +944,52 @@ def a_removed_record_is_not_held(c):
     assert v["reason"] == "granted" and v["pos"] == \
         {"epoch": e, "gen": 1, "lsn": n}, v
     fresh(c, cluster_file())
+
+
+@test
+def a_cas_on_a_closed_word_is_caught(c):
+    """Only its owner changes a closed ballot word (leader-change.rst,
+    "Open and closed"): a rogue node 2, granted node 3's word while node
+    3 follows node 1 (the word closed), compare-and-swaps a vote for
+    itself in epoch e + 5 into it, which node 3's NIC executes. Node 3
+    notices when it next acts on the word (node 1 gone, it tries to open
+    it): it takes the vote as its own, conservatively (it fences every
+    primary below e + 5), and uses the word no more (off: votes by
+    message). Node 3's module is reloaded after, for the tests that
+    follow."""
+    fresh(c, cluster_file())
+    wait_connected(c, 1)
+    wait_connected(c, 3)
+    rlnode.wait_learned(c)
+    c[2].run("rdmalogctl node down", timeout=120, check=True)
+    wait_for(lambda: peer(c[3], 2)["state"] != "connected", timeout=WAIT,
+             interval=1, what="node 3 lost node 2")
+    wait_for(lambda: status(c[3])["ballot"]["state"] == "ready",
+             timeout=WAIT, interval=1, what="node 3's ballot word ready")
+    e = status(c[1])["log"]["epoch"]
+    args = f"-a 198.18.0.3 -n 2 -d 3 -c {CLUSTER} -C {CAPACITY}"
+    try:
+        c[3].run("dmesg -c >/dev/null", timeout=30, check=True)
+        r = c[2].run(f"{ROGUE} {args} --ballot-probe tamper:{e + 5}",
+                     timeout=300)
+        print(r.out)
+        res = rogue_result(r.out)
+        assert r.rc == 0 and res["pass"], (r.rc, res)
+        # swapped in, into a closed word
+        assert res["cas_old"] == res["word"] and not res["word"] & 1, res
+        b = status(c[3])["ballot"]
+        assert b["state"] == "ready" and not b["open"], b
+        c[1].run("rdmalogctl node down", timeout=120, check=True)
+        wait_for(lambda: status(c[3])["ballot"]["state"] == "off",
+                 timeout=WAIT, interval=1,
+                 what="node 3 turns its changed word off")
+        assert rlnode.stats(c[3])["ballot_tampered"] == 1
+        v = status(c[3])["election"]["vote"]
+        assert v == {"epoch": e + 5, "for": 2}, v
+        d = c[3].run("dmesg", timeout=60, check=True).out
+        assert "compare-and-swap votes off" in d and \
+            f"node 3: voted for node 2 in epoch {e + 5} by " \
+            "compare-and-swap (found in its closed word)" in d, d
+    finally:
+        c[3].run("rdmalogctl node down 2>/dev/null; rmmod rdmalog; "
+                 "modprobe rdmalog", timeout=120, check=True)
