@@ -53,6 +53,9 @@
 #define RDMALOG_BALLOT_BUF_BLOCK	64
 #define RDMALOG_BALLOT_BUF_LEN		128
 
+static void rdmalog_ballot_read_done(struct ib_cq *cq, struct ib_wc *wc);
+static void rdmalog_ballot_op_done(struct ib_cq *cq, struct ib_wc *wc);
+
 int rdmalog_ballot_mr_setup(struct rdmalog_ep *ep)
 {
 	struct rdmalog_ballot_ep *be = &ep->ballot;
@@ -72,6 +75,8 @@ int rdmalog_ballot_mr_setup(struct rdmalog_ep *ep)
 	}
 	rdmalog_live_add(RDMALOG_STAT_LIVE_MRS, 1);
 	/* The candidate's side: where its reads and swaps land. */
+	be->read_cqe.done = rdmalog_ballot_read_done;
+	be->op_cqe.done = rdmalog_ballot_op_done;
 	be->buf = kzalloc(RDMALOG_BALLOT_BUF_LEN, GFP_KERNEL);
 	if (!be->buf)
 		return -ENOMEM;
@@ -317,22 +322,12 @@ static void rdmalog_ballot_take(struct rdmalog_ep *ep)
 	       sizeof(be->res_blk));
 }
 
-static void rdmalog_ballot_block_done(struct ib_cq *cq, struct ib_wc *wc)
+/* The block's READ, or a compare-and-swap: the operation's last request. */
+static void rdmalog_ballot_op_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct rdmalog_ep *ep = container_of(wc->wr_cqe, struct rdmalog_ep,
-					     ballot.block_cqe);
-	bool ok = rdmalog_ep_wc_ok(ep, wc, "ballot block read");
-
-	if (ok)
-		rdmalog_ballot_take(ep);
-	rdmalog_ballot_op_end(ep, ok);
-}
-
-static void rdmalog_ballot_cas_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct rdmalog_ep *ep = container_of(wc->wr_cqe, struct rdmalog_ep,
-					     ballot.cas_cqe);
-	bool ok = rdmalog_ep_wc_ok(ep, wc, "ballot compare-and-swap");
+					     ballot.op_cqe);
+	bool ok = rdmalog_ep_wc_ok(ep, wc, "ballot word read or swap");
 
 	if (ok)
 		rdmalog_ballot_take(ep);
@@ -390,9 +385,6 @@ int rdmalog_ballot_mr_read(struct rdmalog_ep *ep, wait_queue_head_t *wq)
 	smp_rmb();	/* the grant after its bit */
 	be->failed = false;
 	be->wq = wq;
-	be->read_cqe.done = rdmalog_ballot_read_done;
-	be->block_cqe.done = rdmalog_ballot_block_done;
-	be->cas_cqe.done = rdmalog_ballot_cas_done;
 	/*
 	 * The word by a fetch-and-add of 0 (its grant is atomics only, and
 	 * the device says how it reads), then the block: one queue pair's
@@ -414,7 +406,7 @@ int rdmalog_ballot_mr_read(struct rdmalog_ep *ep, wait_queue_head_t *wq)
 	sge[1].length = sizeof(struct rdmalog_ballot_block);
 	sge[1].lkey = ep->pd->local_dma_lkey;
 	rd.wr.opcode = IB_WR_RDMA_READ;
-	rd.wr.wr_cqe = &be->block_cqe;
+	rd.wr.wr_cqe = &be->op_cqe;
 	rd.wr.send_flags = IB_SEND_SIGNALED;
 	rd.wr.sg_list = &sge[1];
 	rd.wr.num_sge = 1;
@@ -438,7 +430,7 @@ int rdmalog_ballot_mr_cas(struct rdmalog_ep *ep, u64 cmp, u64 swap)
 	sge.length = sizeof(u64);
 	sge.lkey = ep->pd->local_dma_lkey;
 	cas.wr.opcode = IB_WR_ATOMIC_CMP_AND_SWP;
-	cas.wr.wr_cqe = &be->cas_cqe;
+	cas.wr.wr_cqe = &be->op_cqe;
 	cas.wr.send_flags = IB_SEND_SIGNALED;
 	cas.wr.sg_list = &sge;
 	cas.wr.num_sge = 1;

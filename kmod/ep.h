@@ -122,8 +122,8 @@ enum {
  *	the block at +64), mapped at @buf_dma; with @word_mr
  * @buf_dma: see @buf
  * @read_cqe: completion of the read of the word (a fetch-and-add of 0)
- * @block_cqe: of the READ of the block after it
- * @cas_cqe: of a compare-and-swap
+ * @op_cqe: of the READ of the block after it, or of a compare-and-swap
+ *	(one operation at a time: RDMALOG_EP_CAS_BUSY)
  * @failed: the operation of RDMALOG_EP_CAS_BUSY failed (read with the
  *	bit clear)
  * @wq: woken when it completes (the poster's)
@@ -144,8 +144,7 @@ struct rdmalog_ballot_ep {
 	void *buf;
 	u64 buf_dma;
 	struct ib_cqe read_cqe;
-	struct ib_cqe block_cqe;
-	struct ib_cqe cas_cqe;
+	struct ib_cqe op_cqe;
 	bool failed;
 	wait_queue_head_t *wq;
 	u64 res_word;
