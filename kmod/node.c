@@ -53,6 +53,7 @@ struct rdmalog_node rdmalog_node = {
 	.peers = LIST_HEAD_INIT(rdmalog_node.peers),
 	.dur_work = __WORK_INITIALIZER(rdmalog_node.dur_work,
 				       rdmalog_node_dur_work),
+	.sync_wq = __WAIT_QUEUE_HEAD_INITIALIZER(rdmalog_node.sync_wq),
 	.step_down_work = __WORK_INITIALIZER(rdmalog_node.step_down_work,
 					     rdmalog_node_step_down_work),
 	.takeover_work = __WORK_INITIALIZER(rdmalog_node.takeover_work,
@@ -142,6 +143,7 @@ static void rdmalog_node_dur_work(struct work_struct *work)
 static void rdmalog_node_in_sync_changed(void)
 {
 	schedule_work(&rdmalog_node.dur_work);
+	wake_up_all(&rdmalog_node.sync_wq);
 }
 
 /* Tell replication what changed. Caller holds config_mutex. */

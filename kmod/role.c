@@ -16,7 +16,6 @@
  * the election itself is elect.c's, which tells this file through the
  * callbacks registered by rdmalog_node_role_init().
  */
-#include <linux/delay.h>
 #include <linux/errno.h>
 #include <linux/jiffies.h>
 #include <linux/kernel.h>
@@ -24,6 +23,7 @@
 #include <linux/mutex.h>
 #include <linux/netlink.h>
 #include <linux/random.h>
+#include <linux/wait.h>
 #include <linux/workqueue.h>
 
 #include "node_priv.h"
@@ -519,10 +519,12 @@ static int rdmalog_node_stand(u32 why, u32 detect_ms, u32 from,
 	 * The backups reconnect to their new primary: give them a peer
 	 * timeout to join before the record's commit timeout runs.
 	 */
-	while (rdmalog_repl_effective(durability, &in_sync, &needed) !=
-	       durability && time_before(jiffies, wait) &&
-	       !rdmalog_log_is_dead(log))
-		msleep(20);
+	while (time_before(jiffies, wait) && !rdmalog_log_is_dead(log) &&
+	       !wait_event_timeout(rdmalog_node.sync_wq,
+				   rdmalog_repl_effective(durability, &in_sync,
+							  &needed) == durability,
+				   clamp_t(long, wait - jiffies, 1, HZ / 10)))
+		;
 	/*
 	 * A ring too full for the record waits for a trim; but with no
 	 * adopted record waiting for its commit there is nothing to
