@@ -718,11 +718,14 @@ struct rdmalog_conn *rdmalog_conn_create(u32 peer_id,
 /**
  * rdmalog_conn_activate() - start connecting, or waiting to be connected
  * @conn: from rdmalog_conn_create(), not activated yet
+ * @knock_now: the accepting side knocks at once, not after
+ *	%RDMALOG_KNOCK_MIN_MS: the peer is known to be up (this node changed
+ *	its role and closed the connection the peer had)
  *
  * The state becomes CONNECTING without an event: the caller's UP or
  * PEER_ADDED event says so.
  */
-void rdmalog_conn_activate(struct rdmalog_conn *conn)
+void rdmalog_conn_activate(struct rdmalog_conn *conn, bool knock_now)
 {
 	mutex_lock(&rdmalog_conns.mutex);
 	kref_get(&conn->ref);	/* the list's, put by conn_stop/remove */
@@ -734,7 +737,7 @@ void rdmalog_conn_activate(struct rdmalog_conn *conn)
 	rdmalog_conn_change_state(conn, RDMALOG_PEER_CONNECTING, true);
 	/* The accepting side knocks only if it is not connected soon. */
 	queue_delayed_work(rdmalog_conn_wq, &conn->connect_work,
-			   conn->active ? 0 :
+			   conn->active || knock_now ? 0 :
 			   msecs_to_jiffies(RDMALOG_KNOCK_MIN_MS));
 	mutex_unlock(&conn->lock);
 	mutex_unlock(&rdmalog_conns.mutex);

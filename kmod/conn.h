@@ -147,7 +147,7 @@ struct rdmalog_conn *rdmalog_conn_create(u32 peer_id,
  * Start connecting (or waiting to be connected), in state CONNECTING
  * (no event: the caller's UP or PEER_ADDED says so).
  */
-void rdmalog_conn_activate(struct rdmalog_conn *conn);
+void rdmalog_conn_activate(struct rdmalog_conn *conn, bool knock_now);
 /* Close and forget the connection; returns when it is all gone. */
 void rdmalog_conn_remove(struct rdmalog_conn *conn);
 /* Drop the caller's reference. NULL is ignored. */

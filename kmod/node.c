@@ -609,7 +609,7 @@ int rdmalog_node_peer_add(const struct rdmalog_peer_info *info,
 	rdmalog_node_durability_check(true);
 	/* After PEER_ADDED, so that its state events come later. */
 	if (peer->conn)
-		rdmalog_conn_activate(peer->conn);
+		rdmalog_conn_activate(peer->conn, false);
 	mutex_unlock(&rdmalog_node.config_mutex);
 	return 0;
 
@@ -825,8 +825,10 @@ int rdmalog_node_start_serving(struct rdmalog_log *log,
  * After the event that starts serving (UP, ROLE), which implies the
  * requested durability and every peer CONNECTING: the durability in
  * force is announced if it is not that one, and the peers connect.
+ * @changed_role: it serves in a new role (the peers are up: it just
+ * closed their connections), and knocks at once where it accepts.
  */
-void rdmalog_node_serve(void)
+void rdmalog_node_serve(bool changed_role)
 {
 	struct rdmalog_peer *peer;
 
@@ -841,7 +843,7 @@ void rdmalog_node_serve(void)
 	 * changes in between.
 	 */
 	list_for_each_entry(peer, &rdmalog_node.peers, list)
-		rdmalog_conn_activate(peer->conn);
+		rdmalog_conn_activate(peer->conn, changed_role);
 	rdmalog_node.had_primary = false;
 	rdmalog_node.last_primary = 0;
 	rdmalog_node_watch();
@@ -943,7 +945,7 @@ int rdmalog_node_up(struct netlink_ext_ack *extack)
 			    rdmalog_node.config.max_record, rdmalog_node.epoch);
 	rdmalog_netlink_notify_node(RDMALOG_EVENT_UP, &rdmalog_node.config,
 				    rdmalog_node.epoch);
-	rdmalog_node_serve();
+	rdmalog_node_serve(false);
 out_unlock:
 	if (join && err)
 		cfg->role = RDMALOG_ROLE_PRIMARY;

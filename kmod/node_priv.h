@@ -152,7 +152,7 @@ extern struct rdmalog_node rdmalog_node;
 void rdmalog_node_stop_serving(void);
 int rdmalog_node_start_serving(struct rdmalog_log *log,
 			       struct netlink_ext_ack *extack);
-void rdmalog_node_serve(void);
+void rdmalog_node_serve(bool changed_role);
 /* The configured peer @node_id, or NULL; config_mutex held. */
 struct rdmalog_peer *rdmalog_node_find_peer(u32 node_id);
 

@@ -347,7 +347,7 @@ static void rdmalog_node_step_down(u32 kind, const char *why)
 	rdmalog_node.change.done_ns = ktime_get_boottime_ns();
 	rdmalog_netlink_notify_node(RDMALOG_EVENT_ROLE, cfg,
 				    rdmalog_node.epoch);
-	rdmalog_node_serve();
+	rdmalog_node_serve(true);
 	rdmalog_node.had_primary = true;
 }
 
@@ -409,7 +409,7 @@ static int rdmalog_node_lead(u64 epoch, struct netlink_ext_ack *extack)
 			cfg->node_id, epoch, held.lsn + 1);
 		rdmalog_netlink_notify_node(RDMALOG_EVENT_ROLE, cfg, epoch);
 	}
-	rdmalog_node_serve();
+	rdmalog_node_serve(true);
 	return err;
 }
 
