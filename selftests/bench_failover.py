@@ -155,6 +155,10 @@ def one_failover(c, prim, epoch, args, i):
     res["detection_ms"] = round(total - ch["elect_ms"] - ch["reconcile_ms"],
                                 1)
     res["kept"] = has_record(c[new], lsn, text)
+    # the survivors' kernel lines of this change, for its steps in detail
+    res["klog"] = {n: c[n].run("dmesg | grep -E 'rdmalog|node [0-9]+:' | "
+                               "tail -n 25", timeout=60).out.splitlines()
+                   for n in others}
     return res, new
 
 
