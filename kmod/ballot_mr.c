@@ -415,7 +415,8 @@ int rdmalog_ballot_mr_read(struct rdmalog_ep *ep, wait_queue_head_t *wq)
 	return rdmalog_ballot_post(ep, &fa.wr);
 }
 
-int rdmalog_ballot_mr_cas(struct rdmalog_ep *ep, u64 cmp, u64 swap)
+int rdmalog_ballot_mr_cas(struct rdmalog_ep *ep, u64 cmp, u64 swap,
+			  wait_queue_head_t *wq)
 {
 	struct rdmalog_ballot_ep *be = &ep->ballot;
 	struct ib_atomic_wr cas = {};
@@ -425,7 +426,9 @@ int rdmalog_ballot_mr_cas(struct rdmalog_ep *ep, u64 cmp, u64 swap)
 		return -EOPNOTSUPP;
 	if (test_and_set_bit_lock(RDMALOG_EP_CAS_BUSY, &ep->flags))
 		return -EBUSY;
+	smp_rmb();	/* the grant after its bit */
 	be->failed = false;
+	be->wq = wq;
 	sge.addr = be->buf_dma + RDMALOG_BALLOT_BUF_CAS;
 	sge.length = sizeof(u64);
 	sge.lkey = ep->pd->local_dma_lkey;

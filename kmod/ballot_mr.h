@@ -63,7 +63,7 @@ bool rdmalog_ep_ballot_granted(struct rdmalog_ep *ep,
  * (one is posted), or the post's error.
  *
  * rdmalog_ballot_mr_cas(): compare-and-swap the peer's word from @cmp to
- * @swap. Return as the read.
+ * @swap; its completion wakes @wq. Return as the read.
  *
  * rdmalog_ballot_mr_result(): what the last operation returned: the word
  * read, the compare-and-swap's old value, the block (each if not NULL).
@@ -72,7 +72,8 @@ bool rdmalog_ep_ballot_granted(struct rdmalog_ep *ep,
  */
 bool rdmalog_ballot_mr_usable(struct rdmalog_ep *ep);
 int rdmalog_ballot_mr_read(struct rdmalog_ep *ep, wait_queue_head_t *wq);
-int rdmalog_ballot_mr_cas(struct rdmalog_ep *ep, u64 cmp, u64 swap);
+int rdmalog_ballot_mr_cas(struct rdmalog_ep *ep, u64 cmp, u64 swap,
+			  wait_queue_head_t *wq);
 int rdmalog_ballot_mr_result(struct rdmalog_ep *ep, u64 *word, u64 *cas_old,
 			     struct rdmalog_ballot_block *blk);
 

@@ -111,6 +111,14 @@
  * @won_hold: the ballot word is held closed for the won election (from
  *	the win until rdmalog_elect_won_done() or the next up period); under
  *	@lock
+ * @seen: what the last pre-vote found in its peers' ballot words (the
+ *	words that would have granted it, with their blocks), for the
+ *	candidacy of @seen_epoch: it compares-and-swaps those words from what
+ *	was read instead of reading them again. A hint only: a word that
+ *	changed meanwhile fails the compare and is read again. Only the
+ *	standing task touches them (a candidacy is exclusive: @standing)
+ * @nseen: entries in @seen
+ * @seen_epoch: see @seen (0: none)
  * @fold_wait: (jiffies, under @lock, set with @heard_after) how much
  *	later than @heard_after what a peer says counts towards @learned
  *	with three or more peers: a peer may announce a vote cast into its
@@ -150,6 +158,13 @@ struct rdmalog_elect {
 	u32 hb_ms;
 	struct delayed_work beat;
 	bool won_hold;
+	struct rdmalog_elect_seen {
+		u32 peer;
+		u64 word;
+		struct rdmalog_ballot_block blk;
+	} seen[RDMALOG_MAX_PEERS];
+	u32 nseen;
+	u64 seen_epoch;
 	unsigned long fold_wait;
 };
 
@@ -1071,6 +1086,9 @@ enum {
  * @word: the word as read (or as a failed compare-and-swap returned it)
  * @swap: what our compare-and-swap puts there
  * @blk: the block read with it
+ * @seen: @word and @blk are the pre-vote's (&rdmalog_elect.seen), not
+ *	read in this candidacy
+ * @granted: (a pre-vote) the word grants it
  */
 struct rdmalog_elect_cas {
 	struct rdmalog_ep *ep;
@@ -1080,6 +1098,8 @@ struct rdmalog_elect_cas {
 	u64 word;
 	u64 swap;
 	struct rdmalog_ballot_block blk;
+	bool seen;
+	bool granted;
 };
 
 /**
@@ -1114,6 +1134,45 @@ static bool rdmalog_elect_send_req(struct rdmalog_ep *ep,
 	return !err;
 }
 
+static void rdmalog_elect_cas_judge(struct rdmalog_elect_cand *c,
+				    struct rdmalog_elect_cas *x, u64 w);
+
+/*
+ * What @c's pre-vote saw in @peer's ballot word: the entry, or
+ * ERR_PTR(-ENOENT) when there is none to go on (the word is to be read).
+ */
+static const struct rdmalog_elect_seen *
+rdmalog_elect_seen_for(const struct rdmalog_elect_cand *c, u32 peer)
+{
+	u32 i;
+
+	if (c->pre || rdmalog_elect.seen_epoch != c->epoch)
+		return ERR_PTR(-ENOENT);
+	for (i = 0; i < rdmalog_elect.nseen; i++)
+		if (rdmalog_elect.seen[i].peer == peer)
+			return &rdmalog_elect.seen[i];
+	return ERR_PTR(-ENOENT);
+}
+
+/* A pre-vote ends: keep what it saw in the words that granted it. */
+static void rdmalog_elect_seen_keep(const struct rdmalog_elect_cand *c)
+{
+	u32 i, n = 0;
+
+	for (i = 0; i < c->ncas && n < ARRAY_SIZE(rdmalog_elect.seen); i++) {
+		const struct rdmalog_elect_cas *x = &c->cas[i];
+
+		if (!x->granted)
+			continue;
+		rdmalog_elect.seen[n].peer = x->peer;
+		rdmalog_elect.seen[n].word = x->word;
+		rdmalog_elect.seen[n].blk = x->blk;
+		n++;
+	}
+	rdmalog_elect.nseen = n;
+	rdmalog_elect.seen_epoch = n ? c->epoch : 0;
+}
+
 /*
  * Ask every connected peer for its vote: through its ballot word where
  * it granted us one (on devices with atomics: a read of the word and the
@@ -1131,11 +1190,27 @@ static u32 rdmalog_elect_ask(struct rdmalog_elect_cand *c, u64 log_id,
 	rdmalog_pos_to_wire(&c->held, &c->req.pos);
 	n = rdmalog_conn_live_eps(eps, ARRAY_SIZE(eps));
 	for (i = 0; i < n; i++) {
-		if (c->cas && c->epoch <= RDMALOG_BALLOT_MAX_EPOCH &&
-		    rdmalog_ballot_mr_usable(eps[i]) &&
-		    !rdmalog_ballot_mr_read(eps[i], &rdmalog_elect.stand_wq)) {
-			struct rdmalog_elect_cas *x = &c->cas[c->ncas++];
+		const struct rdmalog_elect_seen *seen = NULL;
+		struct rdmalog_elect_cas *x;
 
+		if (c->cas && c->epoch <= RDMALOG_BALLOT_MAX_EPOCH &&
+		    rdmalog_ballot_mr_usable(eps[i]))
+			seen = rdmalog_elect_seen_for(c, eps[i]->conn->peer_id);
+		if (!IS_ERR_OR_NULL(seen)) {
+			/* Straight to the compare-and-swap, on what it saw. */
+			x = &c->cas[c->ncas++];
+			x->ep = eps[i];	/* its reference: the candidacy's */
+			x->peer = seen->peer;
+			x->blk = seen->blk;
+			x->seen = true;
+			rdmalog_elect_cas_judge(c, x, seen->word);
+			asked++;
+			continue;
+		}
+		if (seen &&
+		    !rdmalog_ballot_mr_read(eps[i], &rdmalog_elect.stand_wq)) {
+			rdmalog_stats_inc(RDMALOG_STAT_CAS_READS);
+			x = &c->cas[c->ncas++];
 			x->ep = eps[i];	/* its reference: the candidacy's */
 			x->peer = eps[i]->conn->peer_id;
 			x->step = RDMALOG_ELECT_CAS_READ;
@@ -1228,11 +1303,13 @@ static void rdmalog_elect_cas_judge(struct rdmalog_elect_cand *c,
 	if (c->pre) {
 		/* A pre-vote reads only: nothing is cast. */
 		rdmalog_stats_inc(RDMALOG_STAT_CAS_VOTES);
+		x->granted = true;
 		x->step = RDMALOG_ELECT_CAS_DONE;
 		return;
 	}
 	x->swap = rdmalog_ballot_cast(w, c->epoch, c->self);
-	if (rdmalog_ballot_mr_cas(x->ep, w, x->swap)) {
+	if (rdmalog_ballot_mr_cas(x->ep, w, x->swap,
+				  &rdmalog_elect.stand_wq)) {
 		x->step = RDMALOG_ELECT_CAS_DONE;	/* lost: unanswered */
 		return;
 	}
@@ -1281,14 +1358,26 @@ static void rdmalog_elect_cas_steps(struct rdmalog_elect_cand *c)
 			x->step = RDMALOG_ELECT_CAS_DONE;
 			continue;
 		}
-		rdmalog_stats_inc(RDMALOG_STAT_CAS_RACES);
 		/* Another candidate's vote, on the same block: judged again. */
 		if (rdmalog_ballot_is_cast(old, x->word) &&
-		    ++x->tries < RDMALOG_ELECT_CAS_TRIES)
+		    ++x->tries < RDMALOG_ELECT_CAS_TRIES) {
+			rdmalog_stats_inc(RDMALOG_STAT_CAS_RACES);
 			rdmalog_elect_cas_judge(c, x, old);
-		else
+		} else if (x->seen) {
+			/* What the pre-vote saw is gone: read it now. */
+			x->seen = false;
+			if (rdmalog_ballot_mr_read(x->ep, &rdmalog_elect.stand_wq)) {
+				rdmalog_elect_cas_fall_back(c, x,
+							    "its ballot word cannot be read");
+			} else {
+				rdmalog_stats_inc(RDMALOG_STAT_CAS_READS);
+				x->step = RDMALOG_ELECT_CAS_READ;
+			}
+		} else {
+			rdmalog_stats_inc(RDMALOG_STAT_CAS_RACES);
 			rdmalog_elect_cas_fall_back(c, x,
 						    "its ballot word changed");
+		}
 	}
 }
 
@@ -1465,6 +1554,10 @@ int rdmalog_elect_stand(struct rdmalog_elect_result *res, bool pre,
 			break;
 		rdmalog_elect_cas_steps(&c);
 	}
+	if (pre)
+		rdmalog_elect_seen_keep(&c);
+	else
+		rdmalog_elect.seen_epoch = 0;
 	rdmalog_elect_cas_end(&c);
 	spin_lock_bh(&rdmalog_elect.lock);
 	res->granted = 1 + bitmap_weight_and(rdmalog_elect.granted,

@@ -711,6 +711,9 @@ enum rdmalog_peer_state {
  *	node a vote, judged from what it read there
  * @RDMALOG_STAT_CAS_RACES: compare-and-swaps of this node's that found
  *	the peer's word changed since it read it
+ * @RDMALOG_STAT_CAS_READS: reads of a peer's ballot word (and block) this
+ *	node posted, standing; a candidacy right after its pre-vote does not
+ *	read again the words that granted the pre-vote
  * @__RDMALOG_STAT_MAX: number of counters
  */
 enum rdmalog_stat {
@@ -767,6 +770,7 @@ enum rdmalog_stat {
 	RDMALOG_STAT_CAS_VOTES,
 	RDMALOG_STAT_CAS_REFUSED,
 	RDMALOG_STAT_CAS_RACES,
+	RDMALOG_STAT_CAS_READS,
 
 	__RDMALOG_STAT_MAX
 };

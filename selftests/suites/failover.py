@@ -874,7 +874,9 @@ def a_lost_primary_is_replaced_on_its_own(c):
     goes on under node 2 with every committed record, a write on node 3
     is forwarded there, and node 1's machine, booted again with the same
     cluster file (node 1 the primary), joins as a backup and gets the
-    whole log. Last in the suite: it leaves node 1 rebooted."""
+    whole log. Node 2 reads node 3's ballot word once: for its pre-vote,
+    whose read its candidacy swaps from. Last in the suite: it leaves
+    node 1 rebooted."""
     fresh(c, "auto")
     lsns = append(c[1], ["a", "b", "c"])
     wait_commit(c, lsns[-1] + 1)
@@ -882,9 +884,17 @@ def a_lost_primary_is_replaced_on_its_own(c):
     for nd in (c[2], c[3]):
         nd.run("dmesg -c >/dev/null", timeout=60, check=True)
     rlnode.wait_learned(c, (2, 3))
+    s2 = rlnode.stats(c[2])
     c[1].kill()
     wait_for(lambda: status(c[2])["node"]["role"] == "primary",
              timeout=WAIT, interval=1, what="node 2 leads")
+    # by compare-and-swap on node 3's word: the pre-vote read it, the
+    # candidacy swapped from what the pre-vote read (protocol.rst, "By
+    # compare-and-swap"): one read, two grants (pre-vote and vote)
+    t2 = rlnode.stats(c[2])
+    assert (t2["cas_reads"] - s2["cas_reads"],
+            t2["cas_votes"] - s2["cas_votes"],
+            t2["cas_races"] - s2["cas_races"]) == (1, 2, 0), (s2, t2)
     d = c[2].run("dmesg", timeout=60, check=True).out
     # node 2's stand delay: two heartbeats; node 1, the primary it lost,
     # does not count as standing before it (it counted: six)

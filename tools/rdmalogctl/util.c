@@ -454,6 +454,7 @@ const char *stat_name(unsigned int stat, char *buf, size_t len)
 		[RDMALOG_STAT_CAS_VOTES] = "cas_votes",
 		[RDMALOG_STAT_CAS_REFUSED] = "cas_refused",
 		[RDMALOG_STAT_CAS_RACES] = "cas_races",
+		[RDMALOG_STAT_CAS_READS] = "cas_reads",
 	};
 
 	if (stat < ARRAY_SIZE(names) && names[stat])
