@@ -483,6 +483,8 @@ static int rdmalog_node_stand(u32 why, u32 detect_ms, u32 from,
 			extack->_msg = res.msg;
 		goto out_put;
 	}
+	/* Reconciliation from here: the change of role is part of it. */
+	t_won = ktime_get();
 	rdmalog_inject_delay(RDMALOG_INJ_ELECT_LEAD);
 	mutex_lock(&rdmalog_node.config_mutex);
 	if (rdmalog_node.log != log) {
@@ -509,7 +511,6 @@ static int rdmalog_node_stand(u32 why, u32 detect_ms, u32 from,
 		ch->reconcile_ms = 0;
 		ch->done_ns = ktime_get_boottime_ns();
 	}
-	t_won = ktime_get();
 	durability = rdmalog_node.config.durability;
 	wait = jiffies + msecs_to_jiffies(rdmalog_node.config.peer_timeout_ms);
 	mutex_unlock(&rdmalog_node.config_mutex);

@@ -879,7 +879,8 @@ def a_winner_votes_for_nobody_until_it_leads(c):
     after: it is refused (leading), where before it was granted and node
     2 would then have led its own epoch having voted in a later one, for
     a log without what it is about to commit. Once it leads, node 2's
-    vote is still its own."""
+    vote is still its own, and its last change counts the 4 s in its
+    reconciliation."""
     fresh(c, cluster_file())
     wait_connected(c, 1)
     wait_connected(c, 3)
@@ -904,6 +905,10 @@ def a_winner_votes_for_nobody_until_it_leads(c):
     assert st["node"]["role"] == "primary" and \
         st["log"]["epoch"] == e + 1, st
     assert st["election"]["vote"] == {"epoch": e + 1, "for": 2}, st
+    # the hold is part of the reconciliation (from the votes to the
+    # epoch-start record committed, the change of role included)
+    ch = st["last_change"]
+    assert ch["epoch"] == e + 1 and ch["reconcile_ms"] >= 4000, ch
     fresh(c, cluster_file())
 
 
