@@ -1307,6 +1307,7 @@ static void rdmalog_elect_cas_judge(struct rdmalog_elect_cand *c,
 		x->step = RDMALOG_ELECT_CAS_DONE;
 		return;
 	}
+	rdmalog_inject_delay(RDMALOG_INJ_ELECT_CAS);
 	x->swap = rdmalog_ballot_cast(w, c->epoch, c->self);
 	if (rdmalog_ballot_mr_cas(x->ep, w, x->swap,
 				  &rdmalog_elect.stand_wq)) {

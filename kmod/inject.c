@@ -61,6 +61,10 @@ module_param_named(inject_elect_beat_ms,
 		   rdmalog_inject_ms[RDMALOG_INJ_ELECT_BEAT], uint, 0600);
 MODULE_PARM_DESC(inject_elect_beat_ms,
 		 "test only: delay (ms) of the election's heartbeat work");
+module_param_named(inject_elect_cas_ms,
+		   rdmalog_inject_ms[RDMALOG_INJ_ELECT_CAS], uint, 0600);
+MODULE_PARM_DESC(inject_elect_cas_ms,
+		 "test only: delay (ms) between a candidate's judging a peer's ballot word and its compare-and-swap");
 
 static atomic_t rdmalog_inject_fails[__RDMALOG_INJ_FAIL_MAX];
 

@@ -34,6 +34,8 @@
  *	it judges it
  * @RDMALOG_INJ_ELECT_BEAT: the election's heartbeat work (which reads an
  *	open ballot word), before it takes the vote mutex
+ * @RDMALOG_INJ_ELECT_CAS: a candidate that judged a peer's ballot word
+ *	(from what it read) to grant its vote, before its compare-and-swap
  * @__RDMALOG_INJ_MAX: the number of points
  */
 enum rdmalog_inject_point {
@@ -48,6 +50,7 @@ enum rdmalog_inject_point {
 	RDMALOG_INJ_ELECT_LEAD,
 	RDMALOG_INJ_ELECT_ANSWER,
 	RDMALOG_INJ_ELECT_BEAT,
+	RDMALOG_INJ_ELECT_CAS,
 	__RDMALOG_INJ_MAX,
 };
 

@@ -998,3 +998,60 @@ def a_cas_on_a_closed_word_is_caught(c):
     finally:
         c[3].run("rdmalogctl node down 2>/dev/null; rmmod rdmalog; "
                  "modprobe rdmalog", timeout=120, check=True)
+
+
+@test
+def two_candidates_race_for_one_word(c):
+    """Two candidates for one epoch on one open ballot word
+    (protocol.rst, "By compare-and-swap"): node 1 down, node 3's word is
+    open; node 2, promoted, reads it and judges it to grant, then waits
+    before its compare-and-swap (inject_elect_cas_ms). Meanwhile a rogue
+    node 1 swaps a vote for itself in the same epoch into the word, from
+    the value it read. Node 2's swap then fails on the changed word: it
+    counts the race, judges the word again from what the swap returned
+    (the rogue's vote, on the same block), is refused ("voted") and
+    loses; node 3 takes the rogue's vote as its own (the word is not
+    tampered with: it was open). Exactly one vote per epoch, whoever
+    swaps first."""
+    fresh(c, cluster_file())
+    wait_connected(c, 3)
+    rlnode.wait_learned(c)
+    e = status(c[1])["log"]["epoch"]
+    c[1].run("rdmalogctl node down", timeout=120, check=True)
+    wait_for(lambda: status(c[3])["ballot"]["open"], timeout=WAIT,
+             interval=0.5, what="node 3's ballot word open")
+    s2, s3 = rlnode.stats(c[2]), rlnode.stats(c[3])
+    rlnode.inject(c[2], "elect_cas", 8000)
+    c[2].run("dmesg -c >/dev/null", timeout=30, check=True)
+    try:
+        job = c[2].spawn("rdmalogctl node promote", timeout=300)
+        wait_for(lambda: f"node 2: stands for epoch {e + 1}" in
+                 c[2].run("dmesg", timeout=60).out, timeout=WAIT,
+                 interval=0.2, what="node 2 stands")
+        r = c[1].run(f"{ROGUE} -a 198.18.0.3 -n 1 -d 3 -c {CLUSTER} "
+                     f"-C {CAPACITY} --ballot-probe tamper:{e + 1}",
+                     timeout=300)
+        print(r.out)
+        res = rogue_result(r.out)
+        assert r.rc == 0 and res["pass"], (r.rc, res)
+        # the rogue's swap succeeded, on the open word
+        assert res["cas_old"] == res["word"] and res["word"] & 1, res
+        p = job.wait(timeout=300)
+    finally:
+        rlnode.inject(c[2], "elect_cas", 0)
+    print(p.out)
+    assert p.rc != 0 and "voted in this epoch" in p.out, (p.rc, p.out)
+    t2 = rlnode.stats(c[2])
+    assert (t2["cas_races"] - s2["cas_races"],
+            t2["cas_refused"] - s2["cas_refused"],
+            t2["cas_votes"] - s2["cas_votes"]) == (1, 1, 0), (s2, t2)
+    assert status(c[2])["node"]["role"] == "backup"
+    d = c[2].run("dmesg", timeout=60, check=True).out
+    assert f"node 2: node 3's ballot word refuses it a vote in epoch " \
+        f"{e + 1}" in d, d
+    wait_for(lambda: status(c[3])["election"]["vote"] ==
+             {"epoch": e + 1, "for": 1}, timeout=WAIT, interval=0.5,
+             what="node 3 takes the rogue's vote")
+    assert rlnode.stats(c[3])["ballot_tampered"] == s3["ballot_tampered"]
+    assert rlnode.stats(c[3])["vote_reqs_received"] == \
+        s3["vote_reqs_received"]
