@@ -49,7 +49,9 @@
  * backup's head, a RESET that would move the backup's log back, or a
  * valid range over a ring of ours, registered REMOTE_READ, holding random
  * bytes or a record whose payload was torn, which the backup must pull
- * with RDMA READ and reject) and waits up to 15 s for the backup to drop
+ * with RDMA READ and reject; BALLOT grants with a zero key, a misaligned
+ * word or reserved bits, or a second one) and waits up to 15 s for the
+ * backup to drop
  * the connection: a DISCONNECTED event or a failed or flushed completion.
  * KIND "valid" is the control: a valid HEARTBEAT, and the connection must
  * still be there 3 s later; so is "new_epoch": one sound record of our
@@ -2499,6 +2501,60 @@ static int g_join(const struct opts *o, struct session *s)
 	return raw_send(s, &m, sizeof(m));
 }
 
+enum ballot_bad { BB_KEY, BB_ALIGN, BB_RESERVED, BB_SECOND };
+
+/* A BALLOT grant (of memory we never registered) that is bad as @k says. */
+static int g_ballot(const struct opts *o, struct session *s,
+		    enum ballot_bad k)
+{
+	struct rdmalog_msg_ballot m = {};
+
+	(void)o;
+	m.word_addr = htole64(0x10000);
+	m.block_addr = htole64(0x10040);
+	m.word_rkey = htole32(0x1234);
+	m.block_rkey = htole32(0x5678);
+	switch (k) {
+	case BB_KEY:
+		m.block_rkey = 0;
+		break;
+	case BB_ALIGN:
+		m.word_addr = htole64(0x10004);
+		break;
+	case BB_RESERVED:
+		m.reserved = htole64(1);
+		break;
+	case BB_SECOND:
+		/* the first is well formed: taken */
+		hdr_fill(s, &m, RDMALOG_MSG_BALLOT, sizeof(m));
+		if (raw_send(s, &m, sizeof(m)))
+			return -1;
+		break;
+	}
+	hdr_fill(s, &m, RDMALOG_MSG_BALLOT, sizeof(m));
+	return raw_send(s, &m, sizeof(m));
+}
+
+static int g_ballot_key(const struct opts *o, struct session *s)
+{
+	return g_ballot(o, s, BB_KEY);
+}
+
+static int g_ballot_align(const struct opts *o, struct session *s)
+{
+	return g_ballot(o, s, BB_ALIGN);
+}
+
+static int g_ballot_reserved(const struct opts *o, struct session *s)
+{
+	return g_ballot(o, s, BB_RESERVED);
+}
+
+static int g_ballot2(const struct opts *o, struct session *s)
+{
+	return g_ballot(o, s, BB_SECOND);
+}
+
 static const struct garbage_kind garbage_kinds[] = {
 	{ "valid", "a valid HEARTBEAT (control: kept)", g_valid },
 	{ "magic", "bad magic", g_magic },
@@ -2548,6 +2604,12 @@ static const struct garbage_kind garbage_kinds[] = {
 	{ "join", "a JOIN sent to a backup", g_join },
 	{ "other_log", "HELLO of another log (first LSN: the backup's commit), "
 	  "then an APPEND", g_other_log },
+	{ "ballot_key", "BALLOT with a zero key", g_ballot_key },
+	{ "ballot_align", "BALLOT with a misaligned ballot word",
+	  g_ballot_align },
+	{ "ballot_reserved", "BALLOT with reserved bits set",
+	  g_ballot_reserved },
+	{ "ballot2", "a valid BALLOT, then a second one", g_ballot2 },
 };
 
 #define GARBAGE_WAIT_MS		15000

@@ -284,6 +284,12 @@ GARBAGE = [
     # review-kernel.md #1: no trim on the word of another log's HELLO
     # (node 2's first LSN is checked unchanged), and none of its APPENDs
     ("other_log", BAD, "APPEND from the primary of another log"),
+    # a peer's grant of its ballot word (protocol.rst, "Ballot grant"):
+    # node 2's device has atomics, so a BALLOT is one it may take
+    ("ballot_key", BAD, "BALLOT with a zero key"),
+    ("ballot_align", BAD, "BALLOT with a misaligned ballot word"),
+    ("ballot_reserved", BAD, "BALLOT with reserved bits set"),
+    ("ballot2", BAD, "second BALLOT"),
 ]
 COUNTERS = ("bad_msgs", "completion_errors", "crc_errors",
             "heartbeat_timeouts")
