@@ -1111,11 +1111,13 @@ struct rdmalog_elect_cas {
  * @req: its VOTE_REQ
  * @cas: the peers asked through their ballot word (NULL: none can be)
  * @ncas: how many
+ * @deadline: jiffies after which nothing is judged, swapped or counted
  */
 struct rdmalog_elect_cand {
 	u64 epoch;
 	u32 self;
 	bool pre;
+	unsigned long deadline;
 	struct rdmalog_log_held held;
 	struct rdmalog_msg_vote_req req;
 	struct rdmalog_elect_cas *cas;
@@ -1308,6 +1310,11 @@ static void rdmalog_elect_cas_judge(struct rdmalog_elect_cand *c,
 		return;
 	}
 	rdmalog_inject_delay(RDMALOG_INJ_ELECT_CAS);
+	if (time_after_eq(jiffies, c->deadline)) {
+		/* Too late to count: cast nothing (the vote stays the peer's). */
+		x->step = RDMALOG_ELECT_CAS_DONE;
+		return;
+	}
 	x->swap = rdmalog_ballot_cast(w, c->epoch, c->self);
 	if (rdmalog_ballot_mr_cas(x->ep, w, x->swap,
 				  &rdmalog_elect.stand_wq)) {
@@ -1530,16 +1537,17 @@ int rdmalog_elect_stand(struct rdmalog_elect_result *res, bool pre,
 	c.held = res->held;
 	/* Without it, every peer is asked by message. */
 	c.cas = kcalloc(RDMALOG_MAX_PEERS, sizeof(*c.cas), GFP_KERNEL);
+	c.deadline = jiffies + msecs_to_jiffies(pre ? fence_ms :
+						2 * fence_ms + 1000);
 	res->asked = rdmalog_elect_ask(&c, id, pre ? RDMALOG_VOTE_F_PRE : 0);
 	/*
 	 * Until decided or the deadline: the answers by message are counted
 	 * as they come (rdmalog_elect_rx_vote()), the operations on the
-	 * peers' ballot words here, as they complete. Nothing is counted
-	 * after the deadline: a compare-and-swap that completes later spends
-	 * that peer's vote for nothing.
+	 * peers' ballot words here, as they complete. Nothing is swapped
+	 * or counted after the deadline: a compare-and-swap that completes
+	 * later spends that peer's vote for nothing.
 	 */
-	deadline = jiffies + msecs_to_jiffies(pre ? fence_ms :
-					      2 * fence_ms + 1000);
+	deadline = c.deadline;
 	for (;;) {
 		left = wait_event_interruptible_timeout(rdmalog_elect.stand_wq,
 							rdmalog_elect_decided(needed,

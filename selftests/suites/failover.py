@@ -286,7 +286,9 @@ def a_vote_by_cas_needs_no_message(c):
     block, judged them by the voters' rules and swapped its vote in
     (protocol.rst, "Votes"). Node 3 was sent no VOTE_REQ, takes the vote
     found in its word as its own, and closes the word before node 2 holds
-    its ring; it stays closed while node 2 does."""
+    its ring; it stays closed while node 2 does. A first promote whose
+    swap is held past its candidacy's deadline (inject_elect_cas_ms)
+    swaps nothing: it loses, node 3's word unchanged."""
     fresh(c)
     rlnode.wait_learned(c)
     lsns = append(c[1], ["before"])
@@ -309,13 +311,31 @@ def a_vote_by_cas_needs_no_message(c):
              check=True)
     c[3].run("dmesg -c >/dev/null", timeout=30, check=True)
     s2, s3 = rlnode.stats(c[2]), rlnode.stats(c[3])
+    v3 = status(c[3])["election"]["vote"]
     try:
+        # too late: node 2's swap, held past its candidacy's deadline
+        # (twice the peer timeout and a second), is not posted; node 3's
+        # word and vote stay as they were, and node 2 loses epoch e + 1
+        rlnode.inject(c[2], "elect_cas", 2 * rlnode.scaled(3000) + 2000)
+        try:
+            r = promote(c[2])
+        finally:
+            rlnode.inject(c[2], "elect_cas", 0)
+        assert r.rc != 0 and "answered in time" in r.out, (r.rc, r.out)
+        b = ballot(c[3])
+        assert b["open"] and (b["epoch"], b["for"], b["seq"]) == \
+            (b1["epoch"], b1["for"], b1["seq"]), (b1, b)
+        assert status(c[3])["election"]["vote"] == v3
+        assert status(c[2])["node"]["role"] == "backup"
+        # in time, in the epoch after
+        e += 1
         r = promote(c[2])
         assert r.rc == 0, (r.rc, r.out)
         t2, t3 = rlnode.stats(c[2]), rlnode.stats(c[3])
         assert t3["vote_reqs_received"] == s3["vote_reqs_received"], \
             (s3, t3)
         assert t2["cas_votes"] == s2["cas_votes"] + 1, (s2, t2)
+        assert t2["cas_reads"] == s2["cas_reads"] + 2, (s2, t2)
         assert t2["cas_refused"] == s2["cas_refused"], (s2, t2)
         wait_for(lambda: status(c[3])["election"]["vote"] ==
                  {"epoch": e + 1, "for": 2}, timeout=WAIT, interval=0.5,
