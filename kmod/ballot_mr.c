@@ -226,6 +226,17 @@ void rdmalog_ep_maybe_grant_ballot(struct rdmalog_ep *ep)
 		rdmalog_stats_inc(RDMALOG_STAT_BALLOT_GRANTS);
 }
 
+/* Numbers the grants received (&rdmalog_ballot_ep.grant). */
+static atomic64_t rdmalog_ballot_mr_grants = ATOMIC64_INIT(0);
+
+u64 rdmalog_ballot_mr_grant(struct rdmalog_ep *ep)
+{
+	if (!test_bit(RDMALOG_EP_BALLOT_RX, &ep->flags))
+		return 0;
+	smp_rmb();	/* the grant after its bit */
+	return ep->ballot.grant;
+}
+
 const char *rdmalog_ep_ballot_received(struct rdmalog_ep *ep,
 				       const struct rdmalog_msg_ballot *m)
 {
@@ -247,6 +258,7 @@ const char *rdmalog_ep_ballot_received(struct rdmalog_ep *ep,
 	be->word_rkey = le32_to_cpu(m->word_rkey);
 	be->block_addr = le64_to_cpu(m->block_addr);
 	be->block_rkey = le32_to_cpu(m->block_rkey);
+	be->grant = atomic64_inc_return(&rdmalog_ballot_mr_grants);
 	/* The grant, then the bit (rdmalog_ep_ballot_peer()). */
 	smp_mb__before_atomic();
 	set_bit(RDMALOG_EP_BALLOT_RX, &ep->flags);

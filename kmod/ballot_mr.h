@@ -58,6 +58,12 @@ bool rdmalog_ep_ballot_granted(struct rdmalog_ep *ep,
  * rdmalog_ballot_mr_usable(): the peer granted its word and no operation
  * of ours is posted on it.
  *
+ * rdmalog_ballot_mr_grant(): which grant of the peer's word this
+ * connection holds: a number unique since the module loaded (0: none). A
+ * word read under one grant is the same word as under another only if
+ * the peer's module did not reload in between, which a new connection
+ * does not say.
+ *
  * rdmalog_ballot_mr_read(): read the peer's word (a fetch-and-add of 0)
  * and then its block. Return: 0 (posted), -EOPNOTSUPP (no grant), -EBUSY
  * (one is posted), or the post's error.
@@ -71,6 +77,7 @@ bool rdmalog_ep_ballot_granted(struct rdmalog_ep *ep,
  * connection is being closed).
  */
 bool rdmalog_ballot_mr_usable(struct rdmalog_ep *ep);
+u64 rdmalog_ballot_mr_grant(struct rdmalog_ep *ep);
 int rdmalog_ballot_mr_read(struct rdmalog_ep *ep, wait_queue_head_t *wq);
 int rdmalog_ballot_mr_cas(struct rdmalog_ep *ep, u64 cmp, u64 swap,
 			  wait_queue_head_t *wq);

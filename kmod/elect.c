@@ -112,11 +112,15 @@
  *	the win until rdmalog_elect_won_done() or the next up period); under
  *	@lock
  * @seen: what the last pre-vote found in its peers' ballot words (the
- *	words that would have granted it, with their blocks), for the
- *	candidacy of @seen_epoch: it compares-and-swaps those words from what
- *	was read instead of reading them again. A hint only: a word that
- *	changed meanwhile fails the compare and is read again. Only the
- *	standing task touches them (a candidacy is exclusive: @standing)
+ *	words that granted it, with their blocks and the grant they were
+ *	read under), kept only when it won, for the candidacy right after it
+ *	in @seen_epoch: that one compares-and-swaps those words from what was
+ *	read instead of reading them again, on the same grant only (a new
+ *	connection may be to a reloaded peer, whose word can hold the same
+ *	value over another block). A word that changed meanwhile fails the
+ *	compare and is read again. Every candidacy clears them once it asked;
+ *	only the standing task touches them (a candidacy is exclusive:
+ *	@standing)
  * @nseen: entries in @seen
  * @seen_epoch: see @seen (0: none)
  * @fold_wait: (jiffies, under @lock, set with @heard_after) how much
@@ -160,6 +164,7 @@ struct rdmalog_elect {
 	bool won_hold;
 	struct rdmalog_elect_seen {
 		u32 peer;
+		u64 grant;
 		u64 word;
 		struct rdmalog_ballot_block blk;
 	} seen[RDMALOG_MAX_PEERS];
@@ -1089,6 +1094,7 @@ enum {
  * @seen: @word and @blk are the pre-vote's (&rdmalog_elect.seen), not
  *	read in this candidacy
  * @granted: (a pre-vote) the word grants it
+ * @grant: the grant @word was read under (rdmalog_ballot_mr_grant())
  */
 struct rdmalog_elect_cas {
 	struct rdmalog_ep *ep;
@@ -1100,6 +1106,7 @@ struct rdmalog_elect_cas {
 	struct rdmalog_ballot_block blk;
 	bool seen;
 	bool granted;
+	u64 grant;
 };
 
 /**
@@ -1140,23 +1147,27 @@ static void rdmalog_elect_cas_judge(struct rdmalog_elect_cand *c,
 				    struct rdmalog_elect_cas *x, u64 w);
 
 /*
- * What @c's pre-vote saw in @peer's ballot word: the entry, or
- * ERR_PTR(-ENOENT) when there is none to go on (the word is to be read).
+ * What @c's pre-vote saw in the ballot word @ep holds the grant of: the
+ * entry, or ERR_PTR(-ENOENT) when there is none to go on (the word is to
+ * be read).
  */
 static const struct rdmalog_elect_seen *
-rdmalog_elect_seen_for(const struct rdmalog_elect_cand *c, u32 peer)
+rdmalog_elect_seen_for(const struct rdmalog_elect_cand *c,
+		       struct rdmalog_ep *ep)
 {
+	u64 grant = rdmalog_ballot_mr_grant(ep);
 	u32 i;
 
-	if (c->pre || rdmalog_elect.seen_epoch != c->epoch)
+	if (c->pre || !grant || rdmalog_elect.seen_epoch != c->epoch)
 		return ERR_PTR(-ENOENT);
 	for (i = 0; i < rdmalog_elect.nseen; i++)
-		if (rdmalog_elect.seen[i].peer == peer)
+		if (rdmalog_elect.seen[i].peer == ep->conn->peer_id &&
+		    rdmalog_elect.seen[i].grant == grant)
 			return &rdmalog_elect.seen[i];
 	return ERR_PTR(-ENOENT);
 }
 
-/* A pre-vote ends: keep what it saw in the words that granted it. */
+/* A pre-vote won: keep what it saw in the words that granted it. */
 static void rdmalog_elect_seen_keep(const struct rdmalog_elect_cand *c)
 {
 	u32 i, n = 0;
@@ -1167,6 +1178,7 @@ static void rdmalog_elect_seen_keep(const struct rdmalog_elect_cand *c)
 		if (!x->granted)
 			continue;
 		rdmalog_elect.seen[n].peer = x->peer;
+		rdmalog_elect.seen[n].grant = x->grant;
 		rdmalog_elect.seen[n].word = x->word;
 		rdmalog_elect.seen[n].blk = x->blk;
 		n++;
@@ -1197,12 +1209,13 @@ static u32 rdmalog_elect_ask(struct rdmalog_elect_cand *c, u64 log_id,
 
 		if (c->cas && c->epoch <= RDMALOG_BALLOT_MAX_EPOCH &&
 		    rdmalog_ballot_mr_usable(eps[i]))
-			seen = rdmalog_elect_seen_for(c, eps[i]->conn->peer_id);
+			seen = rdmalog_elect_seen_for(c, eps[i]);
 		if (!IS_ERR_OR_NULL(seen)) {
 			/* Straight to the compare-and-swap, on what it saw. */
 			x = &c->cas[c->ncas++];
 			x->ep = eps[i];	/* its reference: the candidacy's */
 			x->peer = seen->peer;
+			x->grant = seen->grant;
 			x->blk = seen->blk;
 			x->seen = true;
 			rdmalog_elect_cas_judge(c, x, seen->word);
@@ -1215,6 +1228,7 @@ static u32 rdmalog_elect_ask(struct rdmalog_elect_cand *c, u64 log_id,
 			x = &c->cas[c->ncas++];
 			x->ep = eps[i];	/* its reference: the candidacy's */
 			x->peer = eps[i]->conn->peer_id;
+			x->grant = rdmalog_ballot_mr_grant(eps[i]);
 			x->step = RDMALOG_ELECT_CAS_READ;
 			asked++;
 			continue;
@@ -1522,6 +1536,7 @@ int rdmalog_elect_stand(struct rdmalog_elect_result *res, bool pre,
 		if (err) {
 			err = -EBUSY;
 			res->msg = "could not fence the primary it follows in time";
+			rdmalog_elect.seen_epoch = 0;	/* the next stand's no more */
 			goto out_clear;
 		}
 	}
@@ -1540,6 +1555,8 @@ int rdmalog_elect_stand(struct rdmalog_elect_result *res, bool pre,
 	c.deadline = jiffies + msecs_to_jiffies(pre ? fence_ms :
 						2 * fence_ms + 1000);
 	res->asked = rdmalog_elect_ask(&c, id, pre ? RDMALOG_VOTE_F_PRE : 0);
+	/* What a pre-vote read serves its very next candidacy's ask only. */
+	rdmalog_elect.seen_epoch = 0;
 	/*
 	 * Until decided or the deadline: the answers by message are counted
 	 * as they come (rdmalog_elect_rx_vote()), the operations on the
@@ -1563,11 +1580,6 @@ int rdmalog_elect_stand(struct rdmalog_elect_result *res, bool pre,
 			break;
 		rdmalog_elect_cas_steps(&c);
 	}
-	if (pre)
-		rdmalog_elect_seen_keep(&c);
-	else
-		rdmalog_elect.seen_epoch = 0;
-	rdmalog_elect_cas_end(&c);
 	spin_lock_bh(&rdmalog_elect.lock);
 	res->granted = 1 + bitmap_weight_and(rdmalog_elect.granted,
 					     rdmalog_elect.members,
@@ -1587,6 +1599,9 @@ int rdmalog_elect_stand(struct rdmalog_elect_result *res, bool pre,
 		}
 	}
 	spin_unlock_bh(&rdmalog_elect.lock);
+	if (pre && res->granted >= needed)
+		rdmalog_elect_seen_keep(&c);
+	rdmalog_elect_cas_end(&c);
 	res->elect_ms = ktime_ms_delta(ktime_get(), t0);
 	if (away) {
 		err = -ECONNREFUSED;

@@ -117,6 +117,9 @@ enum {
  * @word_rkey: its key
  * @block_addr: the peer's block
  * @block_rkey: its key
+ * @grant: a number no other grant received since the module loaded has
+ *	(set with the above): what a candidacy read under one grant is not
+ *	taken for the word of another (rdmalog_ballot_mr_grant())
  * @buf: where a candidacy's atomics and READ land (the candidate's side,
  *	ballot_mr.c: the word read at +0, a compare-and-swap's result at +8,
  *	the block at +64), mapped at @buf_dma; with @word_mr
@@ -141,6 +144,7 @@ struct rdmalog_ballot_ep {
 	u32 word_rkey;
 	u64 block_addr;
 	u32 block_rkey;
+	u64 grant;
 	void *buf;
 	u64 buf_dma;
 	struct ib_cqe read_cqe;
