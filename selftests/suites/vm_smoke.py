@@ -167,6 +167,18 @@ def emulator_artifact_is_recognised_narrowly(c):
     assert ea([]) is None
 
 
+@test
+def a_stalled_nic_is_a_problem(c):
+    """A guest whose NIC stopped sending fails the test at the watchdog's
+    first line (6.1 prints it without a WARNING), and is no artifact."""
+    line = ("node1 boot 3: [  107.154253] virtio_net virtio0 eth0: NETDEV "
+            "WATCHDOG: CPU: 0: transmit queue 0 timed out 5532 ms")
+    assert cluster._PROBLEM_RE.search(line), line
+    assert cluster.emulator_artifact([line]) is None
+    assert not cluster._PROBLEM_RE.search(
+        "node1 boot 3: [ 9.1] virtio_net virtio0 eth0: link up")
+
+
 _artifact_attempts = []
 
 

@@ -910,6 +910,12 @@ PROBLEM_PATTERNS = [
     r"Out of memory", r"left at exit",
     # the debug kernel's (make check-debug): kmemleak, lockdep
     r"suspected memory leak", r"INFO: trying to register non-static key",
+    # The guest's NIC stopped sending (6.1: netdev_crit, no WARNING).  Seen
+    # once (2026-12-04, 3-node primary soak): virtio-net's TX queue 0 on one
+    # guest stalled for 52 s until rxe's QP destroy warned on the QP
+    # references its unsent skbs held.  Reported at its first line, so the
+    # verdict names the stall and not what it led to.
+    r"NETDEV WATCHDOG",
 ]
 _PROBLEM_RE = re.compile("|".join(PROBLEM_PATTERNS))
 
