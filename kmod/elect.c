@@ -1148,8 +1148,7 @@ static void rdmalog_elect_cas_judge(struct rdmalog_elect_cand *c,
 
 /*
  * What @c's pre-vote saw in the ballot word @ep holds the grant of: the
- * entry, or ERR_PTR(-ENOENT) when there is none to go on (the word is to
- * be read).
+ * entry, or NULL when there is none to go on (the word is to be read).
  */
 static const struct rdmalog_elect_seen *
 rdmalog_elect_seen_for(const struct rdmalog_elect_cand *c,
@@ -1159,12 +1158,12 @@ rdmalog_elect_seen_for(const struct rdmalog_elect_cand *c,
 	u32 i;
 
 	if (c->pre || !grant || rdmalog_elect.seen_epoch != c->epoch)
-		return ERR_PTR(-ENOENT);
+		return NULL;
 	for (i = 0; i < rdmalog_elect.nseen; i++)
 		if (rdmalog_elect.seen[i].peer == ep->conn->peer_id &&
 		    rdmalog_elect.seen[i].grant == grant)
 			return &rdmalog_elect.seen[i];
-	return ERR_PTR(-ENOENT);
+	return NULL;
 }
 
 /* A pre-vote won: keep what it saw in the words that granted it. */
@@ -1204,13 +1203,13 @@ static u32 rdmalog_elect_ask(struct rdmalog_elect_cand *c, u64 log_id,
 	rdmalog_pos_to_wire(&c->held, &c->req.pos);
 	n = rdmalog_conn_live_eps(eps, ARRAY_SIZE(eps));
 	for (i = 0; i < n; i++) {
-		const struct rdmalog_elect_seen *seen = NULL;
+		const struct rdmalog_elect_seen *seen;
 		struct rdmalog_elect_cas *x;
+		bool by_cas = c->cas && c->epoch <= RDMALOG_BALLOT_MAX_EPOCH &&
+			      rdmalog_ballot_mr_usable(eps[i]);
 
-		if (c->cas && c->epoch <= RDMALOG_BALLOT_MAX_EPOCH &&
-		    rdmalog_ballot_mr_usable(eps[i]))
-			seen = rdmalog_elect_seen_for(c, eps[i]);
-		if (!IS_ERR_OR_NULL(seen)) {
+		seen = by_cas ? rdmalog_elect_seen_for(c, eps[i]) : NULL;
+		if (seen) {
 			/* Straight to the compare-and-swap, on what it saw. */
 			x = &c->cas[c->ncas++];
 			x->ep = eps[i];	/* its reference: the candidacy's */
@@ -1222,7 +1221,7 @@ static u32 rdmalog_elect_ask(struct rdmalog_elect_cand *c, u64 log_id,
 			asked++;
 			continue;
 		}
-		if (seen &&
+		if (by_cas &&
 		    !rdmalog_ballot_mr_read(eps[i], &rdmalog_elect.stand_wq)) {
 			rdmalog_stats_inc(RDMALOG_STAT_CAS_READS);
 			x = &c->cas[c->ncas++];
@@ -1448,7 +1447,6 @@ int rdmalog_elect_stand(struct rdmalog_elect_result *res, bool pre,
 {
 	u32 nodes, needed, self, fence_ms, fenced = 0;
 	struct rdmalog_elect_cand c = {};
-	unsigned long deadline;
 	struct rdmalog_log *log;
 	bool away = false, busy;
 	ktime_t t0;
@@ -1564,19 +1562,18 @@ int rdmalog_elect_stand(struct rdmalog_elect_result *res, bool pre,
 	 * or counted after the deadline: a compare-and-swap that completes
 	 * later spends that peer's vote for nothing.
 	 */
-	deadline = c.deadline;
 	for (;;) {
 		left = wait_event_interruptible_timeout(rdmalog_elect.stand_wq,
 							rdmalog_elect_decided(needed,
 									      res->asked + 1,
 									      self) ||
 							rdmalog_elect_cas_ready(&c),
-							max_t(long, deadline - jiffies, 0));
+							max_t(long, c.deadline - jiffies, 0));
 		if (left <= 0 ||
 		    rdmalog_elect_decided(needed, res->asked + 1, self))
 			break;
 		/* Past it, nothing more is judged, swapped or counted. */
-		if (time_after_eq(jiffies, deadline))
+		if (time_after_eq(jiffies, c.deadline))
 			break;
 		rdmalog_elect_cas_steps(&c);
 	}
