@@ -84,7 +84,9 @@ enum {
 	RDMALOG_EP_RING_REG,	/* we posted our ring's REG_MR */
 	RDMALOG_EP_RING_RX,	/* the peer's RING arrived */
 	RDMALOG_EP_HELLO_TX,	/* our HELLO was posted */
-	RDMALOG_EP_PEER_PRIMARY,	/* the peer's HELLO said primary */
+	RDMALOG_EP_PEER_PRIMARY,	/* the peer's HELLO or LEAD said primary;
+					 * never cleared
+					 */
 	RDMALOG_EP_FLUSHED,	/* a flush we did not start; flush work queued */
 	RDMALOG_EP_GRANT,	/* the ring grant started: it holds the ballot
 				 * word closed until the endpoint is released
@@ -94,6 +96,10 @@ enum {
 	RDMALOG_EP_BALLOT_RX,	/* the peer's BALLOT arrived */
 	RDMALOG_EP_CAS_BUSY,	/* a read or compare-and-swap of the peer's
 				 * ballot word is posted, not yet completed
+				 */
+	RDMALOG_EP_LEAD,	/* the peer's LEAD arrived (it was a backup) */
+	RDMALOG_EP_LEAD_FENCE,	/* its grant waits for the fencing of an older
+				 * primary of our log (ring_mr.c)
 				 */
 };
 
@@ -281,13 +287,16 @@ struct rdmalog_sbuf {
  * @peer_hb_ms: the peer's heartbeat interval (READ_ONCE/WRITE_ONCE)
  * @peer_epoch: the highest epoch the peer sent a message in; CQ handler
  *	only
- * @hello_epoch: the epoch of the peer's HELLO: a primary's data (APPEND,
- *	CATCHUP) must be of it (its epoch changes only with a new connection),
- *	and the ring grant and fencing judge the primary by it. Written once
- *	by the CQ handler before the HELLO flag is set and before any grant;
- *	constant afterwards
+ * @hello_epoch: the epoch of the peer's HELLO, or of its LEAD once that
+ *	came: a primary's data (APPEND, CATCHUP) must be of it (a primary's
+ *	epoch changes only with a new connection), and the ring grant and
+ *	fencing judge the primary by it. Written by the CQ handler: once
+ *	before the HELLO flag is set, and once more, under
+ *	&rdmalog_conns.ring_lock, by a LEAD, which comes only while the
+ *	peer is not primary, so before any grant to it; constant once the
+ *	peer is primary
  * @peer_log_id: the log the peer serves (a primary) or follows (a backup;
- *	0: none yet), from its HELLO; written by the CQ handler before the
+ *	0: none yet), from its HELLO or LEAD; written by the CQ handler before the
  *	RING or CATCHUP that queues the works that read it, and (primary
  *	side) by the catch-up work when it grants a catch-up: the backup
  *	follows our log from then on

@@ -6,12 +6,13 @@
  * HELLO (once per connection) and HEARTBEAT (every interval) carry what
  * a peer is and reports: its id, role, log, positions, election epoch
  * and candidacy (Documentation/protocol.rst). conn.c sends them from its
- * state machine and heartbeat work.
+ * state machine and heartbeat work. LEAD (at most once per connection)
+ * says that a peer whose HELLO said backup leads now.
  *
  * rdmalog_conn_process() is the one entry point of every received
  * control message (ep.c's receive completion calls it): it checks the
  * frame (magic, version, length, sequence, credits, epoch), acts on
- * HELLO, HEARTBEAT and RING itself, and hands every other type to the
+ * HELLO, HEARTBEAT, LEAD, BALLOT and RING itself, and hands every other type to the
  * protocol's ops (msg.c dispatches on its message table). What a peer
  * reported is kept in &rdmalog_conn.remote under its info_lock, for
  * status and the election's census. Nothing here sleeps: CQ handler
@@ -141,6 +142,61 @@ static void rdmalog_note_peer_interval(struct rdmalog_ep *ep, __le32 ms)
 }
 
 /*
+ * A peer that was a backup when this connection was made leads now, in
+ * @epoch (its header's): from here on it is our primary on this
+ * connection as if its HELLO had said so (Documentation/protocol.rst,
+ * "LEAD"), and a backup grants it the ring. CQ handler context. Return:
+ * NULL, or why the connection must be dropped.
+ */
+static const char *rdmalog_lead_received(struct rdmalog_ep *ep, u64 epoch,
+					 const struct rdmalog_msg_lead *m)
+{
+	static const __le32 primary = cpu_to_le32(RDMALOG_ROLE_PRIMARY);
+	u64 log_id = le64_to_cpu(m->log_id);
+	u64 was = READ_ONCE(ep->peer_log_id);
+
+	/* K2: a peer stops being primary only by closing the connection. */
+	if (test_bit(RDMALOG_EP_PEER_PRIMARY, &ep->flags))
+		return "LEAD from a primary";
+	if (m->flags || m->reserved)
+		return "LEAD with flags or reserved bits set";
+	if (!log_id)
+		return "LEAD with log id 0";
+	if (epoch <= ep->hello_epoch)
+		return "LEAD of an epoch not above its HELLO's";
+	/* A backup's HELLO may name none: leading gave its log an id. */
+	if (was && was != log_id)
+		return "LEAD of another log than its HELLO";
+	/*
+	 * We lead too (it is our backup here): the election judges which of
+	 * us is deposed, and a primary that steps down closes every
+	 * connection; nothing of ours changes on this one meanwhile.
+	 */
+	if (READ_ONCE(rdmalog_conns.role) == RDMALOG_ROLE_PRIMARY) {
+		rdmalog_ep_get_ops()->heard(ep, epoch,
+					    le64_to_cpu(m->vote_epoch));
+		return NULL;
+	}
+
+	/* Read under it by the grant and fencing (ring_mr.c). */
+	spin_lock_bh(&rdmalog_conns.ring_lock);
+	ep->hello_epoch = epoch;
+	spin_unlock_bh(&rdmalog_conns.ring_lock);
+	WRITE_ONCE(ep->peer_log_id, log_id);
+	set_bit(RDMALOG_EP_LEAD, &ep->flags);
+	/* Pairs with rdmalog_conn_census()'s: fields, then the bit. */
+	smp_mb__before_atomic();
+	set_bit(RDMALOG_EP_PEER_PRIMARY, &ep->flags);
+	rdmalog_conn_note_remote(ep->conn, epoch, m->first_lsn, m->commit_lsn,
+				 m->next_lsn, &primary, NULL);
+	rdmalog_stats_inc(RDMALOG_STAT_LEADS_RECEIVED);
+	pr_info("node %u: node %u leads epoch %llu on our connection\n",
+		ep->conn->local.node_id, ep->conn->peer_id, epoch);
+	rdmalog_ep_get_ops()->heard(ep, epoch, le64_to_cpu(m->vote_epoch));
+	return rdmalog_ep_maybe_grant_ring(ep);
+}
+
+/*
  * Validate and act on one received message (already copied out and its
  * buffer re-posted): its frame, then HELLO, HEARTBEAT and RING here and
  * every other type through the protocol's ops (msg.c). CQ handler
@@ -174,6 +230,9 @@ const char *rdmalog_conn_process(struct rdmalog_ep *ep,
 		break;
 	case RDMALOG_MSG_BALLOT:
 		want = sizeof(m->ballot);
+		break;
+	case RDMALOG_MSG_LEAD:
+		want = sizeof(m->lead);
 		break;
 	case RDMALOG_MSG_RING:
 		/* Variable length: the fixed part first, then the count. */
@@ -263,6 +322,9 @@ const char *rdmalog_conn_process(struct rdmalog_ep *ep,
 		break;
 	case RDMALOG_MSG_BALLOT:
 		why = rdmalog_ep_ballot_received(ep, &m->ballot);
+		break;
+	case RDMALOG_MSG_LEAD:
+		why = rdmalog_lead_received(ep, epoch, &m->lead);
 		break;
 	case RDMALOG_MSG_RING:
 		why = rdmalog_ep_ring_received(ep, &m->ring);

@@ -38,7 +38,7 @@
 #include <linux/types.h>
 
 /** RDMALOG_PROTO_VERSION - the protocol version this module speaks */
-#define RDMALOG_PROTO_VERSION		8
+#define RDMALOG_PROTO_VERSION		9
 
 /** RDMALOG_CM_MAGIC - "RLCM": first bytes of the handshake and rejections */
 #define RDMALOG_CM_MAGIC		0x4d434c52
@@ -218,6 +218,9 @@ static_assert(sizeof(struct rdmalog_cm_rej) == 16);
  *	ballot word and READ of its ballot block, once per connection,
  *	after the peer's HELLO said %RDMALOG_HELLO_F_ATOMICS: &struct
  *	rdmalog_msg_ballot
+ * @RDMALOG_MSG_LEAD: a node that now leads tells a peer it was
+ *	connected to as a backup: from here on it is that peer's primary on
+ *	this connection, as if its HELLO had said so: &struct rdmalog_msg_lead
  * @__RDMALOG_MSG_MAX: first unknown type; a receiver drops the connection
  *	on a type it does not know
  */
@@ -237,6 +240,7 @@ enum rdmalog_msg_type {
 	RDMALOG_MSG_FWD_CLOSE		= 13,
 	RDMALOG_MSG_FWD_CLOSED		= 14,
 	RDMALOG_MSG_BALLOT		= 15,
+	RDMALOG_MSG_LEAD		= 16,
 
 	__RDMALOG_MSG_MAX
 };
@@ -749,6 +753,37 @@ struct rdmalog_msg_ballot {
 };
 
 /**
+ * struct rdmalog_msg_lead - the sender leads now (Documentation/protocol.rst,
+ * "LEAD")
+ * @hdr: type %RDMALOG_MSG_LEAD; its epoch is the one the sender leads,
+ *	above the epoch of its HELLO on this connection
+ * @log_id: the log it leads; non-zero, and the one its HELLO named if
+ *	that was not 0
+ * @first_lsn: its oldest retained LSN (a backup trims to it, as after a
+ *	primary's HELLO)
+ * @commit_lsn: its commit LSN
+ * @next_lsn: its next LSN
+ * @vote_epoch: its election epoch, as in HELLO and HEARTBEAT
+ * @flags: zero
+ * @reserved: zero
+ *
+ * Sent at most once per connection, and never by a node whose HELLO on
+ * it said primary: a peer stops being primary only by closing.
+ */
+struct rdmalog_msg_lead {
+	struct rdmalog_msg_hdr hdr;
+	__le64 log_id;
+	__le64 first_lsn;
+	__le64 commit_lsn;
+	__le64 next_lsn;
+	__le64 vote_epoch;
+	__le32 flags;
+	__le32 reserved;
+};
+
+static_assert(sizeof(struct rdmalog_msg_lead) == 72);
+
+/**
  * struct rdmalog_msg_vote_req - a candidate asks for a vote
  * @hdr: type %RDMALOG_MSG_VOTE_REQ
  * @epoch: the epoch the sender stands for; above every epoch it knows of
@@ -914,6 +949,7 @@ union rdmalog_msg_any {
 	struct rdmalog_msg_takeover takeover;
 	struct rdmalog_msg_fwd_close fwd_close;
 	struct rdmalog_msg_ballot ballot;
+	struct rdmalog_msg_lead lead;
 	__u8 raw[RDMALOG_MSG_SIZE];
 };
 

@@ -295,6 +295,33 @@ void rdmalog_conn_raise_fence(u64 epoch)
 	rdmalog_ep_put(h);
 }
 
+/*
+ * rdmalog_conn_fence(), for a vote (@leader 0) or for the LEAD of node
+ * @leader in @epoch (the close says which).
+ */
+static int rdmalog_ring_fence(u64 epoch, unsigned int timeout_ms, u32 *peer,
+			      u32 leader)
+{
+	struct rdmalog_ep *h;
+	long left;
+
+	*peer = 0;
+	h = rdmalog_ring_fence_holder(epoch);
+	if (!h)
+		return 0;
+	*peer = h->conn->peer_id;
+	if (leader)
+		rdmalog_ep_error(h, "fenced: node %u leads epoch %llu", leader,
+				 epoch);
+	else
+		rdmalog_ep_error(h, "fenced: this node votes in epoch %llu",
+				 epoch);
+	left = wait_event_timeout(rdmalog_conns.wq, !rdmalog_ring_is_holder(h),
+				  msecs_to_jiffies(timeout_ms));
+	rdmalog_ep_put(h);
+	return left ? 0 : -ETIMEDOUT;
+}
+
 /**
  * rdmalog_conn_fence() - cut every primary of an epoch below @epoch off
  * our ring
@@ -313,19 +340,7 @@ void rdmalog_conn_raise_fence(u64 epoch)
  */
 int rdmalog_conn_fence(u64 epoch, unsigned int timeout_ms, u32 *peer)
 {
-	struct rdmalog_ep *h;
-	long left;
-
-	*peer = 0;
-	h = rdmalog_ring_fence_holder(epoch);
-	if (!h)
-		return 0;
-	*peer = h->conn->peer_id;
-	rdmalog_ep_error(h, "fenced: this node votes in epoch %llu", epoch);
-	left = wait_event_timeout(rdmalog_conns.wq, !rdmalog_ring_is_holder(h),
-				  msecs_to_jiffies(timeout_ms));
-	rdmalog_ep_put(h);
-	return left ? 0 : -ETIMEDOUT;
+	return rdmalog_ring_fence(epoch, timeout_ms, peer, 0);
 }
 
 bool rdmalog_ring_is_holder(struct rdmalog_ep *ep)
@@ -454,12 +469,37 @@ static const char *rdmalog_ep_grant_ring(struct rdmalog_ep *ep)
 }
 
 /*
+ * @ep's peer said by LEAD that it leads our log in a later epoch than the
+ * primary that holds our ring: that one must be fenced before @ep is
+ * granted it (Documentation/protocol.rst, "LEAD"). Any context.
+ */
+static bool rdmalog_ring_lead_fences(struct rdmalog_ep *ep)
+{
+	struct rdmalog_log *log = READ_ONCE(rdmalog_conns.p.log);
+	u64 ours = log ? rdmalog_log_id(log) : 0;
+	struct rdmalog_ep *h;
+	bool older;
+
+	if (!ours || READ_ONCE(ep->peer_log_id) != ours)
+		return false;
+	spin_lock_bh(&rdmalog_conns.ring_lock);
+	h = rdmalog_conns.ring_holder;
+	older = h && h->conn->peer_id != ep->conn->peer_id &&
+		h->hello_epoch < ep->hello_epoch &&
+		READ_ONCE(h->peer_log_id) == ours;
+	spin_unlock_bh(&rdmalog_conns.ring_lock);
+	return older;
+}
+
+/*
  * Grant the ring once both our HELLO is posted and the primary's arrived
  * (in either order: the RING must follow our HELLO). Each side sets its
  * bit, then looks at the other's; RING_REG makes it happen once.
  */
 const char *rdmalog_ep_maybe_grant_ring(struct rdmalog_ep *ep)
 {
+	bool closed;
+
 	/* Our set_bit before the other side's test_bit, and vice versa. */
 	smp_mb__after_atomic();
 	if (!test_bit(RDMALOG_EP_HELLO_TX, &ep->flags) ||
@@ -477,7 +517,12 @@ const char *rdmalog_ep_maybe_grant_ring(struct rdmalog_ep *ep)
 	 * this primary first (Documentation/leader-change.rst, "Closed for
 	 * whole operations"). Closing sleeps: a work does it.
 	 */
-	if (!rdmalog_ballot_hold(RDMALOG_BALLOT_HOLD_GRANT)) {
+	closed = rdmalog_ballot_hold(RDMALOG_BALLOT_HOLD_GRANT);
+	/* Fencing waits for the old primary's QP: the work does it first. */
+	if (test_bit(RDMALOG_EP_LEAD, &ep->flags) &&
+	    rdmalog_ring_lead_fences(ep))
+		set_bit(RDMALOG_EP_LEAD_FENCE, &ep->flags);
+	if (!closed || test_bit(RDMALOG_EP_LEAD_FENCE, &ep->flags)) {
 		rdmalog_ep_get(ep);
 		if (!queue_work(system_long_wq, &ep->grant_work))
 			rdmalog_ep_put(ep);	/* not reached: queued once */
@@ -486,15 +531,27 @@ const char *rdmalog_ep_maybe_grant_ring(struct rdmalog_ep *ep)
 	return rdmalog_ep_grant_ring(ep);
 }
 
-/* The primary's HELLO found the ballot word open: close it, then grant. */
+/*
+ * The primary's HELLO found the ballot word open, or its LEAD an older
+ * primary of our log holding the ring: fence that one, close the word,
+ * then grant.
+ */
 void rdmalog_ep_grant_work(struct work_struct *work)
 {
 	struct rdmalog_ep *ep = container_of(work, struct rdmalog_ep,
 					     grant_work);
 	const char *why;
+	u32 old;
 
-	/* Revoked, not read: a vote in it may fence this primary. */
-	if (rdmalog_ballot_close()) {
+	if (test_bit(RDMALOG_EP_LEAD_FENCE, &ep->flags) &&
+	    rdmalog_ring_fence(ep->hello_epoch,
+			       READ_ONCE(rdmalog_conns.peer_timeout_ms), &old,
+			       ep->conn->peer_id)) {
+		rdmalog_ep_error(ep,
+				 "node %u's connection outlived the peer timeout: the ring is not granted",
+				 old);
+	} else if (rdmalog_ballot_close()) {
+		/* Revoked, not read: a vote in it may fence this primary. */
 		rdmalog_ep_error(ep, "the ballot word is being revoked: the ring is not granted");
 	} else if (!test_bit(RDMALOG_EP_DEAD, &ep->flags)) {
 		local_bh_disable();

@@ -68,7 +68,9 @@ union rdmalog_msg_any;
  *	the grant, then constant) are read, and rdmalog_conn_fence() takes a
  *	reference on it
  * @fence_epoch: (backup) no primary of an epoch below it is granted our
- *	ring: this node voted in it (rdmalog_conn_fence()); only grows
+ *	ring: this node voted in it (rdmalog_conn_fence()), or a peer said
+ *	by LEAD that it leads our log in it and the older holder was fenced
+ *	for it (rdmalog_ep_grant_work()); only grows
  */
 struct rdmalog_conns_state {
 	struct mutex mutex; /* see above */

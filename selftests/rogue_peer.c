@@ -171,6 +171,13 @@ struct opts {
 	uint64_t vote_pos_epoch;
 	/* --ballot-probe KIND: probe the node's ballot grant */
 	const char *ballot_probe;
+	/*
+	 * --lead E (with --grant-probe): HELLO as a backup, then LEAD of the
+	 * node's log in epoch E; --lead-other-log: HELLO naming no log, LEAD
+	 * of another one
+	 */
+	uint64_t lead;
+	bool lead_other_log;
 };
 
 /*
@@ -1001,7 +1008,7 @@ static int session_hello_send(const struct opts *o, struct session *s,
 	 * primary (nothing authenticates one yet). As a backup: the log we
 	 * "follow" is the primary's, so that it judges us by position.
 	 */
-	m.log_id = s->peer_hello.log_id;
+	m.log_id = o->lead_other_log ? 0 : s->peer_hello.log_id;
 	m.vote_epoch = htole64(opt_vote_epoch);
 	if (primary && o->garbage && !strcmp(o->garbage, "other_log")) {
 		/* another log, asking for a trim of all it committed */
@@ -1486,6 +1493,9 @@ static int run_fwd(const struct opts *o)
 static bool wait_dropped(struct session *s, int ms, bool keep_alive,
 			 char *how, size_t how_len);
 
+static void lead_fill(struct session *s, struct rdmalog_msg_lead *m);
+static int raw_send(struct session *s, const void *msg, uint32_t nbytes);
+
 static int run_grant_probe(const struct opts *o)
 {
 	const char *outcome = "nothing within 15 s";
@@ -1497,9 +1507,23 @@ static int run_grant_probe(const struct opts *o)
 		outcome = "no connection";
 		goto out;
 	}
-	if (session_hello_send(o, &s, true)) {
+	if (session_hello_send(o, &s, !o->lead)) {
 		outcome = "cannot send HELLO";
 		goto out;
+	}
+	if (o->lead) {
+		struct rdmalog_msg_lead m;
+
+		s.epoch = o->lead;
+		lead_fill(&s, &m);
+		if (o->lead_other_log)
+			m.log_id ^= htole64(0x5a5a5a5a5a5a5a5aULL);
+		diag("LEAD of log 0x%" PRIx64 " in epoch %" PRIu64,
+		     (uint64_t)le64toh(m.log_id), o->lead);
+		if (raw_send(&s, &m, sizeof(m))) {
+			outcome = "cannot send LEAD";
+			goto out;
+		}
 	}
 	/* Its HELLO may come before or after ours: it is not what we wait for. */
 	end = now_ms() + STEP_MS;
@@ -1515,8 +1539,9 @@ static int run_grant_probe(const struct opts *o)
 		}
 	}
 out:
-	tap(true, "grant probe as node %u (%s): %s", o->node,
-	    o->secret_len ? "with a secret" : "without a secret", outcome);
+	tap(true, "grant probe as node %u (%s%s): %s", o->node,
+	    o->secret_len ? "with a secret" : "without a secret",
+	    o->lead ? ", LEAD after a backup's HELLO" : "", outcome);
 	json_add(",\"outcome\":\"%s\"", outcome);
 	session_close(&s);
 	return 0;
@@ -1694,6 +1719,21 @@ static void positions(const struct session *s, struct positions *p)
 	p->commit = le64toh(s->peer_ring.commit_lsn);
 	p->tail = le64toh(s->peer_ring.tail);
 	p->first = le64toh(s->peer_hello.first_lsn);
+}
+
+/*
+ * A LEAD of the node's log (its HELLO's log id) in our epoch, with its
+ * own positions, header filled.
+ */
+static void lead_fill(struct session *s, struct rdmalog_msg_lead *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->log_id = s->peer_hello.log_id;
+	m->first_lsn = s->peer_hello.first_lsn;
+	m->commit_lsn = s->peer_hello.commit_lsn;
+	m->next_lsn = s->peer_hello.next_lsn;
+	m->vote_epoch = htole64(opt_vote_epoch);
+	hdr_fill(s, m, RDMALOG_MSG_LEAD, sizeof(*m));
 }
 
 /* A valid HEARTBEAT with the backup's own positions, header filled. */
@@ -2555,6 +2595,58 @@ static int g_ballot2(const struct opts *o, struct session *s)
 	return g_ballot(o, s, BB_SECOND);
 }
 
+/* --garbage lead_*: a LEAD in a later epoch, @how wrong in it */
+enum { LEAD_VALID, LEAD_RESERVED, LEAD_LOG0, LEAD_EPOCH, LEAD_OTHER_LOG };
+
+static int g_lead(struct session *s, int how)
+{
+	struct rdmalog_msg_lead m;
+	uint64_t hello = s->epoch;
+
+	if (how != LEAD_EPOCH)
+		s->epoch++;
+	lead_fill(s, &m);
+	if (how == LEAD_RESERVED)
+		m.reserved = htole32(1);
+	else if (how == LEAD_LOG0)
+		m.log_id = 0;
+	else if (how == LEAD_OTHER_LOG)
+		m.log_id ^= htole64(0x5a5a5a5a5a5a5a5aULL);
+	diag("LEAD in epoch %" PRIu64 " (HELLO's %" PRIu64 ")", s->epoch,
+	     hello);
+	return raw_send(s, &m, sizeof(m));
+}
+
+static int g_lead_primary(const struct opts *o, struct session *s)
+{
+	(void)o;
+	return g_lead(s, LEAD_VALID);
+}
+
+static int g_lead_reserved(const struct opts *o, struct session *s)
+{
+	(void)o;
+	return g_lead(s, LEAD_RESERVED);
+}
+
+static int g_lead_log0(const struct opts *o, struct session *s)
+{
+	(void)o;
+	return g_lead(s, LEAD_LOG0);
+}
+
+static int g_lead_epoch(const struct opts *o, struct session *s)
+{
+	(void)o;
+	return g_lead(s, LEAD_EPOCH);
+}
+
+static int g_lead_other_log(const struct opts *o, struct session *s)
+{
+	(void)o;
+	return g_lead(s, LEAD_OTHER_LOG);
+}
+
 static const struct garbage_kind garbage_kinds[] = {
 	{ "valid", "a valid HEARTBEAT (control: kept)", g_valid },
 	{ "magic", "bad magic", g_magic },
@@ -2610,7 +2702,22 @@ static const struct garbage_kind garbage_kinds[] = {
 	{ "ballot_reserved", "BALLOT with reserved bits set",
 	  g_ballot_reserved },
 	{ "ballot2", "a valid BALLOT, then a second one", g_ballot2 },
+	{ "lead_primary", "a valid LEAD after a HELLO that said primary",
+	  g_lead_primary },
+	/* these HELLO as a backup first (garbage_as_backup()) */
+	{ "lead_reserved", "LEAD with a reserved bit set", g_lead_reserved },
+	{ "lead_log0", "LEAD with log id 0", g_lead_log0 },
+	{ "lead_epoch", "LEAD in the epoch of our HELLO", g_lead_epoch },
+	{ "lead_other_log", "LEAD of another log than our HELLO's",
+	  g_lead_other_log },
 };
+
+/* Kinds sent on a connection whose HELLO said backup (no RING). */
+static bool garbage_as_backup(const struct garbage_kind *k)
+{
+	return k->send == g_lead_reserved || k->send == g_lead_log0 ||
+	       k->send == g_lead_epoch || k->send == g_lead_other_log;
+}
 
 #define GARBAGE_WAIT_MS		15000
 #define CONTROL_WAIT_MS		3000
@@ -2636,7 +2743,16 @@ static int run_garbage(const struct opts *o)
 	}
 	control = k->send == g_valid || k->send == g_new_epoch;
 	json_add(",\"garbage\":\"%s\"", k->name);
-	if (session_start(o, &s, k->name)) {
+	if (garbage_as_backup(k)) {
+		if (session_open(o, &s) || session_hello(o, &s, false)) {
+			tap(false, "%s: connected as node %u, a backup",
+			    k->name, o->node);
+			session_close(&s);
+			return 2;
+		}
+		tap(true, "%s: connected as node %u, a backup", k->name,
+		    o->node);
+	} else if (session_start(o, &s, k->name)) {
 		session_close(&s);
 		return 2;
 	}
@@ -2683,7 +2799,7 @@ static void usage(const char *argv0)
 		"       %s -a ADDR [-p PORT] [-n NODE] [-d DST] -c CLUSTER -C CAPACITY\n"
 		"          --garbage KIND [--vote-epoch N] [--primary-epoch E]\n"
 		"       %s -a ADDR [-p PORT] [-n NODE] [-d DST] -c CLUSTER -C CAPACITY\n"
-		"          --grant-probe [--secret FILE]\n"
+		"          --grant-probe [--secret FILE] [--lead EPOCH [--lead-other-log]]\n"
 		"       %s --listen -a OUR_ADDR -n NODE -d DST -c CLUSTER -C CAPACITY\n"
 		"          --catchup-probe [--secret FILE]\n"
 		"       %s [--listen] -a ADDR -n NODE -d DST -c CLUSTER -C CAPACITY\n"
@@ -2749,6 +2865,8 @@ static void parse(int argc, char **argv, struct opts *o)
 		{ "vote-pos-epoch", required_argument, NULL, 'P' },
 		{ "primary-epoch", required_argument, NULL, 'Q' },
 		{ "ballot-probe", required_argument, NULL, 'Y' },
+		{ "lead", required_argument, NULL, 'L' },
+		{ "lead-other-log", no_argument, NULL, 'O' },
 		{}
 	};
 	int c;
@@ -2789,6 +2907,8 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'P': o->vote_pos_epoch = strtoull(optarg, NULL, 0); break;
 		case 'Q': opt_primary_epoch = strtoull(optarg, NULL, 0); break;
 		case 'Y': o->ballot_probe = optarg; break;
+		case 'L': o->lead = strtoull(optarg, NULL, 0); break;
+		case 'O': o->lead_other_log = true; break;
 		default: usage(argv[0]);
 		}
 	}
@@ -2801,7 +2921,9 @@ static void parse(int argc, char **argv, struct opts *o)
 	    (o->vote && (o->cross || o->fwd_len || o->catchup_probe ||
 			 o->garbage || o->grant_probe || !o->vote_pos_epoch)) ||
 	    (o->cross + !!o->fwd_len + o->catchup_probe > 1) ||
-	    (o->grant_probe && o->listen))
+	    (o->grant_probe && o->listen) ||
+	    ((o->lead || o->lead_other_log) && !o->grant_probe) ||
+	    (o->lead_other_log && !o->lead))
 		usage(argv[0]);
 	if (o->fwd_len && !o->fwd_count)
 		o->fwd_count = 1;

@@ -714,6 +714,8 @@ enum rdmalog_peer_state {
  * @RDMALOG_STAT_CAS_READS: reads of a peer's ballot word (and block) this
  *	node posted, standing; a candidacy right after its pre-vote does not
  *	read again the words that granted the pre-vote
+ * @RDMALOG_STAT_LEADS_RECEIVED: LEAD messages this node took: a peer it
+ *	was connected to as a backup said it leads now
  * @__RDMALOG_STAT_MAX: number of counters
  */
 enum rdmalog_stat {
@@ -771,6 +773,7 @@ enum rdmalog_stat {
 	RDMALOG_STAT_CAS_REFUSED,
 	RDMALOG_STAT_CAS_RACES,
 	RDMALOG_STAT_CAS_READS,
+	RDMALOG_STAT_LEADS_RECEIVED,
 
 	__RDMALOG_STAT_MAX
 };

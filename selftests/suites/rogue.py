@@ -290,6 +290,13 @@ GARBAGE = [
     ("ballot_align", BAD, "BALLOT with a misaligned ballot word"),
     ("ballot_reserved", BAD, "BALLOT with reserved bits set"),
     ("ballot2", BAD, "second BALLOT"),
+    # LEAD (protocol.rst, "LEAD"): after a HELLO that said primary, and
+    # (the others) after one that said backup
+    ("lead_primary", BAD, "LEAD from a primary"),
+    ("lead_reserved", BAD, "LEAD with flags or reserved bits set"),
+    ("lead_log0", BAD, "LEAD with log id 0"),
+    ("lead_epoch", BAD, "LEAD of an epoch not above its HELLO's"),
+    ("lead_other_log", BAD, "LEAD of another log than its HELLO"),
 ]
 COUNTERS = ("bad_msgs", "completion_errors", "crc_errors",
             "heartbeat_timeouts")
@@ -594,6 +601,80 @@ def a_backup_serves_one_primary(c):
     wait_commit(c, lsn + 1, nodes=(1, 3))
     wait_for(lambda: records(c[3]) == records(c[1]), timeout=WAIT,
              interval=1, what="node 3 holds node 1's new record")
+
+
+def lead_probe(c, extra):
+    """Node 3 a backup of node 1 (epoch e), node 2's module down; a rogue
+    node 2 connects to node 3, says backup in its HELLO, then LEAD in
+    epoch e + 1 (with @extra). Returns (rogue result, e, node 3's stats
+    before, node 3's kernel lines since)."""
+    fresh(c, cluster_file())
+    wait_connected(c, 3, nodes=(1,))
+    lsns = append(c[1], ["lead-1"])
+    wait_commit(c, lsns[-1] + 1)
+    e = status(c[1])["log"]["epoch"]
+    c[2].run("rdmalogctl node down", timeout=120, check=True)
+    wait_for(lambda: peer(c[3], 2)["state"] != "connected", timeout=WAIT,
+             interval=1, what="node 3 lost node 2")
+    c[3].run("dmesg -c >/dev/null", timeout=60, check=True)
+    s3 = rlnode.stats(c[3])
+    res = grant_probe(c[2], 2, 3, f"--lead {e + 1} {extra}")
+    log = c[3].run("dmesg", timeout=60, check=True).out
+    print(log)
+    return res, e, s3, log
+
+
+@test
+def a_lead_takes_the_ring_from_an_older_primary(c):
+    """LEAD, wire version 9 (protocol.rst, "LEAD"): a peer that was a
+    backup when the connection was made says it leads now. Node 3, a
+    backup of node 1 in epoch e, takes a rogue node 2's LEAD of its log
+    in epoch e + 1: it fences node 1 first (closes its connection and
+    waits for its queue pair), then grants the rogue its ring on the
+    same connection. Without the fence node 3 would refuse it as a
+    second primary; without LEAD it would drop the connection (unknown
+    message type)."""
+    res, e, s3, log = lead_probe(c, "")
+    # a ring while node 1 still held it would have been refused (second
+    # primary): the grant came after node 1's fence
+    assert res["outcome"] == "ring", res
+    assert f"node 3: node 2 leads epoch {e + 1} on our connection" in log
+    assert re.search(r"node 3: connection to node 1 closed: fenced: node 2 "
+                     rf"leads epoch {e + 1}\b", log), log
+    t3 = rlnode.stats(c[3])
+    assert t3["leads_received"] == s3["leads_received"] + 1, (s3, t3)
+    assert t3["bad_msgs"] == s3["bad_msgs"], (s3, t3)
+    # node 1's epoch is fenced on node 3 from now on: node 1 (quorum,
+    # node 2 down) commits nothing more there
+    p = wait_for(lambda: (lambda p: p["state"] != "connected" and p)(
+        peer(c[3], 1)), timeout=WAIT, interval=1,
+        what="node 3 cut node 1 off")
+    print(f"node 3's peer 1: {p}")
+    base = records(c[3])
+    r = c[1].run("printf 'after-lead\\n' | timeout 60 rdmalogcat -a",
+                 timeout=120)
+    print(r.rc, r.out)
+    got = records(c[3])
+    assert all(x[2] != "after-lead" for x in got), got
+    assert got[:len(base)] == base, (base, got)
+
+
+@test
+def a_lead_of_another_log_does_not_fence(c):
+    """A LEAD whose log is not the one node 3 follows (its HELLO named
+    none) fences nothing: node 3 refuses it as a second primary while
+    node 1 holds its ring, and keeps taking node 1's records."""
+    res, e, s3, log = lead_probe(c, "--lead-other-log")
+    assert res["outcome"] == "dropped", res
+    assert "fenced" not in log, log
+    p = wait_for(lambda: (lambda p: p["state"] == "refused" and p)(
+        peer(c[3], 2)), timeout=WAIT, interval=1,
+        what="node 3 refused the second primary")
+    assert p.get("refusal") == "second_primary", p
+    assert "node 1 is our primary" in p["msg"], p
+    assert peer(c[3], 1)["state"] == "connected", status(c[3])
+    lsn = append(c[1], ["lead-other-2"])[0]
+    wait_commit(c, lsn + 1, nodes=(1, 3))
 
 
 @test

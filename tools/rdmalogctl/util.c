@@ -455,6 +455,7 @@ const char *stat_name(unsigned int stat, char *buf, size_t len)
 		[RDMALOG_STAT_CAS_REFUSED] = "cas_refused",
 		[RDMALOG_STAT_CAS_RACES] = "cas_races",
 		[RDMALOG_STAT_CAS_READS] = "cas_reads",
+		[RDMALOG_STAT_LEADS_RECEIVED] = "leads_received",
 	};
 
 	if (stat < ARRAY_SIZE(names) && names[stat])
