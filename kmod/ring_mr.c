@@ -375,7 +375,7 @@ static const char *rdmalog_ep_grant_ring(struct rdmalog_ep *ep)
 	holder = rdmalog_ring_hold(ep, &fence);
 	if (holder == U32_MAX) {
 		rdmalog_ep_error(ep,
-				 "it leads epoch %llu, below epoch %llu in which this node voted (fenced)",
+				 "it leads epoch %llu, below epoch %llu to which this node is fenced",
 				 ep->hello_epoch, fence);
 		return NULL;
 	}

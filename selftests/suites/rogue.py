@@ -639,8 +639,9 @@ def a_lead_takes_the_ring_from_an_older_primary(c):
     # primary): the grant came after node 1's fence
     assert res["outcome"] == "ring", res
     assert f"node 3: node 2 leads epoch {e + 1} on our connection" in log
-    assert re.search(r"node 3: connection to node 1 closed: fenced: node 2 "
-                     rf"leads epoch {e + 1}\b", log), log
+    assert re.search(r"node 3: connection to node 1 closed: (connection "
+                     rf"failed: )?fenced: node 2 leads epoch {e + 1}\b",
+                     log), log
     t3 = rlnode.stats(c[3])
     assert t3["leads_received"] == s3["leads_received"] + 1, (s3, t3)
     assert t3["bad_msgs"] == s3["bad_msgs"], (s3, t3)
@@ -650,6 +651,10 @@ def a_lead_takes_the_ring_from_an_older_primary(c):
         peer(c[3], 1)), timeout=WAIT, interval=1,
         what="node 3 cut node 1 off")
     print(f"node 3's peer 1: {p}")
+    # and refused when it comes back: its epoch is below the fence
+    wait_for(lambda: f"it leads epoch {e}, below epoch {e + 1} to which "
+             "this node is fenced" in c[3].run("dmesg", timeout=60).out,
+             timeout=WAIT, interval=2, what="node 3 refused node 1 again")
     base = records(c[3])
     r = c[1].run("printf 'after-lead\\n' | timeout 60 rdmalogcat -a",
                  timeout=120)
@@ -856,8 +861,8 @@ def a_vote_fences_the_primary_first(c):
     assert f"node 3: voted for node 2 in epoch {e + 1}, its primary " \
         f"fenced (holding epoch {e}, generation 0, LSN {nxt + 1})" in d, d
     # node 1 comes back and is refused the ring for good
-    wait_for(lambda: f"it leads epoch {e}, below epoch {e + 1} in which "
-             "this node voted (fenced)" in
+    wait_for(lambda: f"it leads epoch {e}, below epoch {e + 1} to which "
+             "this node is fenced" in
              c[3].run("dmesg", timeout=60, check=True).out,
              timeout=WAIT, interval=2, what="node 3 refusing node 1's epoch")
     r = c[1].run("echo after-fence | rdmalogcat -a", timeout=300)
