@@ -934,6 +934,17 @@ void rdmalog_catchup_ep_info(struct rdmalog_ep *ep,
 	spin_unlock_bh(&cu->lock);
 }
 
+const char *rdmalog_catchup_ep_idle(struct rdmalog_ep *ep)
+{
+	struct rdmalog_catchup_ep *cu = &ep->cu;
+	bool busy;
+
+	spin_lock_bh(&cu->lock);
+	busy = cu->state != RDMALOG_CATCHUP_NONE || cu->ring_rx || cu->join_rx;
+	spin_unlock_bh(&cu->lock);
+	return busy ? "a catch-up is under way on it" : NULL;
+}
+
 void rdmalog_catchup_ep_init(struct rdmalog_ep *ep)
 {
 	struct rdmalog_catchup_ep *cu = &ep->cu;

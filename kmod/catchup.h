@@ -194,6 +194,12 @@ void rdmalog_catchup_ep_stop(struct rdmalog_ep *ep);
 bool rdmalog_catchup_pulling(struct rdmalog_ep *ep);
 void rdmalog_catchup_ep_info(struct rdmalog_ep *ep,
 			     struct rdmalog_catchup_info *info);
+/*
+ * NULL when no catch-up is under way or waits for its work on @ep (state
+ * NONE, no RING or JOIN to judge), else why @ep cannot be kept across a
+ * change of role (&rdmalog_ep_ops.role_check). Any context; no sleep.
+ */
+const char *rdmalog_catchup_ep_idle(struct rdmalog_ep *ep);
 /* The last log restart of this up period ("" if none), for status. */
 void rdmalog_catchup_status_msg(char *buf, size_t len);
 /* A new up period: forget it. */

@@ -196,7 +196,7 @@ static void rdmalog_hs_fill(const struct rdmalog_conn_local *l,
 	hs->dst_node = cpu_to_le16(dst_node);
 	hs->msg_size = cpu_to_le16(RDMALOG_MSG_SIZE);
 	hs->cluster_id = cpu_to_le64(l->cluster_id);
-	hs->epoch = cpu_to_le64(l->epoch);
+	hs->epoch = cpu_to_le64(rdmalog_conn_epoch());
 	hs->capacity = cpu_to_le64(l->capacity);
 }
 

@@ -987,6 +987,8 @@ int rdmalog_conn_start(const struct rdmalog_conn_params *p)
 	rdmalog_conns.p.secret_len = 0;
 	rdmalog_conns.p.local.auth = !!auth;
 	rdmalog_conns.auth = auth;
+	/* No endpoint exists: none sent anything in another epoch. */
+	atomic64_set(&rdmalog_conns.epoch, p->epoch);
 	rdmalog_log_get(p->log);	/* put by rdmalog_conn_stop() */
 	WRITE_ONCE(rdmalog_conns.heartbeat_ms, p->heartbeat_ms);
 	WRITE_ONCE(rdmalog_conns.peer_timeout_ms, p->peer_timeout_ms);

@@ -30,11 +30,12 @@ struct rdmalog_log;
  *	the source address of outgoing connections
  * @capacity: ring capacity; peers must agree
  * @max_record: largest record payload (announced in HELLO)
- * @epoch: current epoch
  * @auth: a shared secret is set: peers must prove it (auth.c)
  *
  * Part of the up period's parameters, and copied into every conn:
- * immutable while it exists, read without locks.
+ * immutable while it exists, read without locks. Our epoch is not here:
+ * a change of role changes it while the connections stay
+ * (&rdmalog_conn_params.epoch).
  */
 struct rdmalog_conn_local {
 	u32 node_id;
@@ -42,7 +43,6 @@ struct rdmalog_conn_local {
 	struct rdmalog_addr listen;
 	u64 capacity;
 	u32 max_record;
-	u64 epoch;
 	bool auth;
 };
 
@@ -64,6 +64,10 @@ struct rdmalog_conn_events {
 /**
  * struct rdmalog_conn_params - what the connections of one up period use
  * @local: this node, as the connections present it
+ * @epoch: our epoch when the up period starts: in the header of every
+ *	message we send, in our handshake, and the floor of a primary's data
+ *	we take; a change of role that keeps the connections changes it
+ *	(rdmalog_conn_role_end())
  * @secret: the shared secret, @secret_len bytes (0: none); read by
  *	rdmalog_conn_start() only (it keys a transform), not kept
  * @secret_len: its length
@@ -78,6 +82,7 @@ struct rdmalog_conn_events {
  */
 struct rdmalog_conn_params {
 	struct rdmalog_conn_local local;
+	u64 epoch;
 	const struct rdmalog_conn_events *events;
 	const u8 *secret;
 	u32 secret_len;

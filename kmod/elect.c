@@ -565,6 +565,24 @@ void rdmalog_elect_start(struct rdmalog_log *log, u32 node_id, u32 role,
 	rdmalog_elect_drop_won_hold();
 }
 
+void rdmalog_elect_set_role(u32 role)
+{
+	struct rdmalog_log_state st = {};
+
+	mutex_lock(&rdmalog_elect.vote_mutex);
+	if (rdmalog_elect.log)
+		rdmalog_log_get_state(rdmalog_elect.log, &st);
+	rdmalog_elect.role = role;
+	spin_lock_bh(&rdmalog_elect.lock);
+	rdmalog_elect.lead_epoch = role == RDMALOG_ROLE_PRIMARY ? st.epoch : 0;
+	rdmalog_elect.lead_log_id = st.id;
+	/* It leads now, or never will the epoch it won. */
+	rdmalog_elect.won = 0;
+	spin_unlock_bh(&rdmalog_elect.lock);
+	mutex_unlock(&rdmalog_elect.vote_mutex);
+	rdmalog_elect_drop_won_hold();
+}
+
 void rdmalog_elect_stop(void)
 {
 	struct rdmalog_log *log;

@@ -115,6 +115,13 @@ void rdmalog_elect_won_done(void);
 void rdmalog_elect_start(struct rdmalog_log *log, u32 node_id, u32 role,
 			 u32 fence_ms, u32 hb_ms);
 void rdmalog_elect_stop(void);
+/*
+ * The node's role changes while up, its connections kept: as
+ * rdmalog_elect_start() for @role (a primary leads its log's epoch; a
+ * won election is over and the ballot word's hold for it ends), without
+ * a new up period. Process context, the node's config_mutex held.
+ */
+void rdmalog_elect_set_role(u32 role);
 /* A connection's state: init before use, stop before its release. */
 void rdmalog_elect_ep_init(struct rdmalog_ep *ep);
 void rdmalog_elect_ep_stop(struct rdmalog_ep *ep);

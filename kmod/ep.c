@@ -214,7 +214,7 @@ int rdmalog_ep_send_chain(struct rdmalog_ep *ep, void *msg, u16 len, u8 type,
 	hdr->credits = cpu_to_le16(ep->grant);
 	hdr->reserved = 0;
 	hdr->seq = cpu_to_le32(ep->tx_seq + 1);
-	hdr->epoch = cpu_to_le64(ep->conn->local.epoch);
+	hdr->epoch = cpu_to_le64(rdmalog_conn_epoch());
 	memcpy(sb->buf, msg, len);
 	ib_dma_sync_single_for_device(ep->ibdev, sb->sge.addr, len,
 				      DMA_TO_DEVICE);
@@ -505,14 +505,15 @@ int rdmalog_ep_setup(struct rdmalog_ep *ep)
 		}
 		ep->fence_cqe.done = rdmalog_ep_fence_done;
 	}
-	err = rdmalog_ring_mr_setup(ep, rdmalog_conns.p.log,
-				    READ_ONCE(rdmalog_conns.role) ==
-				    RDMALOG_ROLE_PRIMARY);
+	err = rdmalog_ring_mr_setup(ep, rdmalog_conns.p.log);
 	if (err) {
 		rdmalog_conn_set_msg(conn, "cannot DMA-map the ring: %s",
 				     ep->ring_why);
 		return err;
 	}
+	/* Not an error: a backup cannot catch up from us (ring_why). */
+	if (READ_ONCE(rdmalog_conns.role) == RDMALOG_ROLE_PRIMARY)
+		rdmalog_ring_mr_setup_primary(ep);
 	err = rdmalog_ballot_mr_setup(ep);
 	if (err) {
 		rdmalog_conn_set_msg(conn,

@@ -312,10 +312,12 @@ struct rdmalog_sbuf {
  * @ring_nr_regs: entries of @ring_regs (set up or partly set up)
  * @ring_wrap_mr: (primary) a second MR over the first registration's
  *	part: a catch-up range that wraps the ring may need two disjoint
- *	parts of it (catchup.c); NULL on a backup
+ *	parts of it (catchup.c); NULL on a backup. Set up with the endpoint
+ *	on a primary, or under the conn lock when the node starts to lead
+ *	(rdmalog_ring_mr_setup_primary(): no catch-up runs then)
  * @ring_sg: (primary) scratch scatterlist of a catch-up grant's part of
  *	one registration (&rdmalog_ring_map.reg_pieces entries); only the
- *	catch-up work uses it
+ *	catch-up work uses it; set up with @ring_wrap_mr
  * @ring_page_size: the MR page size of every registration (the map's)
  * @ring_cqe: completion of those REG_MRs (shared: .done only checks the
  *	status)
@@ -583,6 +585,12 @@ void rdmalog_ep_put(struct rdmalog_ep *ep);
  * @heard: a HELLO (once proven) or HEARTBEAT of @ep's peer arrived, in
  *	@epoch, with its election epoch @vote_epoch (&rdmalog_msg_hello).
  *	CQ handler context
+ * @role_check: this node changes its role and would keep @ep: NULL when
+ *	@ep carries nothing of the users' state of the old role (no backup
+ *	joined or held for a catch-up, no APPEND noted or ACK owed, no
+ *	catch-up, nothing forwarded either way), else why it must be closed
+ *	(its peer reconnects). Any context, the conn lock held or not; does
+ *	not sleep
  *
  * Set once by rdmalog_ep_set_ops() at module init, before any endpoint
  * exists; constant afterwards.
@@ -604,6 +612,7 @@ struct rdmalog_ep_ops {
 			    u64 tail);
 	void (*ring_sent)(struct rdmalog_ep *ep, u64 tail);
 	void (*heard)(struct rdmalog_ep *ep, u64 epoch, u64 vote_epoch);
+	const char *(*role_check)(struct rdmalog_ep *ep);
 };
 
 /* Register the protocol's ops (module init, before rdmalog_conn_init()). */

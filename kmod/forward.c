@@ -935,6 +935,20 @@ static bool rdmalog_fwd_idle(struct rdmalog_fwd_ep *f)
 	return idle;
 }
 
+const char *rdmalog_fwd_ep_idle(struct rdmalog_ep *ep)
+{
+	struct rdmalog_fwd_ep *f = &ep->fwd;
+	const char *why = NULL;
+
+	spin_lock_bh(&f->lock);
+	if (f->nr_reqs || f->posting || f->closed)
+		why = "this node forwards appends to it";
+	else if (f->serving || f->unanswered || f->refusing)
+		why = "it forwards appends to this node";
+	spin_unlock_bh(&f->lock);
+	return why;
+}
+
 void rdmalog_fwd_ep_release(struct rdmalog_ep *ep)
 {
 	struct rdmalog_fwd_ep *f = &ep->fwd;

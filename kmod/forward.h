@@ -164,6 +164,13 @@ int rdmalog_fwd_ep_setup(struct rdmalog_ep *ep);
  * wait for the users of the device, free the registrations.
  */
 void rdmalog_fwd_ep_release(struct rdmalog_ep *ep);
+/*
+ * NULL when nothing is forwarded on @ep either way (no FWD outstanding,
+ * being posted or being served, forwarding not closed there), else why
+ * @ep cannot be kept across a change of role (&rdmalog_ep_ops.role_check).
+ * Any context; does not sleep.
+ */
+const char *rdmalog_fwd_ep_idle(struct rdmalog_ep *ep);
 const char *rdmalog_fwd_received(struct rdmalog_ep *ep,
 				 const struct rdmalog_msg_fwd *m, u32 len);
 const char *rdmalog_fwd_done_received(struct rdmalog_ep *ep,

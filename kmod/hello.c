@@ -276,7 +276,7 @@ const char *rdmalog_conn_process(struct rdmalog_ep *ep,
 		return "message of a stale epoch";
 	ep->peer_epoch = epoch;
 	rdmalog_conn_epoch_seen_raise(epoch);
-	if (data && epoch < conn->local.epoch)
+	if (data && epoch < rdmalog_conn_epoch())
 		return "data from a primary of an older epoch";
 	if (data && test_bit(RDMALOG_EP_HELLO, &ep->flags) &&
 	    epoch != ep->hello_epoch)

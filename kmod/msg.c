@@ -278,6 +278,18 @@ static void rdmalog_msg_ep_info(struct rdmalog_ep *ep,
 	rdmalog_catchup_ep_info(ep, cu);
 }
 
+/* Nothing of the node's old role on @ep: each user in turn. */
+static const char *rdmalog_msg_role_check(struct rdmalog_ep *ep)
+{
+	const char *why = rdmalog_repl_ep_idle(ep);
+
+	if (!why)
+		why = rdmalog_catchup_ep_idle(ep);
+	if (!why)
+		why = rdmalog_fwd_ep_idle(ep);
+	return why;
+}
+
 static void rdmalog_msg_heard(struct rdmalog_ep *ep, u64 epoch,
 			      u64 vote_epoch)
 {
@@ -299,4 +311,5 @@ const struct rdmalog_ep_ops rdmalog_msg_ops = {
 	.ring = rdmalog_catchup_ring,
 	.ring_sent = rdmalog_repl_tail_sent,
 	.heard = rdmalog_msg_heard,
+	.role_check = rdmalog_msg_role_check,
 };

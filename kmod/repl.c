@@ -875,6 +875,24 @@ void rdmalog_repl_after_rx(struct rdmalog_ep *ep)
 	}
 }
 
+const char *rdmalog_repl_ep_idle(struct rdmalog_ep *ep)
+{
+	struct rdmalog_repl_ep *r = &ep->repl;
+	const char *why = NULL;
+
+	spin_lock_bh(&rdmalog_repl.lock);
+	if (r->joined || r->holding)
+		why = "it replicates from this node";
+	spin_unlock_bh(&rdmalog_repl.lock);
+	if (why)
+		return why;
+	spin_lock_bh(&ep->lock);
+	if (r->nt_valid || r->ack_due || r->ack_retry)
+		why = "this node replicates from it";
+	spin_unlock_bh(&ep->lock);
+	return why;
+}
+
 /* ------------------------------------------------------------------ */
 /* Set-up */
 
@@ -953,6 +971,19 @@ void rdmalog_repl_set_policy(u32 durability, u32 nr_nodes,
 	spin_lock_bh(&rdmalog_repl.lock);
 	rdmalog_repl.durability = durability;
 	rdmalog_repl.nr_nodes = nr_nodes;
+	if (rdmalog_repl.running)
+		rdmalog_repl_policy_locked(commit_timeout_ms);
+	spin_unlock_bh(&rdmalog_repl.lock);
+}
+
+void rdmalog_repl_set_role(u32 role, u32 commit_timeout_ms)
+{
+	spin_lock_bh(&rdmalog_repl.lock);
+	WARN_ON_ONCE(!list_empty(&rdmalog_repl.eps));
+	WARN_ON_ONCE(!list_empty(&rdmalog_repl.holds));
+	rdmalog_repl.role = role;
+	/* As a new up period's: no backup saw an APPEND of ours since. */
+	rdmalog_repl.gen = 1;
 	if (rdmalog_repl.running)
 		rdmalog_repl_policy_locked(commit_timeout_ms);
 	spin_unlock_bh(&rdmalog_repl.lock);

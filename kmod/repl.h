@@ -153,6 +153,13 @@ struct rdmalog_log *rdmalog_repl_log(void);
 /* Durability, cluster size or timeout changed while up. */
 void rdmalog_repl_set_policy(u32 durability, u32 nr_nodes,
 			     u32 commit_timeout_ms);
+/*
+ * The node's role changes while up, its connections kept (node.c, before
+ * it appends in the new role). No backup is joined or held then (a
+ * backup joins nobody; a primary's step-down closes every connection
+ * first): it warns if one is. Process context.
+ */
+void rdmalog_repl_set_role(u32 role, u32 commit_timeout_ms);
 
 /**
  * rdmalog_repl_effective() - the durability the joined backups give now
@@ -180,6 +187,13 @@ int rdmalog_repl_ep_join(struct rdmalog_ep *ep, u64 head, u64 next_lsn,
 /* Release the floor held for a catch-up. Any context. */
 void rdmalog_repl_ep_unhold(struct rdmalog_ep *ep);
 void rdmalog_repl_ep_leave(struct rdmalog_ep *ep);
+/*
+ * NULL when @ep carries no replication of the node's current role (no
+ * backup joined or held; no APPEND noted, no ACK owed), else why: it
+ * cannot be kept across a change of role (&rdmalog_ep_ops.role_check).
+ * Any context; does not sleep.
+ */
+const char *rdmalog_repl_ep_idle(struct rdmalog_ep *ep);
 /*
  * Cancel @apply_work or wait for its run. Process context, RDMALOG_EP_DEAD
  * set, without the conn lock.

@@ -19,7 +19,9 @@
  * kernel log says why.
  *
  * Everything that sleeps (the mapping, ib_alloc_mr) is done in
- * rdmalog_ring_mr_setup(), from rdmalog_ep_setup() (conn.c); the REG_MRs
+ * rdmalog_ring_mr_setup() and, on a primary's endpoints,
+ * rdmalog_ring_mr_setup_primary(), from rdmalog_ep_setup() (ep.c) under
+ * the conn lock; the REG_MRs
  * and the RING message are posted from the receive handler once the
  * primary's HELLO arrives (softirq: ib_map_mr_sg() and ib_post_send() do
  * not sleep).
@@ -67,8 +69,7 @@ void rdmalog_ring_mr_release(struct rdmalog_ep *ep)
 	ep->ring_map = NULL;
 }
 
-int rdmalog_ring_mr_setup(struct rdmalog_ep *ep, struct rdmalog_log *log,
-			  bool primary)
+int rdmalog_ring_mr_setup(struct rdmalog_ep *ep, struct rdmalog_log *log)
 {
 	struct rdmalog_ring_map *map;
 	const char *why = NULL;
@@ -108,7 +109,16 @@ int rdmalog_ring_mr_setup(struct rdmalog_ep *ep, struct rdmalog_log *log,
 		ep->ring_regs[i].mr = mr;
 		rdmalog_live_add(RDMALOG_STAT_LIVE_MRS, 1);
 	}
-	if (!primary)
+	return 0;
+}
+
+int rdmalog_ring_mr_setup_primary(struct rdmalog_ep *ep)
+{
+	const struct rdmalog_ring_map *map = ep->ring_map;
+	struct ib_mr *mr;
+
+	/* Not registrable (@ring_why says why), or done already. */
+	if (!ep->ring_regs || ep->ring_wrap_mr)
 		return 0;
 	/* What a catch-up grant needs besides (catchup.c). */
 	ep->ring_sg = kcalloc(map->reg_pieces, sizeof(*ep->ring_sg),
@@ -117,9 +127,10 @@ int rdmalog_ring_mr_setup(struct rdmalog_ep *ep, struct rdmalog_log *log,
 	if (!ep->ring_sg || IS_ERR(mr)) {
 		if (!IS_ERR(mr))
 			ib_dereg_mr(mr);
+		/* No catch-up without them: no registration at all. */
 		rdmalog_ring_mr_free(ep);
 		ep->ring_why = "cannot allocate a memory region";
-		return 0;
+		return -ENOMEM;
 	}
 	ep->ring_wrap_mr = mr;
 	rdmalog_live_add(RDMALOG_STAT_LIVE_MRS, 1);

@@ -18,14 +18,24 @@ struct rdmalog_ring_seg;
 
 /*
  * The ring's mapping for @ep's device (a reference in &rdmalog_ep.ring_map)
- * and an MR per part of it when it can be registered; with @primary also
- * what a catch-up grant needs. Process context (may sleep). Return: 0
- * (not being registrable is no error: &rdmalog_ep.ring_why says why), or
- * a negative errno when the ring cannot be mapped (@ring_why says why).
- * Whatever was set up is for rdmalog_ring_mr_release().
+ * and an MR per part of it when it can be registered. Process context
+ * (may sleep), the conn lock held. Return: 0 (not being registrable is no
+ * error: &rdmalog_ep.ring_why says why), or a negative errno when the
+ * ring cannot be mapped (@ring_why says why). Whatever was set up is for
+ * rdmalog_ring_mr_release().
  */
-int rdmalog_ring_mr_setup(struct rdmalog_ep *ep, struct rdmalog_log *log,
-			  bool primary);
+int rdmalog_ring_mr_setup(struct rdmalog_ep *ep, struct rdmalog_log *log);
+/*
+ * What a primary's catch-up grant needs besides (&rdmalog_ep.ring_wrap_mr,
+ * &rdmalog_ep.ring_sg), after rdmalog_ring_mr_setup(): on every endpoint
+ * of a primary, set up with the endpoint or when the node starts to lead.
+ * Nothing may use @ep's registrations meanwhile (no catch-up, no grant:
+ * a primary grants no ring). Idempotent. Process context (may sleep),
+ * the conn lock held. Return: 0 (also when the ring is not registrable),
+ * or -ENOMEM: then none of @ep's registrations is left (&rdmalog_ep.
+ * ring_why says why), as for a ring that cannot be registered.
+ */
+int rdmalog_ring_mr_setup_primary(struct rdmalog_ep *ep);
 /*
  * Deregister the MRs and put the mapping; after the QP is destroyed, when
  * nothing can use the rkeys any more. Idempotent.

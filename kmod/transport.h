@@ -50,6 +50,11 @@ union rdmalog_msg_any;
  *	(READ_ONCE/WRITE_ONCE)
  * @nr_eps: endpoints not yet released; rdmalog_conn_stop() waits for 0
  * @wq: waiters on @nr_eps
+ * @epoch: our epoch (atomic): in the header of every message we send and
+ *	in our handshake, and no primary's data (APPEND, CATCHUP) of an epoch
+ *	below it is taken. Set by rdmalog_conn_start() to the up period's
+ *	(&rdmalog_conn_params.epoch), not by a connection: every endpoint
+ *	reads the current value when it sends
  * @epoch_seen: the highest epoch any peer sent a message in since the
  *	module loaded (atomic; only grows)
  * @vote_epoch: the election epoch our HELLOs and HEARTBEATs announce
@@ -86,6 +91,7 @@ struct rdmalog_conns_state {
 	u32 standing;
 	atomic_t nr_eps;
 	wait_queue_head_t wq;
+	atomic64_t epoch;
 	atomic64_t epoch_seen;
 	atomic64_t vote_epoch;
 	struct crypto_shash *auth;
@@ -116,6 +122,12 @@ struct rdmalog_conns_state {
 extern struct rdmalog_conns_state rdmalog_conns;
 /* Every work item of the transport (conn.c creates it). */
 extern struct workqueue_struct *rdmalog_conn_wq;
+
+/* Our epoch now (&rdmalog_conns.epoch). Any context. */
+static inline u64 rdmalog_conn_epoch(void)
+{
+	return atomic64_read(&rdmalog_conns.epoch);
+}
 
 /* conn.c */
 /* Set the conn's message (status); conn lock held. */
