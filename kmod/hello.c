@@ -239,7 +239,7 @@ const char *rdmalog_conn_process(struct rdmalog_ep *ep,
 		if (len < RDMALOG_MSG_RING_LEN(0))
 			return "message length wrong for its type";
 		want = le32_to_cpu(m->ring.nr_segs);
-		if (!want || want > RDMALOG_RING_MAX_SEGS)
+		if (!want || want > RDMALOG_RING_MAX_SEGS - 1)
 			return "RING with a bad segment count";
 		want = RDMALOG_MSG_RING_LEN(want);
 		break;

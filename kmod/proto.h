@@ -386,8 +386,10 @@ struct rdmalog_msg_heartbeat {
 static_assert(sizeof(struct rdmalog_msg_heartbeat) == 64);
 
 /**
- * RDMALOG_RING_MAX_SEGS - most segments one RING message describes: the
- * fixed part (64 bytes) and 12 segments of 16 bytes fill %RDMALOG_MSG_SIZE
+ * RDMALOG_RING_MAX_SEGS - most segments one CATCHUP message describes: the
+ * fixed part (64 bytes) and 12 segments of 16 bytes fill %RDMALOG_MSG_SIZE.
+ * A ring is registered in at most one fewer (a read grant may split one
+ * in two), which is also the most a RING describes
  */
 #define RDMALOG_RING_MAX_SEGS		12
 
@@ -407,14 +409,17 @@ static_assert(sizeof(struct rdmalog_ring_seg) == 16);
 
 /**
  * struct rdmalog_msg_ring - a backup's ring, writable by the primary
- * @hdr: type %RDMALOG_MSG_RING; @hdr.length is 64 + 16 * @nr_segs
+ * @hdr: type %RDMALOG_MSG_RING; @hdr.length is 72 + 16 * @nr_segs
  * @head: the sender's stream position where its next record starts
  * @next_lsn: the sender's next LSN
  * @commit_lsn: the sender's commit LSN
  * @tail: the sender's stream position of its first retained record: the
  *	primary writes no stream position at or above @tail + capacity
  *	(that would overwrite a record the backup still holds)
- * @nr_segs: segments that follow, 1 .. %RDMALOG_RING_MAX_SEGS
+ * @log_id: the log the sender follows (0: none yet): what the primary
+ *	judges it by, rather than the HELLO's (a LEAD comes on a connection
+ *	whose HELLO is older than what the backup follows now)
+ * @nr_segs: segments that follow, 1 .. %RDMALOG_RING_MAX_SEGS - 1
  * @reserved: zero
  * @seg: the registrations, in ring order: @seg[i] covers ring offsets
  *	[sum of the lengths of @seg[0 .. i - 1], that + @seg[i].length), so
@@ -427,7 +432,7 @@ static_assert(sizeof(struct rdmalog_ring_seg) == 16);
  * Variable length: only the first @nr_segs entries of @seg are sent.
  * Sent only by a backup, only to the primary, only after the primary's
  * HELLO, at most once per connection. The primary drops the connection on
- * a second one, a segment count of 0 or above %RDMALOG_RING_MAX_SEGS, a
+ * a second one, a segment count of 0 or above %RDMALOG_RING_MAX_SEGS - 1, a
  * length that does not match the count, a zero or unaligned segment
  * length, lengths that do not add up to its capacity, a zero rkey or a
  * segment whose address range wraps. It writes to the ring only while the
@@ -445,9 +450,10 @@ struct rdmalog_msg_ring {
 	__le64 next_lsn;
 	__le64 commit_lsn;
 	__le64 tail;
+	__le64 log_id;
 	__le32 nr_segs;
 	__le32 reserved;
-	struct rdmalog_ring_seg seg[RDMALOG_RING_MAX_SEGS];
+	struct rdmalog_ring_seg seg[RDMALOG_RING_MAX_SEGS - 1];
 };
 
 /** RDMALOG_MSG_RING_LEN - bytes of a RING message with @n segments */
@@ -455,8 +461,8 @@ struct rdmalog_msg_ring {
 	(offsetof(struct rdmalog_msg_ring, seg) + \
 	 (n) * sizeof(struct rdmalog_ring_seg))
 
-static_assert(offsetof(struct rdmalog_msg_ring, seg) == 64);
-static_assert(sizeof(struct rdmalog_msg_ring) == 256);
+static_assert(offsetof(struct rdmalog_msg_ring, seg) == 72);
+static_assert(sizeof(struct rdmalog_msg_ring) == 248);
 
 /**
  * enum rdmalog_append_flags - &rdmalog_msg_append.flags

@@ -470,6 +470,7 @@ static const char *rdmalog_ep_grant_ring(struct rdmalog_ep *ep)
 	m.next_lsn = cpu_to_le64(pos.next_lsn);
 	m.commit_lsn = cpu_to_le64(pos.commit_lsn);
 	m.tail = cpu_to_le64(pos.tail);
+	m.log_id = cpu_to_le64(rdmalog_log_id(log));
 	rdmalog_ep_get_ops()->ring_sent(ep, pos.tail);
 	m.nr_segs = cpu_to_le32(ep->ring_nr_regs);
 	err = rdmalog_ep_send(ep, &m, RDMALOG_MSG_RING_LEN(ep->ring_nr_regs),
@@ -588,6 +589,11 @@ const char *rdmalog_ep_ring_received(struct rdmalog_ep *ep,
 		return "RING sent to a node that is not the primary";
 	if (test_and_set_bit(RDMALOG_EP_RING_RX, &ep->flags))
 		return "second RING";
+	/*
+	 * What it follows now: a HELLO long before (a connection we keep
+	 * across our change of role, our LEAD) may have named none.
+	 */
+	WRITE_ONCE(ep->peer_log_id, le64_to_cpu(m->log_id));
 	why = rdmalog_ring_mr_take_segs(ep, m->seg, le32_to_cpu(m->nr_segs),
 					RDMALOG_MSG_RING);
 	if (why)

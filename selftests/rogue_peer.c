@@ -1605,6 +1605,8 @@ static int run_catchup_probe(const struct opts *o)
 	}
 	m.next_lsn = htole64(1);
 	m.commit_lsn = htole64(1);
+	/* as our HELLO said: we follow its log */
+	m.log_id = s.peer_hello.log_id;
 	m.nr_segs = htole32(1);
 	m.seg[0].addr = htole64((uintptr_t)s.ring_mem);
 	m.seg[0].length = htole32(o->capacity);
