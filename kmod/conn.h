@@ -137,6 +137,15 @@ void rdmalog_conn_census(struct rdmalog_conn_census *c);
 /* Settings that may change while up. */
 void rdmalog_conn_set_timers(u32 heartbeat_ms, u32 peer_timeout_ms);
 void rdmalog_conn_set_role(u32 role);
+/*
+ * A change of role that keeps the connections (node.c): begin stops
+ * every grant of our ring until the end, and fails (-EBUSY, nothing
+ * changed) when a primary holds it; end sets our role and epoch, and
+ * makes each connection that is not closing fit the role (kernel-doc in
+ * conn.c). Process context, no conn lock held; end sleeps.
+ */
+int rdmalog_conn_role_begin(void);
+void rdmalog_conn_role_end(u32 role, u64 epoch, u32 *leads, u32 *closed);
 void rdmalog_conn_set_standing(u32 priority, bool lead);
 void rdmalog_conn_set_vote_epoch(u64 epoch);
 int rdmalog_conn_fence(u64 epoch, unsigned int timeout_ms, u32 *peer);

@@ -295,6 +295,13 @@ struct rdmalog_sbuf {
  *	&rdmalog_conns.ring_lock, by a LEAD, which comes only while the
  *	peer is not primary, so before any grant to it; constant once the
  *	peer is primary
+ * @hello_tx_epoch: the epoch our HELLO was sent in; conn lock
+ * @lead_epoch: the epoch in which the peer was told that we lead: by our
+ *	HELLO (it said primary) or by our LEAD (after a HELLO that said
+ *	backup, in an epoch above it); 0: not told. A peer knows us as its
+ *	primary on a connection until it closes, so it is set once, and a
+ *	change of role sends a LEAD only where it is 0
+ *	(rdmalog_conn_role_end()). Conn lock
  * @peer_log_id: the log the peer serves (a primary) or follows (a backup;
  *	0: none yet), from its HELLO or LEAD; written by the CQ handler before the
  *	RING or CATCHUP that queues the works that read it, and (primary
@@ -393,6 +400,8 @@ struct rdmalog_ep {
 	u32 peer_hb_ms;
 	u64 peer_epoch;
 	u64 hello_epoch;
+	u64 hello_tx_epoch;
+	u64 lead_epoch;
 	u64 peer_log_id;
 
 	unsigned long flags;

@@ -7,7 +7,9 @@
  * a peer is and reports: its id, role, log, positions, election epoch
  * and candidacy (Documentation/protocol.rst). conn.c sends them from its
  * state machine and heartbeat work. LEAD (at most once per connection)
- * says that a peer whose HELLO said backup leads now.
+ * says that a peer whose HELLO said backup leads now: conn.c sends it
+ * when this node starts to lead and keeps its connections
+ * (rdmalog_conn_role_end()).
  *
  * rdmalog_conn_process() is the one entry point of every received
  * control message (ep.c's receive completion calls it): it checks the
@@ -28,6 +30,7 @@
 #include "ballot_mr.h"
 #include "conn.h"
 #include "ep.h"
+#include "inject.h"
 #include "log.h"
 #include "node.h"
 #include "proto.h"
@@ -55,10 +58,14 @@ static void rdmalog_fill_positions(__le64 *first, __le64 *commit,
 int rdmalog_ep_send_hello(struct rdmalog_ep *ep)
 {
 	const struct rdmalog_conn_local *l = &ep->conn->local;
+	/* Pairs with rdmalog_conn_role_end(): a primary's epoch is new. */
+	u32 role = smp_load_acquire(&rdmalog_conns.role);
 	struct rdmalog_msg_hello m = {};
+	int err;
 
+	lockdep_assert_held(&ep->conn->lock);
 	m.node_id = cpu_to_le32(l->node_id);
-	m.role = cpu_to_le32(READ_ONCE(rdmalog_conns.role));
+	m.role = cpu_to_le32(role);
 	m.interval_ms = cpu_to_le32(READ_ONCE(rdmalog_conns.heartbeat_ms));
 	m.timeout_ms = cpu_to_le32(READ_ONCE(rdmalog_conns.peer_timeout_ms));
 	m.capacity = cpu_to_le64(l->capacity);
@@ -70,17 +77,44 @@ int rdmalog_ep_send_hello(struct rdmalog_ep *ep)
 		m.log_id = cpu_to_le64(rdmalog_log_id(rdmalog_conns.p.log));
 	m.vote_epoch = cpu_to_le64(atomic64_read(&rdmalog_conns.vote_epoch));
 	if (l->auth) {
-		int err = rdmalog_auth_hello_mac(rdmalog_conns.auth,
-						 ep->passive ?
-						 RDMALOG_AUTH_ACCEPTING :
-						 RDMALOG_AUTH_CONNECTING,
-						 ep->nonce[0], ep->nonce[1],
-						 &m, m.mac);
-
+		err = rdmalog_auth_hello_mac(rdmalog_conns.auth,
+					     ep->passive ?
+					     RDMALOG_AUTH_ACCEPTING :
+					     RDMALOG_AUTH_CONNECTING,
+					     ep->nonce[0], ep->nonce[1],
+					     &m, m.mac);
 		if (err)
 			return err;
 	}
-	return rdmalog_ep_send(ep, &m, sizeof(m), RDMALOG_MSG_HELLO, 2);
+	err = rdmalog_ep_send(ep, &m, sizeof(m), RDMALOG_MSG_HELLO, 2);
+	if (err)
+		return err;
+	/* The header's, filled in by the send. */
+	ep->hello_tx_epoch = le64_to_cpu(m.hdr.epoch);
+	if (role == RDMALOG_ROLE_PRIMARY)
+		ep->lead_epoch = ep->hello_tx_epoch;
+	return 0;
+}
+
+int rdmalog_ep_send_lead(struct rdmalog_ep *ep)
+{
+	struct rdmalog_msg_lead m = {};
+	int err;
+
+	lockdep_assert_held(&ep->conn->lock);
+	if (rdmalog_inject_fail(RDMALOG_INJ_FAIL_LEAD))
+		return -EAGAIN;
+	rdmalog_fill_positions(&m.first_lsn, &m.commit_lsn, &m.next_lsn);
+	/* Referenced while running; leading gave it an id. */
+	if (rdmalog_conns.p.log)
+		m.log_id = cpu_to_le64(rdmalog_log_id(rdmalog_conns.p.log));
+	m.vote_epoch = cpu_to_le64(atomic64_read(&rdmalog_conns.vote_epoch));
+	err = rdmalog_ep_send(ep, &m, sizeof(m), RDMALOG_MSG_LEAD, 2);
+	if (err)
+		return err;
+	ep->lead_epoch = le64_to_cpu(m.hdr.epoch);
+	rdmalog_stats_inc(RDMALOG_STAT_LEADS_SENT);
+	return 0;
 }
 
 int rdmalog_ep_send_heartbeat(struct rdmalog_ep *ep)

@@ -108,6 +108,11 @@ module_param_cb(inject_ballot_loopback_fail, &rdmalog_inject_fail_ops,
 MODULE_PARM_DESC(inject_ballot_loopback_fail,
 		 "test only: so many of the next atomics on the ballot word's loopback fail");
 
+module_param_cb(inject_lead_fail, &rdmalog_inject_fail_ops,
+		&rdmalog_inject_fails[RDMALOG_INJ_FAIL_LEAD], 0600);
+MODULE_PARM_DESC(inject_lead_fail,
+		 "test only: so many of the next LEADs are not sent (as without credit)");
+
 bool rdmalog_inject_fail(enum rdmalog_inject_fail_point point)
 {
 	return atomic_add_unless(&rdmalog_inject_fails[point], -1, 0);

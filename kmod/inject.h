@@ -66,12 +66,16 @@ void rdmalog_inject_delay(enum rdmalog_inject_point point);
  *	a local operation fails)
  * @RDMALOG_INJ_FAIL_BALLOT_LOOPBACK: an atomic on the ballot word's
  *	loopback fails without being posted, as when the loopback is lost
+ * @RDMALOG_INJ_FAIL_LEAD: a LEAD of a node that starts to lead is not
+ *	posted, as when it has no send buffer or credit (its connection is
+ *	closed, and the peer reconnects)
  * @__RDMALOG_INJ_FAIL_MAX: the number of points
  */
 enum rdmalog_inject_fail_point {
 	RDMALOG_INJ_FAIL_ACK,
 	RDMALOG_INJ_FAIL_QP_ERROR,
 	RDMALOG_INJ_FAIL_BALLOT_LOOPBACK,
+	RDMALOG_INJ_FAIL_LEAD,
 	__RDMALOG_INJ_FAIL_MAX,
 };
 

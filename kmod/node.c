@@ -821,6 +821,15 @@ int rdmalog_node_start_serving(struct rdmalog_log *log,
 	return err;
 }
 
+/* UP and ROLE imply the requested durability; say at once if it is not. */
+static void rdmalog_node_announce_durability(void)
+{
+	lockdep_assert_held(&rdmalog_node.config_mutex);
+	rdmalog_node.dur_sent = rdmalog_node.config.durability;
+	rdmalog_node.dur_req_sent = rdmalog_node.config.durability;
+	rdmalog_node_durability_check(false);
+}
+
 /*
  * After the event that starts serving (UP, ROLE), which implies the
  * requested durability and every peer CONNECTING: the durability in
@@ -833,10 +842,7 @@ void rdmalog_node_serve(bool changed_role)
 	struct rdmalog_peer *peer;
 
 	lockdep_assert_held(&rdmalog_node.config_mutex);
-	/* UP implies the requested durability; say at once if it is not. */
-	rdmalog_node.dur_sent = rdmalog_node.config.durability;
-	rdmalog_node.dur_req_sent = rdmalog_node.config.durability;
-	rdmalog_node_durability_check(false);
+	rdmalog_node_announce_durability();
 	/*
 	 * After UP, which implies that every peer is CONNECTING (and DOWN
 	 * that every peer is CONFIGURED again): PEER_STATE events report the
@@ -844,6 +850,50 @@ void rdmalog_node_serve(bool changed_role)
 	 */
 	list_for_each_entry(peer, &rdmalog_node.peers, list)
 		rdmalog_conn_activate(peer->conn, changed_role);
+	rdmalog_node.had_primary = false;
+	rdmalog_node.last_primary = 0;
+	rdmalog_node_watch();
+}
+
+/**
+ * rdmalog_node_change_role() - serve on in @role, the connections kept
+ * @role: &enum rdmalog_role
+ * @epoch: the node's epoch in it
+ * @leads: out: LEADs sent (rdmalog_conn_role_end())
+ * @closed: out: connections closed because they could not be kept
+ *
+ * Between rdmalog_conn_role_begin() and the log's change of role
+ * (rdmalog_log_lead()) on one side, and the ROLE event and
+ * rdmalog_node_serve_kept() on the other: replication (the commit rule
+ * first, before anything is appended in the new role), forwarding and
+ * the election take @role, then the node, and the connections end the
+ * change. Caller holds config_mutex.
+ */
+void rdmalog_node_change_role(u32 role, u64 epoch, u32 *leads, u32 *closed)
+{
+	struct rdmalog_node_config *cfg = &rdmalog_node.config;
+
+	lockdep_assert_held(&rdmalog_node.config_mutex);
+	rdmalog_repl_set_role(role, cfg->commit_timeout_ms);
+	rdmalog_fwd_set_policy(role, cfg->commit_timeout_ms);
+	rdmalog_elect_set_role(role);
+	rdmalog_catchup_clear_note();
+	/* rdmalog_node_append() reads it without the mutex. */
+	WRITE_ONCE(cfg->role, role);
+	rdmalog_node.epoch = epoch;
+	rdmalog_conn_role_end(role, epoch, leads, closed);
+}
+
+/*
+ * After the ROLE event of a change that kept the connections (no peer
+ * is implied CONNECTING: the kept ones stay CONNECTED, the closed ones
+ * said so): the durability in force is announced if it is not the
+ * requested one, and the node watches from scratch.
+ */
+void rdmalog_node_serve_kept(void)
+{
+	lockdep_assert_held(&rdmalog_node.config_mutex);
+	rdmalog_node_announce_durability();
 	rdmalog_node.had_primary = false;
 	rdmalog_node.last_primary = 0;
 	rdmalog_node_watch();

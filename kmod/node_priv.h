@@ -153,6 +153,9 @@ void rdmalog_node_stop_serving(void);
 int rdmalog_node_start_serving(struct rdmalog_log *log,
 			       struct netlink_ext_ack *extack);
 void rdmalog_node_serve(bool changed_role);
+/* A change of role that keeps the connections (kernel-doc in node.c). */
+void rdmalog_node_change_role(u32 role, u64 epoch, u32 *leads, u32 *closed);
+void rdmalog_node_serve_kept(void);
 /* The configured peer @node_id, or NULL; config_mutex held. */
 struct rdmalog_peer *rdmalog_node_find_peer(u32 node_id);
 

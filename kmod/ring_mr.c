@@ -223,12 +223,20 @@ static void rdmalog_ring_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 	rdmalog_ep_wc_ok(ep, wc, "ring registration");
 }
 
+/* rdmalog_ring_hold(): not now, the node changes its role. */
+#define RDMALOG_RING_DEFER	(U32_MAX - 1)
+
 /*
  * Make @ep the holder of our ring: a backup grants it to one primary at a
  * time (a new connection of the same peer takes over from its old one,
  * which is going), and never to one of an epoch below the one it voted
- * in. Return: 0; the peer id of the primary holding it; or U32_MAX, with
- * *@fence the epoch, when @ep's epoch is fenced.
+ * in. Return: 0; the peer id of the primary holding it; U32_MAX, with
+ * *@fence the epoch, when @ep's epoch is fenced; or %RDMALOG_RING_DEFER
+ * while the node changes its role (&rdmalog_conns.changing) or is no
+ * longer a backup: then the grant is undone (%RDMALOG_EP_GRANT cleared,
+ * under the lock, so that rdmalog_conn_role_end(), which clears
+ * @changing under it, finds the bit clear and grants again) and the
+ * caller drops its ballot hold.
  */
 static u32 rdmalog_ring_hold(struct rdmalog_ep *ep, u64 *fence)
 {
@@ -238,12 +246,18 @@ static u32 rdmalog_ring_hold(struct rdmalog_ep *ep, u64 *fence)
 	spin_lock_bh(&rdmalog_conns.ring_lock);
 	h = rdmalog_conns.ring_holder;
 	*fence = rdmalog_conns.fence_epoch;
-	if (ep->hello_epoch < *fence)
+	if (rdmalog_conns.changing ||
+	    READ_ONCE(rdmalog_conns.role) != RDMALOG_ROLE_BACKUP) {
+		clear_bit(RDMALOG_EP_LEAD_FENCE, &ep->flags);
+		clear_bit(RDMALOG_EP_GRANT, &ep->flags);
+		other = RDMALOG_RING_DEFER;
+	} else if (ep->hello_epoch < *fence) {
 		other = U32_MAX;
-	else if (!h || h == ep || h->conn->peer_id == ep->conn->peer_id)
+	} else if (!h || h == ep || h->conn->peer_id == ep->conn->peer_id) {
 		rdmalog_conns.ring_holder = ep;
-	else
+	} else {
 		other = h->conn->peer_id;
+	}
 	spin_unlock_bh(&rdmalog_conns.ring_lock);
 	return other;
 }
@@ -384,6 +398,11 @@ static const char *rdmalog_ep_grant_ring(struct rdmalog_ep *ep)
 
 	/* Before anything of its HELLO is acted on (a trim, a FWD). */
 	holder = rdmalog_ring_hold(ep, &fence);
+	if (holder == RDMALOG_RING_DEFER) {
+		/* The end of the change grants again if we stay a backup. */
+		rdmalog_ballot_unhold(RDMALOG_BALLOT_HOLD_GRANT);
+		return NULL;
+	}
 	if (holder == U32_MAX) {
 		rdmalog_ep_error(ep,
 				 "it leads epoch %llu, below epoch %llu to which this node is fenced",

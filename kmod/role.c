@@ -375,41 +375,51 @@ void rdmalog_node_step_down_work(struct work_struct *work)
 
 /*
  * A backup won the election of @epoch: it leads now, with the log it
- * holds. Everything that served it as a backup stops (the log is not
- * shut down: open descriptors keep it), the records it holds beyond its
- * commit point are published uncommitted, and it serves as the primary
- * of @epoch. If the log cannot lead (a primary of a later epoch reached
- * it meanwhile), it serves on as a backup.
+ * holds, and keeps its connections (Documentation/protocol.rst,
+ * "Standing and leading"). No primary may hold its ring from here to the
+ * end of the change (rdmalog_conn_role_begin()); the records it holds
+ * beyond its commit point are published uncommitted; replication,
+ * forwarding and the election take the role of primary, and every kept
+ * connection whose peer knew it as a backup is told by LEAD (or closed,
+ * and the peer reconnects). If the log cannot lead (a primary of a later
+ * epoch reached it meanwhile, or holds its ring), it serves on as a
+ * backup, its connections untouched. Return: 0; -EINVAL (that primary);
+ * -ENETDOWN (the log is dead).
  */
 static int rdmalog_node_lead(u64 epoch, struct netlink_ext_ack *extack)
 {
 	struct rdmalog_node_config *cfg = &rdmalog_node.config;
 	struct rdmalog_log *log = rdmalog_node.log;
 	struct rdmalog_log_held held;
-	int err, err2;
+	u32 leads, closed;
+	int err;
 
 	lockdep_assert_held(&rdmalog_node.config_mutex);
-	rdmalog_node_stop_serving();
-	err = rdmalog_log_lead(log, epoch, get_random_u64() ?: 1, &held);
+	err = rdmalog_conn_role_begin();
 	if (err) {
-		NL_SET_ERR_MSG(extack,
-			       "a primary of a later epoch took this node's log meanwhile");
-	} else {
-		cfg->role = RDMALOG_ROLE_PRIMARY;
-		rdmalog_node.epoch = epoch;
-		rdmalog_elect_note_epoch(epoch);
+		err = -EINVAL;
+		goto err_msg;
 	}
-	err2 = rdmalog_node_start_serving(log, err ? NULL : extack);
-	if (err2) {
-		rdmalog_node_drop_log();
-		return err2;
-	}
-	if (!err) {
-		pr_info("node %u: leads epoch %llu from LSN %llu\n",
-			cfg->node_id, epoch, held.lsn + 1);
-		rdmalog_netlink_notify_node(RDMALOG_EVENT_ROLE, cfg, epoch);
-	}
-	rdmalog_node_serve(true);
+	err = rdmalog_log_lead(log, epoch, get_random_u64() ?: 1, &held);
+	if (err)
+		goto err_end;
+	rdmalog_elect_note_epoch(epoch);
+	rdmalog_node_change_role(RDMALOG_ROLE_PRIMARY, epoch, &leads, &closed);
+	pr_info("node %u: leads epoch %llu from LSN %llu\n",
+		cfg->node_id, epoch, held.lsn + 1);
+	pr_info("node %u: epoch %llu: LEAD on %u live connections, %u closed\n",
+		cfg->node_id, epoch, leads, closed);
+	rdmalog_netlink_notify_node(RDMALOG_EVENT_ROLE, cfg, epoch);
+	rdmalog_node_serve_kept();
+	return 0;
+
+err_end:
+	/* Still a backup: a primary the change deferred is granted now. */
+	rdmalog_conn_role_end(RDMALOG_ROLE_BACKUP, rdmalog_node.epoch, &leads,
+			      &closed);
+err_msg:
+	NL_SET_ERR_MSG(extack,
+		       "a primary of a later epoch took this node's log meanwhile");
 	return err;
 }
 
@@ -498,7 +508,7 @@ static int rdmalog_node_stand(u32 why, u32 detect_ms, u32 from,
 		if (err == -EINVAL)
 			err = -ESTALE;
 	}
-	/* Led (its up period cleared it already) or not: votes again. */
+	/* Led (rdmalog_elect_set_role() cleared it) or not: votes again. */
 	rdmalog_elect_won_done();
 	if (!err) {
 		struct rdmalog_node_change *ch = &rdmalog_node.change;
@@ -517,8 +527,9 @@ static int rdmalog_node_stand(u32 why, u32 detect_ms, u32 from,
 	if (err)
 		goto out_put;
 	/*
-	 * The backups reconnect to their new primary: give them a peer
-	 * timeout to join before the record's commit timeout runs.
+	 * The backups grant their ring on our LEAD (or reconnect, where it
+	 * could not be sent): give them a peer timeout to join before the
+	 * record's commit timeout runs.
 	 */
 	while (time_before(jiffies, wait) && !rdmalog_log_is_dead(log) &&
 	       !wait_event_timeout(rdmalog_node.sync_wq,

@@ -45,7 +45,13 @@ union rdmalog_msg_any;
  * @listen_msg: why there is no listener; "" when listening
  * @heartbeat_ms: heartbeat interval (READ_ONCE/WRITE_ONCE)
  * @peer_timeout_ms: peer timeout (READ_ONCE/WRITE_ONCE)
- * @role: our role for HELLO (READ_ONCE/WRITE_ONCE)
+ * @role: our role, for HELLO and LEAD and for the ring grant (a backup
+ *	grants its ring, a primary takes RINGs): READ_ONCE; set by
+ *	rdmalog_conn_start() before any endpoint exists, and by
+ *	rdmalog_conn_role_end() under @ring_lock with a release, after
+ *	@epoch (rdmalog_ep_send_hello() reads it with an acquire: a HELLO
+ *	that says primary is of the epoch led); rdmalog_conn_set_role()
+ *	writes the same value again
  * @standing: our candidacy for HEARTBEAT, &rdmalog_msg_heartbeat.standing
  *	(READ_ONCE/WRITE_ONCE)
  * @nr_eps: endpoints not yet released; rdmalog_conn_stop() waits for 0
@@ -62,7 +68,8 @@ union rdmalog_msg_any;
  * @auth: the keyed HMAC transform of the up period (auth.c) when a shared
  *	secret is set (@p.local.auth), else NULL; set and freed under @mutex
  *	by start and stop, while no endpoint exists; read-only in between
- * @ring_lock: protects @ring_holder and @fence_epoch (any context, _bh)
+ * @ring_lock: protects @ring_holder, @fence_epoch and @changing (any
+ *	context, _bh); a leaf
  * @ring_holder: (backup) the endpoint our ring is granted to: the primary
  *	we take records from. At most one at a time: a second peer that says
  *	it is primary is refused while it holds, unless it is the same peer
@@ -76,6 +83,10 @@ union rdmalog_msg_any;
  *	ring: this node voted in it (rdmalog_conn_fence()), or a peer said
  *	by LEAD that it leads our log in it and the older holder was fenced
  *	for it (rdmalog_ep_grant_work()); only grows
+ * @changing: a change of role is under way, from rdmalog_conn_role_begin()
+ *	(which found no holder) to rdmalog_conn_role_end(): our ring is
+ *	granted to nobody meanwhile (rdmalog_ring_hold() defers), so nothing
+ *	writes it while the log changes role and the connections stay
  */
 struct rdmalog_conns_state {
 	struct mutex mutex; /* see above */
@@ -98,6 +109,7 @@ struct rdmalog_conns_state {
 	spinlock_t ring_lock; /* see above */
 	struct rdmalog_ep *ring_holder;
 	u64 fence_epoch;
+	bool changing;
 };
 
 /* rdma_resolve_addr() and rdma_resolve_route() timeouts. */
@@ -167,9 +179,23 @@ void rdmalog_ep_discard(struct rdmalog_ep *ep);
 const struct rdmalog_ep_ops *rdmalog_ep_get_ops(void);
 
 /* hello.c */
-/* Send our HELLO, HEARTBEAT on @ep. Return: 0 or rdmalog_ep_send()'s. */
+/*
+ * Send our HELLO, HEARTBEAT on @ep. Return: 0 or rdmalog_ep_send()'s.
+ * HELLO: conn lock held; it notes the epoch it was sent in
+ * (&rdmalog_ep.hello_tx_epoch) and, when it says primary, that the peer
+ * knows us as its primary (&rdmalog_ep.lead_epoch).
+ */
 int rdmalog_ep_send_hello(struct rdmalog_ep *ep);
 int rdmalog_ep_send_heartbeat(struct rdmalog_ep *ep);
+/*
+ * Tell @ep's peer, to which our HELLO said backup, that we lead now in
+ * our epoch (LEAD): once per endpoint, and only in an epoch above our
+ * HELLO's (the caller, rdmalog_conn_role_end(), checks both). Conn lock
+ * held; does not sleep. Return: 0 (&rdmalog_ep.lead_epoch is set, and
+ * counted in leads_sent), or rdmalog_ep_send()'s error (-EAGAIN also
+ * from the fail point inject_lead_fail): the caller closes @ep.
+ */
+int rdmalog_ep_send_lead(struct rdmalog_ep *ep);
 /*
  * Validate and act on one received message (copied out of its buffer,
  * which is posted again; ep.c): its frame, then HELLO, HEARTBEAT and RING

@@ -716,6 +716,8 @@ enum rdmalog_peer_state {
  *	read again the words that granted the pre-vote
  * @RDMALOG_STAT_LEADS_RECEIVED: LEAD messages this node took: a peer it
  *	was connected to as a backup said it leads now
+ * @RDMALOG_STAT_LEADS_SENT: LEAD messages this node posted: it started
+ *	to lead and kept a connection whose peer knew it as a backup
  * @__RDMALOG_STAT_MAX: number of counters
  */
 enum rdmalog_stat {
@@ -774,6 +776,7 @@ enum rdmalog_stat {
 	RDMALOG_STAT_CAS_RACES,
 	RDMALOG_STAT_CAS_READS,
 	RDMALOG_STAT_LEADS_RECEIVED,
+	RDMALOG_STAT_LEADS_SENT,
 
 	__RDMALOG_STAT_MAX
 };

@@ -140,8 +140,23 @@ def a_promoted_backup_keeps_the_log(c):
     wait_lost(c, 2, 1)
     wait_lost(c, 3, 1)
     c[2].run("dmesg -c >/dev/null", timeout=60, check=True)
+    c[3].run("dmesg -c >/dev/null", timeout=60, check=True)
+    s2, s3 = rlnode.stats(c[2]), rlnode.stats(c[3])
+    p23 = peer(c[2], 3)["reconnects"]
+    p32 = peer(c[3], 2)["reconnects"]
     r = promote(c[2])
     assert r.rc == 0, (r.rc, r.out)
+    # keep-connections.md C3: the new primary kept its connection to node
+    # 3 and told it by LEAD; no reconnect, no new ballot loopback
+    t2, t3 = rlnode.stats(c[2]), rlnode.stats(c[3])
+    assert t2["leads_sent"] == s2["leads_sent"] + 1, (s2, t2)
+    assert t3["leads_received"] == s3["leads_received"] + 1, (s3, t3)
+    assert peer(c[2], 3)["reconnects"] == p23, peer(c[2], 3)
+    assert peer(c[3], 2)["reconnects"] == p32, peer(c[3], 2)
+    d2 = c[2].run("dmesg", timeout=60, check=True).out
+    assert "connection to node 3 closed" not in d2, d2
+    assert "through a loopback queue pair" not in d2, d2
+    assert f"epoch {e + 1}: LEAD on 1 live connections, 0 closed" in d2, d2
 
     st = status(c[2])
     assert st["node"]["role"] == "primary", st["node"]
@@ -177,6 +192,42 @@ def a_promoted_backup_keeps_the_log(c):
         status(c[3])
     r = promote(c[2])
     assert r.rc != 0 and "this node is the primary" in r.out, (r.rc, r.out)
+
+
+@test
+def a_lead_that_cannot_be_sent_falls_back(c):
+    """keep-connections.md C3: a new primary that cannot post its LEAD on
+    a kept connection (inject_lead_fail: as without a send credit)
+    closes that connection instead; the peer reconnects, reads the role
+    in the new HELLO and grants its ring, and the epoch-start record
+    commits as when the LEAD goes out. Without the close, node 3 would
+    never grant its ring and the promote would end in a timeout."""
+    fresh(c)
+    lsns = append(c[1], ["x"])
+    wait_commit(c, lsns[-1] + 1)
+    e = status(c[1])["log"]["epoch"]
+    rlnode.wait_learned(c)      # before node 1 goes: see fresh()
+    c[1].run("rdmalogctl node down", timeout=120, check=True)
+    wait_lost(c, 2, 1)
+    wait_lost(c, 3, 1)
+    c[2].run(f"dmesg -c >/dev/null; echo 1 > {PARAMS}/inject_lead_fail",
+             timeout=60, check=True)
+    s2, s3 = rlnode.stats(c[2]), rlnode.stats(c[3])
+    p32 = peer(c[3], 2)["reconnects"]
+    r = promote(c[2])
+    assert r.rc == 0, (r.rc, r.out)
+    d2 = c[2].run("dmesg", timeout=60, check=True).out
+    assert "cannot send LEAD" in d2, d2
+    assert f"epoch {e + 1}: LEAD on 0 live connections, 1 closed" in d2, d2
+    t2, t3 = rlnode.stats(c[2]), rlnode.stats(c[3])
+    assert t2["leads_sent"] == s2["leads_sent"], (s2, t2)
+    assert t3["leads_received"] == s3["leads_received"], (s3, t3)
+    assert peer(c[3], 2)["reconnects"] > p32, peer(c[3], 2)
+    assert status(c[3])["primary"] == {"id": 2, "epoch": e + 1}, \
+        status(c[3])
+    n = append(c[2], ["after-fallback"])
+    wait_commit(c, n[0] + 1, nodes=(2, 3))
+    assert headers(c[3]) == headers(c[2]), (headers(c[3]), headers(c[2]))
 
 
 def ballot(nd):
