@@ -159,6 +159,9 @@ def one_failover(c, prim, epoch, args, i):
     res["klog"] = {n: c[n].run("dmesg | grep -E 'rdmalog|node [0-9]+:' | "
                                "tail -n 25", timeout=60).out.splitlines()
                    for n in others}
+    res["steps"] = steps(res["klog"][new], res["epoch"])
+    voter = [n for n in others if n != new][0]
+    res["vote_path"] = vote_path(res["klog"][voter], new, res["epoch"])
     return res, new
 
 
@@ -251,6 +254,59 @@ def one_switchover(c, prim, epoch, args, i):
            "writer_fails": len(new_fails), "writer_errors": new_fails,
            "kept": has_record(c[target], lsn, text)}
     return res, target
+
+
+# The new primary's kernel lines of one leader change, in order: each
+# step is the time from the line before it to its own (ms).
+STEP_LINES = (
+    (None, None, r"asks whether it would win epoch {e} "),
+    ("prevote_ms", "pre-vote", r"won the pre-vote of epoch {e}:"),
+    (None, None, r"stands for epoch {e} "),
+    ("vote_ms", "vote", r"won epoch {e}:"),
+    ("role_ms", "change of role up to LEAD", r"epoch {e}: LEAD on "),
+    ("grant_ms", "the backup's ring granted",
+     r"node \d+ granted its ring"),
+    ("commit_ms", "the epoch-start record committed",
+     r"epoch {e}: its first record, LSN \d+, is committed"),
+)
+TS = re.compile(r"^\[\s*(\d+\.\d+)\]")
+
+
+def steps(lines, epoch):
+    """The steps of the change to epoch in the new primary's kernel
+    lines: {key: ms}, a step missing when a line of it is (a pre-vote
+    by message logs the same lines; a change without LEAD has no
+    role_ms)."""
+    out = {}
+    at = 0
+    prev = None
+    for key, _, pat in STEP_LINES:
+        rx = re.compile(pat.format(e=epoch))
+        t = None
+        for j in range(at, len(lines)):
+            m = TS.match(lines[j])
+            if m and rx.search(lines[j]):
+                t, at = float(m.group(1)), j + 1
+                break
+        if t is None:
+            prev = None
+            continue
+        if key and prev is not None:
+            out[key] = round((t - prev) * 1000.0, 1)
+        prev = t
+    return out
+
+
+def vote_path(lines, new, epoch):
+    """How a voter's vote for new in epoch was cast, from its kernel
+    lines: "cas", "messages" or None (not in its lines)."""
+    for ln in lines:
+        if f"voted for node {new} in epoch {epoch} by compare-and-swap" \
+                in ln:
+            return "cas"
+        if f"voted for node {new} in epoch {epoch} (" in ln:
+            return "messages"
+    return None
 
 
 def summary(vals):
@@ -393,16 +449,34 @@ def main():
                         (after[n][1] or {}).get("epoch"))
             results["faultless"] = {"seconds": args.faultless,
                                     "false_changes": false}
+        # The link again at the end: under TCG its round trip drifts
+        # with the host, and the table divides by the shorter of the two
+        # (the conservative count of round trips).
+        say("baseline again: ib_write_lat -s 64, node 1 -> node 2")
+        lat2, err = bench.perftest(c, "ib_write_lat", 64, 1000,
+                                   bench.parse_write_lat)
+        results["ib_write_lat_end"] = lat2
+        if err:
+            errors.append(err)
+        rtt2_us = 2 * lat2["t_typical_us"] if lat2 else None
+        print(f"    round trip {rtt2_us} us" if rtt2_us else f"    {err}")
+        rtt_us = min([r for r in (rtt_us, rtt2_us) if r] or [None])
         problems = c.kernel_log_problems()
         results["kernel_problems"] = problems
         errors += [f"kernel: {p}" for p in problems]
 
     ok = [k for k in results["kills"] if "error" not in k]
     rows = {}
+    for k in ok:
+        k["elect_reconcile_ms"] = k["elect_ms"] + k["reconcile_ms"]
     for key in ("total_ms", "detection_ms", "detect_ms", "elect_ms",
-                "fence_ms", "reconcile_ms"):
+                "fence_ms", "reconcile_ms", "elect_reconcile_ms"):
         rows[key] = summary([k.get(key) for k in ok])
+    srows_k = {key: summary([k.get("steps", {}).get(key) for k in ok])
+               for key, _, _ in STEP_LINES if key}
     results["summary"] = rows
+    results["steps_summary"] = srows_k
+    results["rtt_us"] = rtt_us
     rtt_ms = rtt_us / 1000.0 if rtt_us else None
     print()
     print(f"{len(ok)} leader changes; ib_write_lat round trip "
@@ -415,8 +489,16 @@ def main():
                       "detect_ms": "    of it the stand delay",
                       "elect_ms": "  election (fencing included)",
                       "fence_ms": "    of it fencing",
-                      "reconcile_ms": "  reconciliation"},
+                      "reconcile_ms": "  reconciliation",
+                      "elect_reconcile_ms": "  election + reconciliation"},
                args.peer_timeout, rtt_ms)
+    paths = [k.get("vote_path") for k in ok]
+    print(f"the other survivor's vote: {paths.count('cas')} by "
+          f"compare-and-swap, {paths.count('messages')} by message, "
+          f"{paths.count(None)} not found in its lines")
+    print("steps, from the new primary's kernel lines:")
+    print_rows(srows_k, {key: f"  {name}" for key, name, _ in STEP_LINES
+                         if key}, args.peer_timeout, rtt_ms)
     sw = [s for s in results["switchovers"] if "error" not in s]
     srows = {}
     for key in ("command_ms", "paused_ms", "drain_ms", "elect_ms",
