@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * rdmalog - the ballot word: this node's vote in 8 bytes that, where the
- * device has atomics, only RDMA atomics change (ballot.c;
- * Documentation/leader-change.rst, "Compare-and-swap where the device
- * has atomics").
+ * device has atomics, only RDMA atomics change (ballot.c, and its
+ * loopback in ballot_loop.c; Documentation/leader-change.rst,
+ * "Compare-and-swap where the device has atomics").
  */
 #ifndef _RDMALOG_BALLOT_H
 #define _RDMALOG_BALLOT_H
@@ -191,8 +191,8 @@ void rdmalog_ballot_get_info(struct rdmalog_ballot_info *info);
  * Who is told of a vote found in the word (rdmalog_ballot_found_how),
  * with its epoch and the node it went to: the election takes it as a
  * vote this node granted. Called under the ballot's mutex, never under
- * its spinlock. Set once at module init (ballot.c never calls the
- * election by name).
+ * its spinlock. Set once at module init (ballot.c and ballot_loop.c
+ * never call the election by name).
  */
 void rdmalog_ballot_set_found(void (*found)(u64 epoch, u32 node, u32 how));
 /*

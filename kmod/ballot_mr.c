@@ -18,7 +18,7 @@
  *
  * A word granted on connections is revoked when its loopback goes (the
  * owner can no longer close it, nor see what candidates cast into it):
- * ballot.c calls the transport's revoke hook, which closes every
+ * ballot_loop.c calls the transport's revoke hook, which closes every
  * connection holding a registration of that mapping; the owner reads the
  * word again only once the last of them is released (the mapping's last
  * reference).
@@ -43,7 +43,7 @@
 #include "stats.h"
 #include "transport.h"
 
-/* Where the word and the block are in the ballot page (ballot.c). */
+/* Where the word and the block are in the ballot page (ballot_priv.h). */
 #define RDMALOG_BALLOT_MR_WORD_OFF	0
 #define RDMALOG_BALLOT_MR_BLOCK_OFF	64
 
