@@ -629,7 +629,7 @@ void rdmalog_ep_set_ops(const struct rdmalog_ep_ops *ops);
 
 /* The primary's live endpoint with a reference, or NULL (forward.c). */
 struct rdmalog_ep *rdmalog_conn_primary_ep(void);
-/* Every established endpoint, referenced; how many (elect.c). */
+/* Every established endpoint, referenced; how many (elect.c, candidacy.c). */
 u32 rdmalog_conn_live_eps(struct rdmalog_ep **eps, u32 max);
 /*
  * Announce @event (PEER_JOINED, PEER_DIVERGED; LOG_RESET with @first_lsn)

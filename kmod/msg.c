@@ -12,9 +12,10 @@
  * flags that must be set before it is taken and what the peer is told
  * otherwise, whether it is a primary's data (of an epoch below ours it is
  * dropped), and whose it is: replication (repl.c), catch-up (catchup.c),
- * forwarding (forward.c) or elections (elect.c). The "why" texts are the
- * wire protocol's visible reasons (Documentation/protocol.rst, the rogue
- * suite): they do not change with the layout of the code.
+ * forwarding (forward.c) or elections (elect.c, candidacy.c). The "why"
+ * texts are the wire protocol's visible reasons
+ * (Documentation/protocol.rst, the rogue suite): they do not change with
+ * the layout of the code.
  *
  * Everything here runs in the CQ handler (softirq) and holds no lock of
  * its own; the handlers take theirs.
