@@ -142,7 +142,7 @@ void rdmalog_conn_set_role(u32 role);
  * every grant of our ring until the end, and fails (-EBUSY, nothing
  * changed) when a primary holds it; end sets our role and epoch, and
  * makes each connection that is not closing fit the role (kernel-doc in
- * conn.c). Process context, no conn lock held; end sleeps.
+ * conn_role.c). Process context, no conn lock held; end sleeps.
  */
 int rdmalog_conn_role_begin(void);
 void rdmalog_conn_role_end(u32 role, u64 epoch, u32 *leads, u32 *closed);

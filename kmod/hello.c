@@ -7,8 +7,8 @@
  * a peer is and reports: its id, role, log, positions, election epoch
  * and candidacy (Documentation/protocol.rst). conn.c sends them from its
  * state machine and heartbeat work. LEAD (at most once per connection)
- * says that a peer whose HELLO said backup leads now: conn.c sends it
- * when this node starts to lead and keeps its connections
+ * says that a peer whose HELLO said backup leads now: conn_role.c sends
+ * it when this node starts to lead and keeps its connections
  * (rdmalog_conn_role_end()).
  *
  * rdmalog_conn_process() is the one entry point of every received

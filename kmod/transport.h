@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * rdmalog - private to the transport's files: conn.c (the peers and
- * their state machine), hello.c (HELLO, HEARTBEAT, the checks of every
- * received message), cm.c (the rdma_cm side: handshake, listener,
- * requests, an endpoint's CM events), ep.c (an endpoint's resources,
- * sending, completion errors) and ring_mr.c (the ring's registrations and
- * the ring grant). Nothing else includes it; the transport's users see
- * ep.h, conn.h and ring_mr.h.
+ * their state machine), conn_role.c (the peers' roles as the live
+ * connections tell them, and a change of ours that keeps them), hello.c
+ * (HELLO, HEARTBEAT, the checks of every received message), cm.c (the
+ * rdma_cm side: handshake, listener, requests, an endpoint's CM events),
+ * ep.c (an endpoint's resources, sending, completion errors) and
+ * ring_mr.c (the ring's registrations and the ring grant). Nothing else
+ * includes it; the transport's users see ep.h, conn.h and ring_mr.h.
  */
 #ifndef _RDMALOG_TRANSPORT_H
 #define _RDMALOG_TRANSPORT_H
