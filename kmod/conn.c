@@ -679,7 +679,7 @@ out_unlock:
 }
 
 /* ------------------------------------------------------------------ */
-/* The interface to node.c */
+/* The interface to the node (node.c, node_up.c) */
 
 /**
  * rdmalog_conn_create() - the connection object of a peer
@@ -750,7 +750,7 @@ void rdmalog_conn_activate(struct rdmalog_conn *conn, bool knock_now)
 /*
  * Stop @conn: no new attempt, the current endpoint closed, works
  * cancelled. Its close work may still be queued (flush the workqueue).
- * The state goes back to CONFIGURED without an event (node.c sends one).
+ * The state goes back to CONFIGURED without an event (the node sends one).
  */
 static void rdmalog_conn_shutdown(struct rdmalog_conn *conn,
 				  const char *why)

@@ -3,12 +3,12 @@
  * rdmalog - connections to the peers: rdma_cm listener, one RC connection
  * per peer, handshake, control messages, heartbeats and reconnection.
  *
- * node.c drives it: rdmalog_conn_start() when the log comes up, one
- * &struct rdmalog_conn per configured peer (created, activated, removed),
- * rdmalog_conn_stop() when the log goes down. Everything here is called in
- * process context and may sleep; node.c calls it with its config_mutex
- * held. conn.c never calls node.c by name: what it tells its owner goes
- * through &struct rdmalog_conn_events.
+ * The node (node.c, node_up.c) drives it: rdmalog_conn_start() when the
+ * log comes up, one &struct rdmalog_conn per configured peer (created,
+ * activated, removed), rdmalog_conn_stop() when the log goes down.
+ * Everything here is called in process context and may sleep; the node
+ * calls it with its config_mutex held. conn.c never calls the node by
+ * name: what it tells its owner goes through &struct rdmalog_conn_events.
  */
 #ifndef _RDMALOG_CONN_H
 #define _RDMALOG_CONN_H
@@ -109,7 +109,7 @@ void rdmalog_conn_stop(void);
 
 /*
  * The highest epoch a peer spoke in since the module loaded: a primary's
- * new log takes a higher one (node.c).
+ * new log takes a higher one (node_up.c).
  */
 u64 rdmalog_conn_epoch_seen(void);
 /* A primary holds our ring on a live connection (a backup's). */
@@ -138,8 +138,8 @@ void rdmalog_conn_census(struct rdmalog_conn_census *c);
 void rdmalog_conn_set_timers(u32 heartbeat_ms, u32 peer_timeout_ms);
 void rdmalog_conn_set_role(u32 role);
 /*
- * A change of role that keeps the connections (node.c): begin stops
- * every grant of our ring until the end, and fails (-EBUSY, nothing
+ * A change of role that keeps the connections (role.c, node_up.c): begin
+ * stops every grant of our ring until the end, and fails (-EBUSY, nothing
  * changed) when a primary holds it; end sets our role and epoch, and
  * makes each connection that is not closing fit the role (kernel-doc in
  * conn_role.c). Process context, no conn lock held; end sleeps.

@@ -47,10 +47,10 @@
  *   the connection is dying) may still be valid: it is "retired" with its
  *   pages, never reused, and released only after ib_dereg_mr().
  *
- *   The up period's log, role and commit timeout come from node.c
- *   (rdmalog_fwd_start(), _set_policy(), _stop()) and are read under the
- *   leaf lock of rdmalog_fwd_node: the data path never takes the node's
- *   mutex.
+ *   The up period's log, role and commit timeout come from node.c and
+ *   node_up.c (rdmalog_fwd_start(), _set_policy(), _stop()) and are read
+ *   under the leaf lock of rdmalog_fwd_node: the data path never takes
+ *   the node's mutex.
  */
 #include <linux/bvec.h>
 #include <linux/completion.h>

@@ -119,7 +119,7 @@ struct rdmalog_fwd_params {
 };
 
 /*
- * node.c starts forwarding for an up period before the connections, and
+ * node_up.c starts forwarding for an up period before the connections, and
  * stops it after them (it waits for nothing: a FWD being served holds a
  * log reference of its own, and one served later finds no log). Process
  * context, the node's config mutex held, as for the policy in between.

@@ -13,13 +13,14 @@ int rdmalog_netlink_init(void);
 void rdmalog_netlink_exit(void);
 
 /*
- * Notifications on the "events" group (RDMALOG_CMD_EVENT). node.c sends
- * them with its config_mutex held, so that they leave in the order the
- * changes were made; they allocate with GFP_KERNEL (may sleep), never call
- * back into node.c, and are dropped when nobody listens, when memory is
- * short, or when the family is not registered. Every event carries EVENT
- * and this node's NODE_ID (left out while unset), plus what is listed;
- * never the cluster id, an address or a port (see rdmalog_nl_event_new()).
+ * Notifications on the "events" group (RDMALOG_CMD_EVENT). node.c and
+ * node_up.c send them with the node's config_mutex held, so that they
+ * leave in the order the changes were made; they allocate with GFP_KERNEL
+ * (may sleep), never call back into the node, and are dropped when nobody
+ * listens, when memory is short, or when the family is not registered.
+ * Every event carries EVENT and this node's NODE_ID (left out while
+ * unset), plus what is listed; never the cluster id, an address or a
+ * port (see rdmalog_nl_event_new()).
  */
 
 /*

@@ -2,10 +2,11 @@
 /*
  * rdmalog - the events of the "rdmalog" generic netlink family, on its
  * "events" multicast group (uapi/rdmalog_genl.h, Documentation/netlink.rst
- * "Events"). node.c calls the rdmalog_netlink_notify_*() functions after
- * a change; events are best effort: one that cannot be built is dropped
- * with a warning, and none ever fails the change it reports. The family
- * and the attribute helpers are netlink.c's (kmod/nl_priv.h).
+ * "Events"). node.c and node_up.c call the rdmalog_netlink_notify_*()
+ * functions after a change; events are best effort: one that cannot be
+ * built is dropped with a warning, and none ever fails the change it
+ * reports. The family and the attribute helpers are netlink.c's
+ * (kmod/nl_priv.h).
  */
 #include <linux/errno.h>
 #include <linux/kernel.h>

@@ -1,24 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rdmalog - this node: identity, peers, log settings and the up/down
- * lifecycle of the log.
+ * rdmalog - this node: identity, peers, log settings, the durability in
+ * force, status, trims, and where an append goes.
  *
  * There is exactly one node per module instance, rdmalog_node below. Its
  * configuration is changed only through rdmalog_node_set_config() and the
  * peer functions (called by netlink.c), each of which validates the whole
  * request first and then applies all of it or nothing.
  *
- * While the log is up, conn.c keeps a connection to every peer (one
- * &struct rdmalog_conn per peer, hanging off &struct rdmalog_peer): it is
- * started by rdmalog_node_up() and rdmalog_node_peer_add(), and stopped,
- * waiting for everything to be released, by rdmalog_node_down(),
- * rdmalog_node_peer_del() and rdmalog_node_exit(). The peers' connection
- * states come from conn.c. repl.c replicates the log of an up period: it
- * is started before the connections and stopped after them, and told of
- * every change of durability, commit timeout and number of peers. The role
- * changes while up (a backup wins an election, a primary steps down or
- * hands the log over) are role.c's: the log stays, everything serving it
- * restarts in the new role. The node's state is in node_priv.h.
+ * The up/down lifecycle of the log, and what serves it while it is up
+ * (the connections, replication, forwarding, the election), are
+ * node_up.c's; its top comment says what starts and stops them, and in
+ * which order. The node's state is in node_priv.h, with the rules of its
+ * lock, config_mutex: what here reads or writes that state takes it or
+ * is called with it held, but for rdmalog_node_append(), which reads the
+ * role and the commit timeout with READ_ONCE.
  */
 #include <crypto/algapi.h>
 #include <linux/errno.h>
@@ -29,7 +25,6 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/netlink.h>
-#include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/workqueue.h>
@@ -108,7 +103,7 @@ static const char *rdmalog_durability_name(u32 d)
  * (not right after UP, where replication has not started yet). Caller
  * holds config_mutex.
  */
-static void rdmalog_node_durability_check(bool log)
+void rdmalog_node_durability_check(bool log)
 {
 	const struct rdmalog_node_config *cfg = &rdmalog_node.config;
 	u32 eff, in_sync, needed;
@@ -137,13 +132,6 @@ static void rdmalog_node_dur_work(struct work_struct *work)
 	mutex_lock(&rdmalog_node.config_mutex);
 	rdmalog_node_durability_check(true);
 	mutex_unlock(&rdmalog_node.config_mutex);
-}
-
-/* Replication: a backup joined or left. Any context. */
-static void rdmalog_node_in_sync_changed(void)
-{
-	schedule_work(&rdmalog_node.dur_work);
-	wake_up_all(&rdmalog_node.sync_wq);
 }
 
 /* Tell replication what changed. Caller holds config_mutex. */
@@ -245,46 +233,6 @@ int rdmalog_node_init(void)
 	mutex_unlock(&rdmalog_node.config_mutex);
 	rdmalog_node_role_init();
 	return 0;
-}
-
-/*
- * Stop everything that serves the log, which stays as it is: the peer
- * connections are closed and released (this waits), then the election,
- * forwarding and replication of the up period stop.
- */
-void rdmalog_node_stop_serving(void)
-{
-	struct rdmalog_peer *peer;
-
-	lockdep_assert_held(&rdmalog_node.config_mutex);
-	rdmalog_conn_stop();
-	rdmalog_elect_stop();
-	rdmalog_fwd_stop();
-	rdmalog_repl_stop();
-	list_for_each_entry(peer, &rdmalog_node.peers, list) {
-		rdmalog_conn_put(peer->conn);
-		peer->conn = NULL;
-	}
-}
-
-/*
- * End the current up period: every peer connection is closed and released
- * (this waits), no new descriptor gets the log, blocked and later calls on
- * open descriptors get -ENETDOWN, and the node's reference goes; the
- * memory goes with the last descriptor's.
- */
-static void rdmalog_node_stop_log(void)
-{
-	struct rdmalog_log *log = rdmalog_node.log;
-
-	lockdep_assert_held(&rdmalog_node.config_mutex);
-	/* Waiting appends fail at once; the connections go next. */
-	rdmalog_log_shutdown(log);
-	rdmalog_node_stop_serving();
-	rdmalog_node.log = NULL;
-	rdmalog_node.up = false;
-	rdmalog_node.joining = false;
-	rdmalog_log_put(log);
 }
 
 /* A peer's memory; its connection is gone (or never was). */
@@ -693,24 +641,6 @@ static u32 rdmalog_node_peers_locked(struct rdmalog_peer_info *infos, u32 max)
 	return n;
 }
 
-/*
- * The connections' events (&struct rdmalog_conn_events): announced on
- * netlink as they are. A connection's lock may be held: no config_mutex.
- */
-static void rdmalog_node_peer_event(u32 node_id, enum rdmalog_event event,
-				    const struct rdmalog_peer_info *info,
-				    u64 first_lsn)
-{
-	if (event == RDMALOG_EVENT_LOG_RESET)
-		rdmalog_netlink_notify_log_reset(node_id, first_lsn, info);
-	else
-		rdmalog_netlink_notify_peer(event, node_id, info);
-}
-
-static const struct rdmalog_conn_events rdmalog_node_conn_events = {
-	.peer = rdmalog_node_peer_event,
-};
-
 /**
  * rdmalog_node_peers() - a consistent snapshot of all peers
  * @infos: array of @max entries, filled in the order peers were added
@@ -726,308 +656,6 @@ u32 rdmalog_node_peers(struct rdmalog_peer_info *infos, u32 max)
 	n = rdmalog_node_peers_locked(infos, max);
 	mutex_unlock(&rdmalog_node.config_mutex);
 	return n;
-}
-
-/* Start the connections of an up period of @log. */
-static int rdmalog_node_start_conns(struct rdmalog_log *log,
-				    struct netlink_ext_ack *extack)
-{
-	const struct rdmalog_node_config *cfg = &rdmalog_node.config;
-	struct rdmalog_conn_params cp = {
-		.events = &rdmalog_node_conn_events,
-		.local = {
-			.node_id = cfg->node_id,
-			.cluster_id = cfg->cluster_id,
-			.listen = cfg->listen,
-			.capacity = cfg->capacity,
-			.max_record = cfg->max_record,
-		},
-		.epoch = rdmalog_node.epoch,
-		.secret = rdmalog_node.secret,
-		.secret_len = rdmalog_node.secret_len,
-		.role = cfg->role,
-		.heartbeat_ms = cfg->heartbeat_ms,
-		.peer_timeout_ms = cfg->peer_timeout_ms,
-		.priority = cfg->priority,
-		.lead = cfg->lead,
-		.log = log,
-	};
-	struct rdmalog_peer *peer;
-	int err;
-
-	lockdep_assert_held(&rdmalog_node.config_mutex);
-	rdmalog_catchup_clear_note();
-	err = rdmalog_conn_start(&cp);
-	if (err) {
-		NL_SET_ERR_MSG(extack, "cannot start the peer connections");
-		return err;
-	}
-	list_for_each_entry(peer, &rdmalog_node.peers, list) {
-		/* Our reference, dropped by rdmalog_node_stop_log(). */
-		peer->conn = rdmalog_conn_create(peer->node_id, &peer->addr);
-		if (!peer->conn) {
-			NL_SET_ERR_MSG(extack,
-				       "out of memory for the peer connections");
-			err = -ENOMEM;
-			goto err_put;
-		}
-	}
-	return 0;
-
-err_put:
-	list_for_each_entry(peer, &rdmalog_node.peers, list) {
-		rdmalog_conn_put(peer->conn);
-		peer->conn = NULL;
-	}
-	rdmalog_conn_stop();
-	return err;
-}
-
-/*
- * Start serving @log in the configured role: replication, forwarding and
- * the election, then the connections (not yet activated). On error
- * nothing is left started.
- */
-int rdmalog_node_start_serving(struct rdmalog_log *log,
-			       struct netlink_ext_ack *extack)
-{
-	const struct rdmalog_node_config *cfg = &rdmalog_node.config;
-	struct rdmalog_repl_params rp = {};
-	struct rdmalog_fwd_params fp = {};
-	int err;
-
-	lockdep_assert_held(&rdmalog_node.config_mutex);
-	rp.log = log;
-	rp.role = cfg->role;
-	rp.durability = cfg->durability;
-	rp.nr_nodes = rdmalog_node.npeers + 1;
-	rp.commit_timeout_ms = cfg->commit_timeout_ms;
-	rp.in_sync_changed = rdmalog_node_in_sync_changed;
-	rdmalog_repl_start(&rp);
-	fp.log = log;
-	fp.role = cfg->role;
-	fp.commit_timeout_ms = cfg->commit_timeout_ms;
-	rdmalog_fwd_start(&fp);
-	/* Fencing waits for the old primary's queue pair a peer timeout. */
-	rdmalog_elect_set_yield(cfg->failover == RDMALOG_FAILOVER_AUTO);
-	rdmalog_elect_start(log, cfg->node_id, cfg->role, cfg->peer_timeout_ms,
-			    cfg->heartbeat_ms);
-	err = rdmalog_node_start_conns(log, extack);
-	if (err) {
-		rdmalog_elect_stop();
-		rdmalog_fwd_stop();
-		rdmalog_repl_stop();
-	}
-	return err;
-}
-
-/* UP and ROLE imply the requested durability; say at once if it is not. */
-static void rdmalog_node_announce_durability(void)
-{
-	lockdep_assert_held(&rdmalog_node.config_mutex);
-	rdmalog_node.dur_sent = rdmalog_node.config.durability;
-	rdmalog_node.dur_req_sent = rdmalog_node.config.durability;
-	rdmalog_node_durability_check(false);
-}
-
-/*
- * After the event that starts serving (UP, ROLE), which implies the
- * requested durability and every peer CONNECTING: the durability in
- * force is announced if it is not that one, and the peers connect.
- * @changed_role: it serves in a new role (the peers are up: it just
- * closed their connections), and knocks at once where it accepts.
- */
-void rdmalog_node_serve(bool changed_role)
-{
-	struct rdmalog_peer *peer;
-
-	lockdep_assert_held(&rdmalog_node.config_mutex);
-	rdmalog_node_announce_durability();
-	/*
-	 * After UP, which implies that every peer is CONNECTING (and DOWN
-	 * that every peer is CONFIGURED again): PEER_STATE events report the
-	 * changes in between.
-	 */
-	list_for_each_entry(peer, &rdmalog_node.peers, list)
-		rdmalog_conn_activate(peer->conn, changed_role);
-	rdmalog_node.had_primary = false;
-	rdmalog_node.last_primary = 0;
-	rdmalog_node_watch();
-}
-
-/**
- * rdmalog_node_change_role() - serve on in @role, the connections kept
- * @role: &enum rdmalog_role
- * @epoch: the node's epoch in it
- * @leads: out: LEADs sent (rdmalog_conn_role_end())
- * @closed: out: connections closed because they could not be kept
- *
- * Between rdmalog_conn_role_begin() and the log's change of role
- * (rdmalog_log_lead()) on one side, and the ROLE event and
- * rdmalog_node_serve_kept() on the other: replication (the commit rule
- * first, before anything is appended in the new role), forwarding and
- * the election take @role, then the node, and the connections end the
- * change. Caller holds config_mutex.
- */
-void rdmalog_node_change_role(u32 role, u64 epoch, u32 *leads, u32 *closed)
-{
-	struct rdmalog_node_config *cfg = &rdmalog_node.config;
-
-	lockdep_assert_held(&rdmalog_node.config_mutex);
-	rdmalog_repl_set_role(role, cfg->commit_timeout_ms);
-	rdmalog_fwd_set_policy(role, cfg->commit_timeout_ms);
-	rdmalog_elect_set_role(role);
-	rdmalog_catchup_clear_note();
-	/* rdmalog_node_append() reads it without the mutex. */
-	WRITE_ONCE(cfg->role, role);
-	rdmalog_node.epoch = epoch;
-	rdmalog_conn_role_end(role, epoch, leads, closed);
-}
-
-/*
- * After the ROLE event of a change that kept the connections (no peer
- * is implied CONNECTING: the kept ones stay CONNECTED, the closed ones
- * said so): the durability in force is announced if it is not the
- * requested one, and the node watches from scratch.
- */
-void rdmalog_node_serve_kept(void)
-{
-	lockdep_assert_held(&rdmalog_node.config_mutex);
-	rdmalog_node_announce_durability();
-	rdmalog_node.had_primary = false;
-	rdmalog_node.last_primary = 0;
-	rdmalog_node_watch();
-}
-
-/**
- * rdmalog_node_up() - allocate the ring and start serving
- * @extack: where to say why it failed; may be NULL
- *
- * Also starts listening for and connecting to the peers (in the
- * background: the peers' states tell how that goes).
- *
- * Return: 0; -EALREADY if up; -EINVAL if the node id is unset; the error
- * of rdmalog_log_create() (-ENOMEM) or of starting the connections
- * otherwise.
- */
-int rdmalog_node_up(struct netlink_ext_ack *extack)
-{
-	struct rdmalog_node_config *cfg = &rdmalog_node.config;
-	struct rdmalog_log_params params = {};
-	struct rdmalog_log *log;
-	bool join = false;
-	int err = 0;
-
-	mutex_lock(&rdmalog_node.config_mutex);
-	if (rdmalog_node.up) {
-		NL_SET_ERR_MSG(extack, "the log is already up");
-		err = -EALREADY;
-		goto out_unlock;
-	}
-	if (!rdmalog_node.config.node_id) {
-		NL_SET_ERR_MSG(extack, "set the node id first");
-		err = -EINVAL;
-		goto out_unlock;
-	}
-
-	params.capacity = cfg->capacity;
-	params.max_record = cfg->max_record;
-	/*
-	 * With failover auto the configured primary only leads first: a
-	 * peer may hold the log already (this node rebooted, or its module
-	 * was reloaded, and another leads or is being elected). It comes up
-	 * as a backup and leads only once it finds no log among its peers
-	 * (rdmalog_node_watch_join()).
-	 */
-	if (cfg->role == RDMALOG_ROLE_PRIMARY &&
-	    cfg->failover == RDMALOG_FAILOVER_AUTO && rdmalog_node.npeers) {
-		cfg->role = RDMALOG_ROLE_BACKUP;
-		join = true;
-	}
-	params.backup = cfg->role == RDMALOG_ROLE_BACKUP;
-	if (cfg->role == RDMALOG_ROLE_PRIMARY) {
-		/*
-		 * A new log: a new identity, and an epoch above every one
-		 * this node used or heard of. A backup's log takes both from
-		 * the first primary that gives it records.
-		 */
-		struct rdmalog_elect_info ei;
-
-		rdmalog_elect_get_info(&ei);
-		rdmalog_node.epoch = max3(rdmalog_node.epoch,
-					  rdmalog_conn_epoch_seen(),
-					  ei.epoch) + 1;
-		params.epoch = rdmalog_node.epoch;
-		rdmalog_elect_note_epoch(params.epoch);
-		params.id = get_random_u64() ?: 1;
-	}
-	log = rdmalog_log_create(&params);
-	if (IS_ERR(log)) {
-		err = PTR_ERR(log);
-		if (err == -ENOMEM)
-			NL_SET_ERR_MSG(extack,
-				       "cannot allocate the ring; try a smaller capacity");
-		else
-			NL_SET_ERR_MSG(extack,
-				       "cannot create the log with these settings");
-		goto out_unlock;
-	}
-	err = rdmalog_node_start_serving(log, extack);
-	if (err) {
-		rdmalog_log_put(log);
-		goto out_unlock;
-	}
-
-	/* The node's reference, dropped by rdmalog_node_stop_log(). */
-	rdmalog_node.log = log;
-	rdmalog_node.up = true;
-	rdmalog_node.trim_announced = 1;
-	if (join) {
-		rdmalog_node.joining = true;
-		rdmalog_node.join_until = jiffies +
-			msecs_to_jiffies(2 * cfg->peer_timeout_ms);
-		pr_info("node %u: the configured primary: looks for a log among its peers before it leads\n",
-			cfg->node_id);
-	}
-	pr_info_ratelimited("node %u up: capacity %llu, max record %u, epoch %llu\n",
-			    rdmalog_node.config.node_id,
-			    rdmalog_node.config.capacity,
-			    rdmalog_node.config.max_record, rdmalog_node.epoch);
-	rdmalog_netlink_notify_node(RDMALOG_EVENT_UP, &rdmalog_node.config,
-				    rdmalog_node.epoch);
-	rdmalog_node_serve(false);
-out_unlock:
-	if (join && err)
-		cfg->role = RDMALOG_ROLE_PRIMARY;
-	mutex_unlock(&rdmalog_node.config_mutex);
-	return err;
-}
-
-/**
- * rdmalog_node_down() - stop serving and drop the node's log
- * @extack: where to say why it failed; may be NULL
- *
- * Descriptors opened on the log keep their references and get -ENETDOWN.
- *
- * Return: 0, or -EALREADY if down.
- */
-int rdmalog_node_down(struct netlink_ext_ack *extack)
-{
-	int err = 0;
-
-	mutex_lock(&rdmalog_node.config_mutex);
-	if (!rdmalog_node.up) {
-		NL_SET_ERR_MSG(extack, "the log is already down");
-		err = -EALREADY;
-		goto out_unlock;
-	}
-	rdmalog_node_stop_log();
-	pr_info_ratelimited("node %u down\n", rdmalog_node.config.node_id);
-	rdmalog_netlink_notify_node(RDMALOG_EVENT_DOWN, &rdmalog_node.config,
-				    rdmalog_node.epoch);
-out_unlock:
-	mutex_unlock(&rdmalog_node.config_mutex);
-	return err;
 }
 
 /**

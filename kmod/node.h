@@ -37,7 +37,8 @@ struct netlink_ext_ack;
  * @heartbeat_ms: heartbeat interval to every peer
  * @peer_timeout_ms: silence after which a connected peer is declared dead
  * @auth: a shared secret is set (&enum rdmalog_auth: HMAC_SHA256); the
- *	secret itself never leaves node.c but towards the connections
+ *	secret itself never leaves node.c and node_up.c but towards the
+ *	connections
  * @failover: &enum rdmalog_failover: with auto, a backup that lost its
  *	primary stands on its own (node.c's watch)
  * @priority: 0 .. RDMALOG_MAX_PRIORITY, higher stands first (role.c's

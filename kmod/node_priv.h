@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * rdmalog - the node's state, shared by node.c (configuration, peers,
- * the up/down lifecycle, status) and role.c (the changes of role while
+ * the durability in force, status), node_up.c (the up/down lifecycle,
+ * what serves the log while up) and role.c (the changes of role while
  * up: watching, joining, standing, leading, stepping down, switchover).
  * Nothing else includes it: everyone else goes through node.h.
  */
@@ -148,16 +149,30 @@ extern struct rdmalog_node rdmalog_node;
 /* A forwarded append that found no primary tries again this often. */
 #define RDMALOG_NODE_FWD_RETRY_MS	20
 
-/* node.c: what serves the log of an up period, in either role. */
+/* node.c */
+/* The configured peer @node_id, or NULL; config_mutex held. */
+struct rdmalog_peer *rdmalog_node_find_peer(u32 node_id);
+/*
+ * Announce the durability in force (DURABILITY) if it or the requested
+ * one changed since last announced in this up period; @log: say a change
+ * of the one in force in the kernel log too. config_mutex held.
+ */
+void rdmalog_node_durability_check(bool log);
+
+/* node_up.c: what serves the log of an up period, in either role. */
 void rdmalog_node_stop_serving(void);
 int rdmalog_node_start_serving(struct rdmalog_log *log,
 			       struct netlink_ext_ack *extack);
 void rdmalog_node_serve(bool changed_role);
-/* A change of role that keeps the connections (kernel-doc in node.c). */
+/* A change of role that keeps the connections (kernel-doc in node_up.c). */
 void rdmalog_node_change_role(u32 role, u64 epoch, u32 *leads, u32 *closed);
 void rdmalog_node_serve_kept(void);
-/* The configured peer @node_id, or NULL; config_mutex held. */
-struct rdmalog_peer *rdmalog_node_find_peer(u32 node_id);
+/*
+ * End the up period (rdmalog_node_down(), rdmalog_node_exit()): the log
+ * shut down, what serves it stopped (this waits), the node's reference
+ * dropped. config_mutex held, the node up.
+ */
+void rdmalog_node_stop_log(void);
 
 /* role.c */
 void rdmalog_node_role_init(void);

@@ -4,7 +4,7 @@
  * backups' rings, the commit rule, and the backups' side of it (verify and
  * expose what the primary committed).
  *
- * node.c starts it for an up period (rdmalog_repl_start()) before the
+ * node_up.c starts it for an up period (rdmalog_repl_start()) before the
  * connections and stops it after them; conn.c hands it the endpoints that
  * join (a backup's RING was accepted) and leave (after their QP is
  * drained), the completions of APPENDs and the APPEND and ACK messages it
@@ -154,7 +154,7 @@ struct rdmalog_log *rdmalog_repl_log(void);
 void rdmalog_repl_set_policy(u32 durability, u32 nr_nodes,
 			     u32 commit_timeout_ms);
 /*
- * The node's role changes while up, its connections kept (node.c, before
+ * The node's role changes while up, its connections kept (node_up.c, before
  * it appends in the new role). No backup is joined or held then (a
  * backup joins nobody; a primary's step-down closes every connection
  * first): it warns if one is. Process context.
