@@ -415,8 +415,12 @@ void rdmalog_ballot_teardown(u32 state, const char *msg)
 
 /*
  * Post one work request (signalled, on @b->cqe) on the active queue pair
- * and wait for its completion. Return: 0, -ETIMEDOUT or -EIO (the
- * loopback is then torn down by the caller's failure path).
+ * and wait for its completion. Mutex held. Return: 0; -ENOTCONN (no
+ * active queue pair: the loopback is not set up, or was torn down); -EIO
+ * (a completion in error, or the fail point inject_ballot_loopback_fail);
+ * the error of ib_post_send(); or -ETIMEDOUT (no completion within
+ * %RDMALOG_BALLOT_OP_MS). On an error the caller's failure path tears the
+ * loopback down.
  */
 static int rdmalog_ballot_post_wait(struct ib_send_wr *wr)
 {

@@ -69,12 +69,12 @@
  * of its work requests its own &struct ib_cqe, registers memory on the
  * endpoint's own PD (&rdmalog_ep.pd: a remote key is good on that QP only;
  * &rdmalog_ep.rdev's capabilities say whether FRWR and atomics are there),
- * and has its room in RDMALOG_SQ_SIZE (ep.h). Ring registration lives
- * here: a backup registers its ring for the primary's connection
- * and sends it a RING descriptor, which the primary validates and judges
- * in sync or behind (see "Ring registration" below and protocol.rst). The
- * log's lock is BH-safe, so completion handlers may read log positions
- * and commit.
+ * and has its room in RDMALOG_SQ_SIZE (ep.h). Ring registration is
+ * ring_mr.c's: a backup registers its ring for the primary's connection
+ * and sends it a RING descriptor; the primary checks the RING there, and
+ * catchup.c judges the backup in sync or behind (see ring_mr.c's top
+ * comment and protocol.rst, "Ring registration"). The log's lock is
+ * BH-safe, so completion handlers may read log positions and commit.
  */
 #include <linux/err.h>
 #include <linux/in.h>

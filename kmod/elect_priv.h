@@ -15,15 +15,23 @@
  * no vote granted), clears @won and @won_hold, and wakes @stand_wq when
  * its vote goes to another candidate.
  *
- * Lock rules: &rdmalog_elect.lock protects every field; it is taken in
- * any context (the CQ handlers report what they hear) with BHs off, and
- * nothing else is taken inside it but the transport's atomic announce
- * (rdmalog_conn_set_vote_epoch()), set under it so that announcements
- * never go back. &rdmalog_elect.vote_mutex (process context) serializes
- * the votes and protects the up period's @log, @node_id, @role and
- * @fence_ms; it is taken before the lock and dropped while fencing
- * sleeps (the fenced primary's close waits for its own vote work, which
- * may wait for the mutex): every rule is checked again after it.
+ * Lock rules: &rdmalog_elect.lock (a spinlock) protects every field but
+ * the up period's, from @log to @beat (@vote_mutex's, below), the
+ * standing task's @seen, @nseen and @seen_epoch, the callbacks @deposed
+ * and @takeover (set at init) and @stand_wq (a wait queue); it is taken
+ * in any context (the CQ handlers report what they hear) with BHs off.
+ * Of the module's own locks only the ballot word's spinlock,
+ * &rdmalog_ballot.lock, is taken inside it: by rdmalog_ballot_floor()
+ * when the node learns, and by rdmalog_ballot_hold() of
+ * %RDMALOG_BALLOT_HOLD_WON at a win. Also under it: the transport's
+ * atomic announce (rdmalog_conn_set_vote_epoch(), set under it so that
+ * announcements never go back), @stand_wq's wake-ups, and the node's
+ * @deposed callback (which only queues the node's step-down work).
+ * &rdmalog_elect.vote_mutex (process context) serializes the votes and
+ * protects the up period's @log, @node_id, @role and @fence_ms; it is
+ * taken before the lock and dropped while fencing sleeps (the fenced
+ * primary's close waits for its own vote work, which may wait for the
+ * mutex): every rule is checked again after it.
  */
 #ifndef _RDMALOG_ELECT_PRIV_H
 #define _RDMALOG_ELECT_PRIV_H
@@ -40,7 +48,8 @@
 
 /**
  * struct rdmalog_elect - the election state, a singleton
- * @lock: protects the fields below up to @heard (see above)
+ * @lock: protects the fields below up to @vote_mutex but @stand_wq,
+ *	@deposed and @takeover, and then @won_hold and @fold_wait (see above)
  * @log_epoch: the highest epoch of a log this node knows of: its own, or
  *	one a peer's message was sent in (a vote is only for an epoch above)
  * @vote_known: the highest election epoch it knows of: its own vote's or

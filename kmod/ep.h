@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * rdmalog - the objects of one connection, shared by the files that use
- * it: conn.c (lifecycle, handshake, control messages: it owns them),
- * repl.c (the replication data path) and forward.c (forwarded appends).
+ * it: the transport, which owns them (conn.c: their lifecycle; cm.c: the
+ * rdma_cm handshake; ep.c: an endpoint's resources and sending; hello.c:
+ * the control messages and the receive entry point), repl.c (the
+ * replication data path) and forward.c (forwarded appends).
  *
  * The lifetime and lock rules are at the top of conn.c and at each
  * structure below; repl.c and forward.c touch an endpoint only from its
- * completion handlers, from conn.c's calls into them, and through
- * references they take (kref on &rdmalog_ep.ref) while it is live.
+ * completion handlers, from the transport's calls into them (through
+ * &struct rdmalog_ep_ops), and through references they take (kref on
+ * &rdmalog_ep.ref) while it is live.
  */
 #ifndef _RDMALOG_EP_H
 #define _RDMALOG_EP_H
@@ -440,7 +443,7 @@ struct rdmalog_ep {
 
 /**
  * struct rdmalog_conn - the connection to one configured peer
- * @ref: see the top of this file
+ * @ref: see the top of conn.c
  * @list: entry on &rdmalog_conns.list while @listed; rdmalog_conns.mutex
  * @listed: on the list (holds a reference); rdmalog_conns.mutex
  * @peer_id: the peer's node id (immutable)

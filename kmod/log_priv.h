@@ -44,8 +44,8 @@
  *	0 the log has never held a record
  * @nr_slots: entries of @pos_of; constant
  * @lock: protects @head, @tail, @first_lsn, @commit_lsn, @next_lsn,
- *	@pos_of and @dead, and orders ring accesses (see the top of this
- *	file). Innermost lock; never held while sleeping or touching user
+ *	@pos_of and @dead, and orders ring accesses (see the top of
+ *	log.c). Innermost lock; never held while sleeping or touching user
  *	memory. Taken with _bh everywhere: replication reads positions and
  *	commits from its completion handlers (softirq)
  * @head: stream position where the next record starts

@@ -2,8 +2,9 @@
 /*
  * rdmalog - the events of the "rdmalog" generic netlink family, on its
  * "events" multicast group (uapi/rdmalog_genl.h, Documentation/netlink.rst
- * "Events"). node.c and node_up.c call the rdmalog_netlink_notify_*()
- * functions after a change; events are best effort: one that cannot be
+ * "Events"). node.c, node_up.c and role.c call the
+ * rdmalog_netlink_notify_*() functions after a change (netlink.h says
+ * under which locks); events are best effort: one that cannot be
  * built is dropped with a warning, and none ever fails the change it
  * reports. The family and the attribute helpers are netlink.c's
  * (kmod/nl_priv.h).
@@ -108,8 +109,8 @@ void rdmalog_netlink_notify_node(enum rdmalog_event event,
 
 /**
  * rdmalog_netlink_notify_peer() - send an event about a peer
- * @event: %RDMALOG_EVENT_PEER_ADDED, _PEER_REMOVED, _PEER_STATE or
- *	_PEER_JOINED
+ * @event: %RDMALOG_EVENT_PEER_ADDED, _PEER_REMOVED, _PEER_STATE,
+ *	_PEER_JOINED or _PEER_DIVERGED
  * @node_id: this node's id
  * @peer: the peer (as it was, for _PEER_REMOVED)
  */

@@ -40,7 +40,7 @@ struct netlink_ext_ack;
  *	secret itself never leaves node.c and node_up.c but towards the
  *	connections
  * @failover: &enum rdmalog_failover: with auto, a backup that lost its
- *	primary stands on its own (node.c's watch)
+ *	primary stands on its own (role.c's watch)
  * @priority: 0 .. RDMALOG_MAX_PRIORITY, higher stands first (role.c's
  *	stand delay; announced in HEARTBEATs)
  * @lead: this node may become the primary in a leader change (promote

@@ -12,17 +12,32 @@
  * is started before the connections and stopped after them, and told of
  * every change of durability, commit timeout and number of peers. The role
  * changes while up (a backup wins an election, a primary steps down or
- * hands the log over) are role.c's: the log stays, everything serving it
- * restarts in the new role. The node's state is in node_priv.h.
+ * hands the log over) are role.c's, and the log stays through them (but
+ * for a step-down that cannot serve it again: the log goes down). A
+ * backup that wins keeps its up period: the listener, the ballot word's
+ * loopback and the connections stay (an old primary that still held its
+ * ring lost its connection when this node stood and fenced it), and
+ * replication, forwarding and the election run on and take the new role;
+ * a kept connection whose peer knew this node as a backup is told by
+ * LEAD, one that cannot be kept is closed (its peer reconnects and reads
+ * the role in our HELLO), and the node watches from scratch. A primary
+ * that steps down (deposed, cut off, handed over) still restarts
+ * everything serving the log in the new role: its connections, listener
+ * and loopback are closed and released, replication, forwarding, the
+ * election and the connections start again as a backup's, and the peers
+ * reconnect. The node's state is in node_priv.h.
  *
  * Here: rdmalog_node_up() creates the log and starts serving it
  * (replication, forwarding, the election, then the connections, whose
  * events go out on netlink as they come), rdmalog_node_down() stops all
- * of it and drops the node's reference on the log; role.c restarts what
- * serves the log in a new role through rdmalog_node_stop_serving(),
- * _start_serving() and _serve(), or, keeping the connections, through
- * rdmalog_node_change_role() and _serve_kept(). The peers, the
- * configuration and the durability in force are node.c's.
+ * of it and drops the node's reference on the log. For role.c, a
+ * step-down restarts what serves the log through
+ * rdmalog_node_stop_serving(), _start_serving() and _serve(); a backup
+ * that leads keeps it through rdmalog_node_change_role() (the modules'
+ * new role; rdmalog_conn_role_end(): per connection a LEAD, or a close
+ * where it cannot be kept) and _serve_kept() (the durability announced,
+ * the watch restarted). The peers, the configuration and the durability
+ * in force are node.c's.
  *
  * Locks: everything here runs in process context with the node's
  * config_mutex held (node_priv.h states its rules), taken by

@@ -6,7 +6,10 @@
  * holds the formats. Everything on the wire is little-endian and naturally
  * aligned; reserved fields are sent as zero and ignored on receipt. A peer
  * is untrusted: every length, magic and version is checked before anything
- * else of a structure is read (conn.c).
+ * else of a structure is read (cm.c: the handshake's private data; hello.c:
+ * every received message's frame and the transport's own types; msg.c:
+ * the lengths of the types above the transport; ring_mr.c: the segments
+ * of a RING or CATCHUP).
  *
  * There are three layers:
  *
@@ -937,7 +940,9 @@ static_assert(sizeof(struct rdmalog_msg_fwd_close) == 32);
 
 /*
  * Every message type this version knows: a received message is copied out
- * of its receive buffer into one (conn.c) and read through it (msg.c).
+ * of its receive buffer into one (ep.c's receive completion) and read
+ * through it (hello.c, ring_mr.c, ballot_mr.c, and the handlers of msg.c's
+ * table).
  */
 union rdmalog_msg_any {
 	struct rdmalog_msg_hdr hdr;
