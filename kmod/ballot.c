@@ -341,14 +341,25 @@ bool rdmalog_ballot_hold(u32 why)
 	return closed;
 }
 
+void rdmalog_ballot_set_unheld(void (*unheld)(void))
+{
+	b->unheld = unheld;
+}
+
 void rdmalog_ballot_unhold(u32 why)
 {
+	bool last = false;
+
 	spin_lock_bh(&b->lock);
 	if (!WARN_ON_ONCE(!b->hold_n[why])) {
 		b->hold_n[why]--;
 		WRITE_ONCE(b->holds, b->holds - 1);
+		last = !b->holds;
 	}
 	spin_unlock_bh(&b->lock);
+	/* Not at the next heartbeat: a candidate may be reading it now. */
+	if (last && b->unheld)
+		b->unheld();
 }
 
 bool rdmalog_ballot_is_open(void)

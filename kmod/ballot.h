@@ -205,6 +205,14 @@ void rdmalog_ballot_set_found(void (*found)(u64 epoch, u32 node, u32 how));
 bool rdmalog_ballot_hold(u32 why);
 void rdmalog_ballot_unhold(u32 why);
 /*
+ * Who is told that the last hold ended (rdmalog_ballot_unhold()): the
+ * election opens the word then rather than at its next heartbeat, so a
+ * candidate that stands right after this node lost its primary finds it
+ * open. Called in the context of the unhold, with no ballot lock held.
+ * Set once at module init.
+ */
+void rdmalog_ballot_set_unheld(void (*unheld)(void));
+/*
  * Close the word if it is open, taking into the vote (the found hook) a
  * vote a candidate cast into it. Process context; sleeps (an atomic on
  * the loopback). Return: 0, the word closed (or out of every candidate's

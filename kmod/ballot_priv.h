@@ -94,6 +94,8 @@ enum {
  * @hold_n: see @holds
  * @blk: the ballot block in force while the word is open (under @mutex)
  * @found: the election's hook for a vote found in the word (set at init)
+ * @unheld: the election's hook for the last hold ended: the word may
+ *	open now (set at init; called without @lock, in any context)
  * @ready_hook: the transport's: the word is READY, grant it on the live
  *	connections (set at init; called without @mutex)
  * @revoke_hook: the transport's: close every connection that registered
@@ -168,6 +170,7 @@ struct rdmalog_ballot {
 	u32 hold_n[__RDMALOG_BALLOT_HOLD_NR];
 	struct rdmalog_ballot_block_in blk;
 	void (*found)(u64 epoch, u32 node, u32 how);
+	void (*unheld)(void);
 	void (*ready_hook)(void);
 	void (*revoke_hook)(const struct rdmalog_ballot_map *map);
 	u32 maps;

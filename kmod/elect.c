@@ -159,6 +159,19 @@ void rdmalog_elect_raise_known(u64 epoch)
 	}
 }
 
+/**
+ * rdmalog_elect_unheld() - nothing holds the ballot word closed any more
+ *
+ * The ballot's unheld hook (a primary's grant of the ring ended, an
+ * answer or a candidacy is over): beat now, which opens the word if this
+ * node may be voted for, instead of up to a heartbeat later. Any context.
+ */
+void rdmalog_elect_unheld(void)
+{
+	if (READ_ONCE(rdmalog_elect.hb_ms))
+		mod_delayed_work(system_long_wq, &rdmalog_elect.beat, 0);
+}
+
 /* What the open word's block tells may have changed: beat now. */
 static void rdmalog_elect_kick(void)
 {

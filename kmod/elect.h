@@ -173,6 +173,8 @@ void rdmalog_elect_get_info(struct rdmalog_elect_info *info);
  * the node at init: a vote a candidate cast into this node's word.
  */
 void rdmalog_elect_found(u64 epoch, u32 node, u32 how);
+/* The ballot's unheld hook (rdmalog_ballot_set_unheld()), set likewise. */
+void rdmalog_elect_unheld(void);
 /* When it last granted a peer its vote or pre-vote (jiffies; 0: never). */
 unsigned long rdmalog_elect_granted_at(void);
 

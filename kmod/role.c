@@ -68,6 +68,7 @@ void rdmalog_node_role_init(void)
 	rdmalog_elect_set_deposed(rdmalog_node_deposed);
 	rdmalog_elect_set_takeover(rdmalog_node_takeover);
 	rdmalog_ballot_set_found(rdmalog_elect_found);
+	rdmalog_ballot_set_unheld(rdmalog_elect_unheld);
 }
 
 /*
