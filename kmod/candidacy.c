@@ -89,12 +89,14 @@ const char *rdmalog_elect_rx_vote(struct rdmalog_ep *ep,
 	if (v->pos.reserved || v->reserved || flags & ~RDMALOG_VOTE_F_PRE)
 		return "VOTE with reserved bits set";
 	spin_lock_bh(&rdmalog_elect.lock);
-	rdmalog_elect_raise_known(le64_to_cpu(v->vote_epoch));
-	if (!epoch || epoch > rdmalog_elect.stood)
+	if (!epoch || epoch > rdmalog_elect.stood) {
+		/* Dropped: nothing of it is used, its epochs neither. */
 		err = "VOTE that answers no VOTE_REQ of ours";
-	else
+	} else {
+		rdmalog_elect_raise_known(le64_to_cpu(v->vote_epoch));
 		rdmalog_elect_count(peer, epoch, flags & RDMALOG_VOTE_F_PRE,
 				    reason);
+	}
 	spin_unlock_bh(&rdmalog_elect.lock);
 	return err;
 }

@@ -2649,6 +2649,27 @@ static int g_lead_other_log(const struct opts *o, struct session *s)
 	return g_lead(s, LEAD_OTHER_LOG);
 }
 
+/*
+ * --garbage vote_unasked: a VOTE for a candidacy node 2 never had, which
+ * announces an election epoch far above any node 2 knows: dropped, and
+ * nothing of it used (node 2's election epoch stays as it was).
+ */
+#define VOTE_UNASKED_EPOCH	(1ULL << 40)
+
+static int g_vote_unasked(const struct opts *o, struct session *s)
+{
+	struct rdmalog_msg_vote m;
+
+	(void)o;
+	memset(&m, 0, sizeof(m));
+	hdr_fill(s, &m, RDMALOG_MSG_VOTE, sizeof(m));
+	m.epoch = htole64(VOTE_UNASKED_EPOCH);
+	m.reason = htole32(RDMALOG_VOTE_GRANTED);
+	m.vote_for = htole32(2);
+	m.vote_epoch = htole64(VOTE_UNASKED_EPOCH);
+	return raw_send(s, &m, sizeof(m));
+}
+
 static const struct garbage_kind garbage_kinds[] = {
 	{ "valid", "a valid HEARTBEAT (control: kept)", g_valid },
 	{ "magic", "bad magic", g_magic },
@@ -2704,6 +2725,8 @@ static const struct garbage_kind garbage_kinds[] = {
 	{ "ballot_reserved", "BALLOT with reserved bits set",
 	  g_ballot_reserved },
 	{ "ballot2", "a valid BALLOT, then a second one", g_ballot2 },
+	{ "vote_unasked", "a VOTE that answers no VOTE_REQ, of a far epoch",
+	  g_vote_unasked },
 	{ "lead_primary", "a valid LEAD after a HELLO that said primary",
 	  g_lead_primary },
 	/* these HELLO as a backup first (garbage_as_backup()) */
