@@ -142,6 +142,52 @@ def behind_backup_pulls_and_joins(c):
 
 
 @test
+def a_backup_behind_catches_up_from_the_new_primary(c):
+    """A backup that missed records and is then led by a new primary
+    (promoted while both were backups, connected to each other) catches
+    up from it on the connection it already had: the new primary keeps
+    its connections and sends LEAD (plans/keep-connections.md, C3), and
+    the ring granted on it is judged behind like one granted on a new
+    connection."""
+    up(c, cluster_file(capacity="8M"))
+    write(c[1], 20, "100,3000", "a")
+    rlnode.wait_learned(c)      # before node 1 goes: only then may they vote
+    cut(c, 3)
+    next3 = log_of(c[3])["next_lsn"]
+    # committed by nodes 1 and 2 while node 3 is away: about 1.3 MiB
+    write(c[1], 60, "1,65536,20000,77", "b")
+    committed = log_of(c[1])["commit_lsn"]
+    c[1].run("rdmalogctl node down", timeout=120, check=True)
+    restore(c, 3)
+    # two backups, connected to each other, no primary
+    wait_for(lambda: peer_state(c[2], 3) == "connected" and
+             peer_state(c[3], 2) == "connected",
+             timeout=WAIT, interval=1, what="nodes 2 and 3 connected")
+    assert log_of(c[3])["next_lsn"] == next3, log_of(c[3])
+    c[3].run("dmesg -c >/dev/null", timeout=60, check=True)
+    before3 = stats(c[3])
+    p32 = rlnode.peers(c[3])[2]["reconnects"]
+    r = c[2].run("rdmalogctl node promote", timeout=300)
+    assert r.rc == 0, (r.rc, r.out)
+    wait_for(lambda: rlnode.peers(c[2])[3]["replicating"], timeout=WAIT,
+             interval=1, what="node 2 replicates to node 3")
+    base, st = assert_same_logs(c, nodes=(2, 3))
+    assert st["commit_lsn"] > committed, (st, committed)
+    after3 = stats(c[3])
+    assert delta(before3, after3, "leads_received") == 1, after3
+    assert rlnode.peers(c[3])[2]["reconnects"] == p32, rlnode.peers(c[3])
+    assert delta(before3, after3, "catchups") >= 1, after3
+    assert delta(before3, after3, "catchup_bytes") > 1 << 20, after3
+    assert delta(before3, after3, "log_resets") == 0, after3
+    out2, out3 = dmesg(c[2]), dmesg(c[3])
+    assert "node 2: node 3 granted its ring" in out2 and \
+        "behind, catching up" in out2, out2[-3000:]
+    assert f"node 3: catching up from primary 2: LSN {next3} to" in out3, \
+        out3[-3000:]
+    assert "connection to node 2 closed" not in out3, out3[-3000:]
+
+
+@test
 def progress_shows_in_status(c):
     """A slow link: the pull takes seconds, and status shows it."""
     up(c, cluster_file(capacity="16M", max_record="1M"))
