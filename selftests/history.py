@@ -190,7 +190,10 @@ class Writer:
         # Node.hist_path), which a killed VM cannot take with it
         self.port = getattr(node, "hist_path", None)
         self.complete = bool(self.port)     # no line lost with the VM
-        self.job = node.spawn(f"{WRITER} -w {wid} -s {seed} -m {maxlen} "
+        # exec: the job is the writer, not a shell around it, so that
+        # stop() waits for the writer's own end (a forwarded write waits
+        # for its answer through a SIGTERM: device.rst, -EINTR)
+        self.job = node.spawn(f"exec {WRITER} -w {wid} -s {seed} -m {maxlen} "
                               f"-o /tmp/hist.{wid}"
                               + (f" -H {PORT}" if self.port else ""))
         self.lost_vm = False
@@ -219,6 +222,16 @@ class Writer:
                 except VMError:
                     pass
         return time.monotonic() - t0
+
+    def exit_status(self):
+        """How the job ended, in words, for a problem report."""
+        if not self.job.done():
+            return "still running"
+        try:
+            r = self.job.wait(0)
+        except VMError as e:
+            return f"no exit status: {e}"
+        return f"rc {r.rc}" + (" (timed out)" if r.timed_out else "")
 
     def stuck(self, say, why):
         r = self.node.run(
@@ -275,7 +288,7 @@ class Follower:
 
     def __init__(self, node):
         self.node = node
-        self.job = node.spawn(f"{WRITER} -F")
+        self.job = node.spawn(f"exec {WRITER} -F")
         self.lost_vm = False
 
     def stop(self):
@@ -422,7 +435,7 @@ class History:
                timeout=120, check=True)
         if self.primary_faults:
             self.stop_monitors(n)
-            self.monitors.append((n, nd.spawn("rdmalogctl -j monitor")))
+            self.monitors.append((n, nd.spawn("exec rdmalogctl -j monitor")))
         rlnode.apply(nd, self.conf, CONF)
 
     def stop_monitors(self, n):
@@ -1197,12 +1210,16 @@ class History:
             hist[w.wid] = h
             for ln in h["bad"][:5]:
                 prob.append(f"writer {w.wid}: unparsable history line {ln!r}")
-            if not (h["ended"] or w.killed or w.lost_vm):
-                prob.append(f"writer {w.wid} on {w.node.name} ended by "
-                            f"itself: {w.job.output()[-200:]!r}")
-            elif w.termed and not h["ended"]:
+            if h["ended"] or w.killed or w.lost_vm:
+                pass
+            elif w.termed:
                 prob.append(f"writer {w.wid} on {w.node.name} did not stop "
-                            f"cleanly on SIGTERM: {w.job.output()[-200:]!r}")
+                            f"cleanly on SIGTERM ({w.exit_status()}): "
+                            f"{w.job.output()[-200:]!r}")
+            else:
+                prob.append(f"writer {w.wid} on {w.node.name} ended by "
+                            f"itself ({w.exit_status()}): "
+                            f"{w.job.output()[-200:]!r}")
 
         P = self.prim
         # the log: the primary's records; with primary faults the final
