@@ -5,8 +5,9 @@
 # the DKMS build and the test suite, each phase timed; for every extra
 # kernel (Linux 6.12 on Debian 12) also its build and lint before the
 # tests and a smoke subset of the suite on its guests (tests-6.12), which
-# with a few of the main kernel's suites runs in a second lane beside the
-# main run, niced (its output printed after the main run's). Ends with a
+# with a few of the main kernel's suites runs in a third lane beside the
+# main run, niced, as a few more do in a second (their output printed
+# after the main run's). Ends with a
 # table of the phases, the runners' per-suite tables above it, and one
 # summary line "N passed, N failed" (all runs added up) as the very last
 # line.
@@ -19,8 +20,9 @@
 # RDMALOG_SMOKE_HISTORY_KINDS (the fault kinds of that run, default the
 # five that go through the kernel's interfaces differently: cut, reload,
 # quorum, trim, catchup; the main kernel's run has every kind),
-# RDMALOG_BESIDE=0 (one lane: no second, niced lane beside the main run),
-# RDMALOG_BESIDE_SUITES (the main kernel's suites in the second lane).
+# RDMALOG_BESIDE=0 (one lane: no niced lanes beside the main run),
+# RDMALOG_BESIDE_SUITES (the main kernel's suites in the second lane),
+# RDMALOG_BESIDE2_SUITES (those in the third, before the smoke runs).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 MAKE=${MAKE:-make}
@@ -87,24 +89,28 @@ for k in "${extra[@]}"; do
 done
 [ -n "$ok" ] && { phase dkms $MAKE --no-print-directory dkms-build || ok=; }
 
-# Two lanes. The tests keep about one of the two CPUs busy (TCG guests
-# wait on timers and on each other much of the time), so beside the main
-# run (phase tests) a second lane runs at nice 10, taking only what the
-# main run's guests leave: a few suites of the main kernel (phase
-# tests-beside; RDMALOG_BESIDE_SUITES) and then the smoke subset on every
-# extra kernel (tests-SERIES), each with its own initramfs
-# (build/vm/initramfs-KVER.cpio, built above). Its output is printed
-# after the main run's. RDMALOG_BESIDE=0 runs everything in one lane,
-# the beside suites in the main run and the smoke runs after it.
+# Three lanes. The tests keep about one of the two CPUs busy (TCG
+# guests wait on timers and on each other much of the time), so beside
+# the main run (phase tests) two more runners at nice 10 take only what
+# the main run's guests leave: one runs a few suites of the main kernel
+# (phase tests-beside; RDMALOG_BESIDE_SUITES), the other a few more
+# (phase tests-beside2; RDMALOG_BESIDE2_SUITES) and then the smoke
+# subset on every extra kernel (tests-SERIES), each with its own
+# initramfs (build/vm/initramfs-KVER.cpio, built above). Their output is
+# printed after the main run's. RDMALOG_BESIDE=0 runs everything in one
+# lane, the beside suites in the main run and the smoke runs after it.
 # shellcheck disable=SC2206 # a list of suite names
 beside=(${RDMALOG_BESIDE_SUITES-fuzz forward iwarp lifecycle observe ops replication rogue datapath})
+# shellcheck disable=SC2206 # a list of suite names
+beside2=(${RDMALOG_BESIDE2_SUITES-catchup})
 lane2=1
 [ "${RDMALOG_BESIDE:-1}" = 0 ] && lane2=
 # the caller chose what to run: all of it in the main run
-[ -n "${RDMALOG_CHECK_ARGS:-}" ] && beside=()
+[ -n "${RDMALOG_CHECK_ARGS:-}" ] && beside=() beside2=()
+[ -n "$lane2" ] || beside=() beside2=()
 nice2=${lane2:+nice -n 10}
 
-# one run in the second lane (or after the main run): NAME OUT ARGS...
+# one run beside the tests (or after the main run): NAME OUT ARGS...
 lane_run() {
 	local name=$1 out=$2 t0 r
 	shift 2
@@ -113,12 +119,16 @@ lane_run() {
 	r=$?
 	printf '%-12s %5ds  %s%s\n' "$name" $(($(date +%s) - t0)) \
 		"$([ $r -eq 0 ] && echo ok || echo "FAILED (rc $r)")" \
-		"${nice2:+ (beside tests, niced)}" >>"$tmp/lane2-phases"
+		"${nice2:+ (beside tests, niced)}" >>"$tmp/lane-phases-$name"
 }
 lane2_runs() {
-	local k
-	[ ${#beside[@]} -gt 0 ] && [ -n "$lane2" ] &&
+	[ ${#beside[@]} -gt 0 ] &&
 		lane_run tests-beside "$tmp/tests-beside" "${beside[@]}"
+}
+lane3_runs() {
+	local k
+	[ ${#beside2[@]} -gt 0 ] &&
+		lane_run tests-beside2 "$tmp/tests-beside2" "${beside2[@]}"
 	for k in "${extra[@]}"; do
 		RDMALOG_KVER=$k \
 		RDMALOG_HISTORY_DURATION=${RDMALOG_SMOKE_HISTORY_DURATION:-20} \
@@ -137,23 +147,26 @@ if [ ${#extra[@]} -gt 0 ] && [[ " ${smoke[*]} " == *" history.history_short "* ]
 		[ "$k" = trim ] || main_skip+="${main_skip:+ }$k"
 	done
 fi
-lane2_out=()
-[ -n "$lane2" ] && [ ${#beside[@]} -gt 0 ] && lane2_out+=("$tmp/tests-beside")
+lane_out=()
+[ ${#beside[@]} -gt 0 ] && lane_out+=("$tmp/tests-beside")
+[ ${#beside2[@]} -gt 0 ] && lane_out+=("$tmp/tests-beside2")
 for k in "${extra[@]}"; do
-	lane2_out+=("$tmp/tests-$(series "$k")")
+	lane_out+=("$tmp/tests-$(series "$k")")
 done
-summaries+=("${lane2_out[@]}")
+summaries+=("${lane_out[@]}")
 
 if [ -n "$ok" ]; then
 	main_args=()
 	if [ -n "$lane2" ]; then
-		for b in "${beside[@]}"; do
+		for b in "${beside[@]}" "${beside2[@]}"; do
 			main_args+=(-x "$b")
 		done
-		echo "==> check: beside the tests, niced: ${beside[*]:+${beside[*]} on ${RDMALOG_KVER:-?}}${extra[*]:+, the smoke on ${extra[*]}} (output below them)"
+		echo "==> check: beside the tests, niced: ${beside[*]:+${beside[*]} on ${RDMALOG_KVER:-?}}; ${beside2[*]:+${beside2[*]} on ${RDMALOG_KVER:-?}}${extra[*]:+, then the smoke on ${extra[*]}} (output below them)"
 		lane2_runs &
 		lane2_pid=$!
-		trap 'kill "$lane2_pid" 2>/dev/null; wait; rm -rf "$tmp"' EXIT
+		lane3_runs &
+		lane3_pid=$!
+		trap 'kill "$lane2_pid" "$lane3_pid" 2>/dev/null; wait; rm -rf "$tmp"' EXIT
 	fi
 	[ -n "$main_skip" ] && echo "==> check: the main history run leaves out what the smoke's has: $main_skip"
 	# shellcheck disable=SC2086 # RDMALOG_CHECK_ARGS is a list
@@ -161,20 +174,21 @@ if [ -n "$ok" ]; then
 		phase tests run_tests "$tmp/tests" "${main_args[@]}" ${RDMALOG_CHECK_ARGS:-} || rc=1
 	if [ -n "$lane2" ]; then
 		t0=$(date +%s)
-		wait "$lane2_pid"
-		echo "==> check: the second lane ended $(($(date +%s) - t0))s after the tests"
+		wait "$lane2_pid" "$lane3_pid"
+		echo "==> check: the other lanes ended $(($(date +%s) - t0))s after the tests"
 	else
-		lane2_runs
+		lane3_runs
 	fi
-	for f in "${lane2_out[@]}"; do
+	for f in "${lane_out[@]}"; do
 		echo "==> check: ${f##*/}"
 		cat "$f"
 		# the runner's own status is in its summary line, counted below
 	done
-	if [ -s "$tmp/lane2-phases" ]; then
-		mapfile -t -O "${#phases[@]}" phases <"$tmp/lane2-phases"
-		grep -q FAILED "$tmp/lane2-phases" && rc=1
-	fi
+	for f in "$tmp"/lane-phases-*; do
+		[ -s "$f" ] || continue
+		mapfile -t -O "${#phases[@]}" phases <"$f"
+		grep -q FAILED "$f" && rc=1
+	done
 else
 	rc=1
 fi
