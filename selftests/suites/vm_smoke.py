@@ -161,10 +161,19 @@ def emulator_artifact_is_recognised_narrowly(c):
                   "node3 boot 1: [ 73.6] WARNING: CPU: 0 PID: 95 at "
                   "kmod/conn.c:10 rdmalog_conn_close+0x1/0x2",
                   "node3 boot 1: [ 73.6] WARNING: CPU: 0 PID: 95 at "
-                  "arch/x86/kernel/traps.c:1120 exc_debug_user+0x1/0x2"]:
+                  "arch/x86/kernel/traps.c:1120 exc_debug_user+0x1/0x2",
+                  "node3 boot 1: [ 73.6] WARNING: CPU: 0 PID: 95 at "
+                  "drivers/infiniband/sw/rxe/rxe_resp.c:99 "
+                  "rxe_responder+0x1/0x2 [rdma_rxe]"]:
         assert ea([art, other]) is None, other
         assert ea([other]) is None, other
     assert ea([]) is None
+    # soft-RoCE's completer warning (cluster.py: EMULATOR_ARTIFACTS)
+    rxe = ("node1 boot 2: [ 88.2] WARNING: CPU: 1 PID: 0 at drivers/"
+           "infiniband/sw/rxe/rxe_comp.c:827 rxe_completer+0x5a1/0xc40 "
+           "[rdma_rxe]")
+    assert ea([rxe, f"node1 boot 2: {panic}", f"node1 boot 2: {died}"]) == rxe
+    assert ea([rxe, f"node2 boot 1: {died}"]) is None
 
 
 @test
