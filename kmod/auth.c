@@ -8,7 +8,7 @@
  * HELLO carries HMAC-SHA256(secret, "rdmalog-hello" || side || connecting
  * nonce || accepting nonce || the HELLO from its node id up to the MAC).
  * A receiver acts on nothing of a connection before that HELLO arrived
- * and verified (conn.c), so a peer that does not know the secret is
+ * and verified (hello.c), so a peer that does not know the secret is
  * granted nothing. A replayed HELLO fails: the other side's nonce is new.
  * This authenticates the start of a connection, as DRBD's cram-hmac
  * does, not every message after it: the reliable connection's queue

@@ -4,8 +4,9 @@
  * committed records it lacks from the primary's ring with RDMA READ,
  * verifies them, and only then joins replication.
  *
- * conn.c hands it a backup's RING and JOIN (primary side) and the
- * primary's CATCHUP (backup side), from the completion handler; the rest
+ * The transport hands it a backup's RING (ring_mr.c, through the ops)
+ * and msg.c its JOIN (primary side) and the primary's CATCHUP (backup
+ * side), from the completion handler; the rest
  * happens in its work item (on the replication workqueue) and in its RDMA
  * READ completions. The protocol is in proto.h and protocol.rst.
  */

@@ -13,7 +13,7 @@
  * errors and QP events into one error report (rdmalog_ep_error(), whose
  * work -- conn.c's -- closes the endpoint). A received message is copied
  * out of its buffer, the buffer posted again and the credit counted here
- * (rdmalog_recv_done()); conn.c checks and acts on it. The locks are
+ * (rdmalog_recv_done()); hello.c checks and acts on it. The locks are
  * conn.c's (its top comment): here
  * &rdmalog_ep.lock, taken with _bh outside the CQ handler, and the conn
  * lock held by the callers of set-up.
@@ -282,7 +282,7 @@ static void rdmalog_send_done(struct ib_cq *cq, struct ib_wc *wc)
 
 /*
  * A receive buffer's completion: the one entry point of every message.
- * Copy the message out and re-post the buffer first, then have conn.c
+ * Copy the message out and re-post the buffer first, then have hello.c
  * check and act on it (rdmalog_conn_process()).
  */
 static void rdmalog_recv_done(struct ib_cq *cq, struct ib_wc *wc)

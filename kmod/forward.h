@@ -155,7 +155,7 @@ int rdmalog_fwd_append(struct iov_iter *from, bool nonblock, u64 *lsn);
  */
 u32 rdmalog_fwd_close_all(bool reopen, u32 timeout_ms);
 
-/* From conn.c. */
+/* From msg.c (the endpoint's set-up, through the ops). */
 void rdmalog_fwd_ep_init(struct rdmalog_ep *ep);
 /* Set up what sleeps (MRs); conn lock held, process context. */
 int rdmalog_fwd_ep_setup(struct rdmalog_ep *ep);

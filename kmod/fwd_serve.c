@@ -484,7 +484,7 @@ const char *rdmalog_fwd_received(struct rdmalog_ep *ep,
 	struct rdmalog_fwd_work *w;
 	bool inl = flags & RDMALOG_FWD_F_INLINE;
 
-	/* conn.c checked that an inline payload is all there. */
+	/* msg.c checked that an inline payload is all there. */
 	w = kzalloc(struct_size(w, data, inl ? plen : 0), GFP_ATOMIC);
 	if (!w)
 		return "out of memory for a forwarded append";

@@ -2,7 +2,7 @@
 /*
  * rdmalog - the peer protocol, as a table.
  *
- * The transport (conn.c) checks every message's frame (header, sequence
+ * The transport (hello.c) checks every message's frame (header, sequence
  * number, credits, epochs) and handles its own messages: HELLO,
  * HEARTBEAT and RING. For every other type it asks this file, through
  * &struct rdmalog_ep_ops, whether the type is known and the length right

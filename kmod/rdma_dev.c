@@ -11,8 +11,8 @@
  * being released, never half gone, and a waiter that sees no object of a
  * device under the mutex knows its PD is deallocated.
  *
- * The ib_client is conn.c's (the connections are what a device removal
- * must tear down); this file calls nobody. Its .remove brackets the
+ * The ib_client is cm.c's, registered by conn.c (the connections are
+ * what a device removal must tear down); this file calls nobody. Its .remove brackets the
  * teardown of every endpoint on the device with
  * rdmalog_rdev_removal_start(), after which no new object is created for
  * the device, and rdmalog_rdev_removal_finish(), which waits until the

@@ -63,7 +63,7 @@ struct rdmalog_rdev {
 
 /**
  * struct rdmalog_rdev_removal - a device being removed, on the stack of
- * the ib_client's .remove (conn.c)
+ * the ib_client's .remove (cm.c)
  * @list: entry on the list of devices being removed (rdma_dev.c)
  * @ibdev: the device
  */

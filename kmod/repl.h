@@ -172,7 +172,7 @@ void rdmalog_repl_set_role(u32 role, u32 commit_timeout_ms);
  */
 u32 rdmalog_repl_effective(u32 requested, u32 *in_sync, u32 *needed);
 
-/* From conn.c. */
+/* From msg.c (the endpoint's set-up, through the ops). */
 void rdmalog_repl_ep_init(struct rdmalog_ep *ep);
 /*
  * A backup at @head / @next_lsn (tail @tail) offers its ring: judge it

@@ -17,7 +17,7 @@
  * on rxe) cannot be registered (@reg_why says why); it is still mapped,
  * as the source of the replication WRITEs.
  *
- * The MRs themselves are per connection (conn.c, catchup.c: their keys
+ * The MRs themselves are per connection (ring_mr.c, catchup.c: their keys
  * are good on one queue pair only); they all map these scatterlists.
  *
  * Locking: rdmalog_ring_maps.mutex guards the list and the references'
