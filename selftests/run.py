@@ -387,6 +387,24 @@ class SuiteRun:
         lines.append(f"consoles: {self.cluster.workdir}/nodeN.console")
         return lines
 
+    def artifact_context(self, artifact, before=10, after=40):
+        """The console lines around an artifact's line (its trace: which
+        path warned), from its node's console, all boots."""
+        c = self.cluster
+        node = artifact.split()[0]
+        text = artifact.split(": ", 1)[-1].strip()
+        for nd in c.nodes if c else []:
+            if nd.name != node:
+                continue
+            try:
+                lines = nd.console_text(all_boots=True).splitlines()
+            except Exception:       # noqa: BLE001: context only
+                return []
+            for i, ln in enumerate(lines):
+                if ln.strip() == text:
+                    return lines[max(0, i - before):i + after]
+        return []
+
     def ensure_healthy(self):
         """Boot nodes a test left down; reboot everything if that fails."""
         c = self.cluster
@@ -462,6 +480,8 @@ class SuiteRun:
                           "(or fresh ones where one died):")
             for line in diag[:12]:
                 self.tap.diag(f"  | {line}")
+            for line in self.artifact_context(artifact):
+                self.tap.diag(f"  : {line}")
             c = self.cluster
             if c is not None and all(nd.alive for nd in c.nodes):
                 # reset and set up again by new_cluster(), as between suites
