@@ -178,8 +178,9 @@ def siw_leader_change_over_messages(c):
     and the new primary's epoch-start record commits in ACK mode. Node
     1's module goes (failover auto); the backup that stands wins the next
     epoch with the other's vote, keeps every committed record, the other
-    follows it and a write there is forwarded; node 1 loaded again joins
-    as a backup and ends with the same log."""
+    follows it (told by LEAD on the connection it kept) and a write there
+    is forwarded; node 1 loaded again joins as a backup and ends with the
+    same log."""
     if not siw_built(c):
         skip(NO_SIW)
     text = rlnode.cluster_file("1M", "quorum", timeout=5000, cluster=45,
@@ -224,6 +225,9 @@ def siw_leader_change_over_messages(c):
     so, sn = rlnode.stats(c[other]), rlnode.stats(c[new])
     assert so["vote_reqs_received"] > 0 and sn["cas_votes"] == 0 and \
         sn["cas_refused"] == 0 and so["ballot_grants"] == 0, (so, sn)
+    # the other learned its new primary by LEAD, on the connection it had
+    # with it as a backup: kept over the change, as on rxe
+    assert so["leads_received"] >= 1, so
     assert "replicating (ACK mode)" in d, d[-3000:]
     r = c[other].run("echo after | rdmalogcat -a", timeout=120, check=True)
     n = int(r.out.split()[-1])
