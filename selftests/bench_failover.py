@@ -304,7 +304,9 @@ def vote_path(lines, new, epoch):
         if f"voted for node {new} in epoch {epoch} by compare-and-swap" \
                 in ln:
             return "cas"
-        if f"voted for node {new} in epoch {epoch} (" in ln:
+        # "(holding ...)", or ", its primary fenced (holding ...)"
+        if f"voted for node {new} in epoch {epoch} (" in ln or \
+                f"voted for node {new} in epoch {epoch}, " in ln:
             return "messages"
     return None
 
