@@ -379,30 +379,35 @@ class SuiteRun:
         if len(problems) > 20:
             lines.append(f"  ... {len(problems) - 20} more")
         # context: console tail of the first affected node
-        node = problems[0].split()[0]
-        for nd in self.cluster.nodes if console else []:
-            if nd.name == node:
-                lines.append(f"--- {nd.name} console tail ---")
-                lines += vm._tail(nd.console_text(), 40).split("\n")
+        nd = self.node_of(problems[0]) if console else None
+        if nd:
+            lines.append(f"--- {nd.name} console tail ---")
+            lines += vm._tail(nd.console_text(), 40).split("\n")
         lines.append(f"consoles: {self.cluster.workdir}/nodeN.console")
         return lines
+
+    def node_of(self, problem):
+        """The node a problem line ("nodeN boot K: LINE") is of, or None."""
+        name = problem.split()[0]
+        for nd in self.cluster.nodes if self.cluster else []:
+            if nd.name == name:
+                return nd
+        return None
 
     def artifact_context(self, artifact, before=10, after=40):
         """The console lines around an artifact's line (its trace: which
         path warned), from its node's console, all boots."""
-        c = self.cluster
-        node = artifact.split()[0]
+        nd = self.node_of(artifact)
+        if nd is None:
+            return []
         text = artifact.split(": ", 1)[-1].strip()
-        for nd in c.nodes if c else []:
-            if nd.name != node:
-                continue
-            try:
-                lines = nd.console_text(all_boots=True).splitlines()
-            except Exception:       # noqa: BLE001: context only
-                return []
-            for i, ln in enumerate(lines):
-                if ln.strip() == text:
-                    return lines[max(0, i - before):i + after]
+        try:
+            lines = nd.console_text(all_boots=True).splitlines()
+        except Exception:           # noqa: BLE001: context only
+            return []
+        for i, ln in enumerate(lines):
+            if ln.strip() == text:
+                return lines[max(0, i - before):i + after]
         return []
 
     def ensure_healthy(self):
