@@ -107,12 +107,12 @@ done
 beside=(${RDMALOG_BESIDE_SUITES-fuzz forward iwarp lifecycle observe ops replication rogue datapath})
 # shellcheck disable=SC2206 # a list of suite names
 beside2=(${RDMALOG_BESIDE2_SUITES-catchup teardown})
-lane2=1
-[ "${RDMALOG_BESIDE:-1}" = 0 ] && lane2=
+lanes=1
+[ "${RDMALOG_BESIDE:-1}" = 0 ] && lanes=
 # the caller chose what to run: all of it in the main run
 [ -n "${RDMALOG_CHECK_ARGS:-}" ] && beside=() beside2=()
-[ -n "$lane2" ] || beside=() beside2=()
-nice2=${lane2:+nice -n 10}
+[ -n "$lanes" ] || beside=() beside2=()
+nice2=${lanes:+nice -n 10}
 
 # one run beside the tests (or after the main run): NAME OUT ARGS...
 lane_run() {
@@ -161,11 +161,11 @@ summaries+=("${lane_out[@]}")
 
 if [ -n "$ok" ]; then
 	main_args=()
-	if [ -n "$lane2" ]; then
+	if [ -n "$lanes" ]; then
 		for b in "${beside[@]}" "${beside2[@]}"; do
 			main_args+=(-x "$b")
 		done
-		echo "==> check: beside the tests, niced: ${beside[*]:+${beside[*]} on ${RDMALOG_KVER:-?}}; ${beside2[*]:+${beside2[*]} on ${RDMALOG_KVER:-?}}${extra[*]:+, then the smoke on ${extra[*]}} (output below them)"
+		echo "==> check: beside the tests, niced: ${beside[*]:+${beside[*]} on ${RDMALOG_KVER:-?}; }${beside2[*]:+${beside2[*]} on ${RDMALOG_KVER:-?}}${extra[*]:+, then the smoke on ${extra[*]}} (output below them)"
 		lane2_runs &
 		lane2_pid=$!
 		lane3_runs &
@@ -176,7 +176,7 @@ if [ -n "$ok" ]; then
 	# shellcheck disable=SC2086 # RDMALOG_CHECK_ARGS is a list
 	RDMALOG_HISTORY_SKIP=${RDMALOG_HISTORY_SKIP-$main_skip} \
 		phase tests run_tests "$tmp/tests" "${main_args[@]}" ${RDMALOG_CHECK_ARGS:-} || rc=1
-	if [ -n "$lane2" ]; then
+	if [ -n "$lanes" ]; then
 		t0=$(date +%s)
 		wait "$lane2_pid" "$lane3_pid"
 		echo "==> check: the other lanes ended $(($(date +%s) - t0))s after the tests"
