@@ -935,9 +935,11 @@ _PROBLEM_RE = re.compile("|".join(PROBLEM_PATTERNS))
 # retry reset the expected opcode (a response delayed past the retransmit
 # timer, as netem, a blackhole or a pause make), or an atomic acknowledge
 # whose PSN meets a request that is no atomic. That is rxe's defect under
-# delay and loss, in the driver a RoCE HCA replaces; the module only posts
-# READs and compare-and-swaps. Seen in CI on 2026-12-04 (6.12 guest,
-# rxe_comp.c:827, a history run with netem, flaps and kills). After the
+# delay and loss, in the driver a RoCE HCA replaces; the module's requests
+# there are plain READs and compare-and-swaps. Seen in make check on
+# 2026-12-04 (6.12 guests, rxe_comp.c:827, history runs with netem, flaps
+# and kills), from rxe's own worker (rxe_completer <- rxe_sender <-
+# do_task on rxe_wq, nothing of the module's on the stack). After the
 # warning rxe fails the request and moves the queue pair to error, which
 # the module sees as a connection ending; every other warning still stops
 # the guest (panic_on_warn) and fails the test.
