@@ -19,11 +19,7 @@
 # (seconds of load and faults of its history run, default 20),
 # RDMALOG_SMOKE_HISTORY_KINDS (the fault kinds of that run, default the
 # five that go through the kernel's interfaces differently: cut, reload,
-# quorum, trim, catchup; and four that cost the main lane more than they
-# test there: kill, a backup's VM killed, whose boot and rejoin the
-# primary faults' pkill goes through too, and flap, netem and blip,
-# which RC and commits ride through: the main kernel's run has the
-# others, and the soak every kind),
+# quorum, trim, catchup; the main kernel's run has every kind),
 # RDMALOG_BESIDE=0 (one lane: no niced lanes beside the main run),
 # RDMALOG_BESIDE_SUITES (the main kernel's suites in the second lane),
 # RDMALOG_BESIDE2_SUITES (those in the third, before the smoke runs).
@@ -144,7 +140,7 @@ lane3_runs() {
 # The smoke's history run has these kinds of fault; then the main run's
 # leaves them out, but for trim: without it the writers fill the ring
 # and wait (each kind runs once per make check, not twice).
-smoke_kinds=${RDMALOG_SMOKE_HISTORY_KINDS-cut reload quorum trim catchup kill flap netem blip}
+smoke_kinds=${RDMALOG_SMOKE_HISTORY_KINDS-cut reload quorum trim catchup}
 main_skip=
 if [ ${#extra[@]} -gt 0 ] && [[ " ${smoke[*]} " == *" history.history_short "* ]]; then
 	for k in $smoke_kinds; do
