@@ -381,7 +381,7 @@ bool rdmalog_ballot_is_open(void)
  * word yet: it is out of every candidate's reach; the next set-up reads
  * and closes it). Mutex held.
  */
-void rdmalog_ballot_close_locked(void)
+static void rdmalog_ballot_close_from(u64 expect)
 {
 	u64 cmp, swap, old;
 	int i, err;
@@ -395,6 +395,38 @@ void rdmalog_ballot_close_locked(void)
 	WRITE_ONCE(b->wstate, RDMALOG_BALLOT_W_CLOSING);
 	cmp = b->word;
 	spin_unlock_bh(&b->lock);
+	/*
+	 * A vote we were told of (@expect, a cast into @cmp): close from it,
+	 * one atomic where the first would fail on it and return it. Any
+	 * other word, as if that atomic had not run: it changed nothing.
+	 */
+	if (expect && rdmalog_ballot_is_cast(expect, cmp)) {
+		swap = rdmalog_ballot_flip(expect, false);
+		err = rdmalog_ballot_atomic(true, expect, swap, &old);
+		if (err) {
+			rdmalog_ballot_fail("closing the word failed");
+			return;
+		}
+		if (old == expect || old == swap) {
+			rdmalog_ballot_fold(expect, RDMALOG_BALLOT_FOUND_CLOSE);
+			spin_lock_bh(&b->lock);
+			b->word = swap;
+			WRITE_ONCE(b->wstate, RDMALOG_BALLOT_W_CLOSED);
+			spin_unlock_bh(&b->lock);
+			return;
+		}
+		if (old != cmp) {
+			if (!rdmalog_ballot_is_cast(old, cmp)) {
+				rdmalog_ballot_tamper(old);
+				return;
+			}
+			rdmalog_ballot_fold(old, RDMALOG_BALLOT_FOUND_CLOSE);
+			spin_lock_bh(&b->lock);
+			b->word = old;
+			spin_unlock_bh(&b->lock);
+			cmp = old;
+		}
+	}
 	for (i = 0; i < RDMALOG_BALLOT_CLOSE_TRIES; i++) {
 		swap = rdmalog_ballot_flip(cmp, false);
 		err = rdmalog_ballot_atomic(true, cmp, swap, &old);
@@ -420,8 +452,14 @@ void rdmalog_ballot_close_locked(void)
 	rdmalog_ballot_tamper(old);
 }
 
-int rdmalog_ballot_close(void)
+void rdmalog_ballot_close_locked(void)
 {
+	rdmalog_ballot_close_from(0);
+}
+
+int rdmalog_ballot_close_expecting(u64 epoch, u32 node)
+{
+	u64 expect = 0;
 	int err;
 
 	/*
@@ -432,12 +470,23 @@ int rdmalog_ballot_close(void)
 	    !READ_ONCE(b->unread))
 		return 0;
 	mutex_lock(&b->mutex);
-	rdmalog_ballot_close_locked();
+	if (epoch && epoch <= RDMALOG_BALLOT_MAX_EPOCH &&
+	    node <= RDMALOG_BALLOT_FOR_MASK) {
+		spin_lock_bh(&b->lock);
+		expect = rdmalog_ballot_cast(b->word, epoch, node);
+		spin_unlock_bh(&b->lock);
+	}
+	rdmalog_ballot_close_from(expect);
 	/* A failed close revoked it: read now if nothing reaches it. */
 	rdmalog_ballot_read_cpu();
 	err = READ_ONCE(b->unread) ? -EBUSY : 0;
 	mutex_unlock(&b->mutex);
 	return err;
+}
+
+int rdmalog_ballot_close(void)
+{
+	return rdmalog_ballot_close_expecting(0, 0);
 }
 
 /* Write the block for the word's next sequence @seq. Mutex held. */

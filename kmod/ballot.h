@@ -223,6 +223,13 @@ void rdmalog_ballot_set_unheld(void (*unheld)(void));
  */
 int rdmalog_ballot_close(void);
 /*
+ * As rdmalog_ballot_close(), when this node was told (a LEAD) that @node
+ * won @epoch, maybe with a vote cast into the word: closed from that
+ * vote, by one atomic where rdmalog_ballot_close() takes two (the first
+ * fails on the vote and returns it); any other word as there.
+ */
+int rdmalog_ballot_close_expecting(u64 epoch, u32 node);
+/*
  * Open the word for candidates with the block @in: only while it is
  * READY, holds this node's vote, and nothing holds it closed; an open
  * word whose block differs is closed and opened again. The election's

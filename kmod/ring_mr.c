@@ -581,7 +581,10 @@ void rdmalog_ep_grant_work(struct work_struct *work)
 		rdmalog_ep_error(ep,
 				 "node %u's connection outlived the peer timeout: the ring is not granted",
 				 old);
-	} else if (rdmalog_ballot_close()) {
+	} else if (rdmalog_ballot_close_expecting(test_bit(RDMALOG_EP_LEAD,
+							    &ep->flags) ?
+						   ep->hello_epoch : 0,
+						   ep->conn->peer_id)) {
 		/* Revoked, not read: a vote in it may fence this primary. */
 		rdmalog_ep_error(ep, "the ballot word is being revoked: the ring is not granted");
 	} else if (!test_bit(RDMALOG_EP_DEAD, &ep->flags)) {
