@@ -531,6 +531,14 @@ int rdmalog_ballot_open(const struct rdmalog_ballot_block_in *in)
 	spin_unlock_bh(&b->lock);
 	if (same)
 		goto out;
+	/*
+	 * Held, so not to be opened again: its holder closes it (as the
+	 * beat, it leaves the word's atomics to that close).
+	 */
+	if (READ_ONCE(b->holds)) {
+		err = -EBUSY;
+		goto out;
+	}
 	/* A block that changed is closed out first (a vote cast on it kept). */
 	rdmalog_ballot_close_locked();
 	spin_lock_bh(&b->lock);
@@ -584,11 +592,17 @@ void rdmalog_ballot_beat(void)
 	u64 now, was;
 	int err;
 
-	if (READ_ONCE(b->wstate) != RDMALOG_BALLOT_W_OPEN)
+	/*
+	 * Held: its holder closes it now, and takes a vote in it at that
+	 * close (one atomic, where a read first would add one to its path).
+	 */
+	if (READ_ONCE(b->wstate) != RDMALOG_BALLOT_W_OPEN ||
+	    READ_ONCE(b->holds))
 		return;
 	mutex_lock(&b->mutex);
 	if (READ_ONCE(b->state) != RDMALOG_BALLOT_READY ||
-	    READ_ONCE(b->wstate) != RDMALOG_BALLOT_W_OPEN)
+	    READ_ONCE(b->wstate) != RDMALOG_BALLOT_W_OPEN ||
+	    READ_ONCE(b->holds))
 		goto out;
 	err = rdmalog_ballot_atomic(false, 0, 0, &now);
 	if (err) {

@@ -234,14 +234,16 @@ int rdmalog_ballot_close_expecting(u64 epoch, u32 node);
  * READY, holds this node's vote, and nothing holds it closed; an open
  * word whose block differs is closed and opened again. The election's
  * vote_mutex held; sleeps. Return: 0 (open); -EAGAIN (not ready or not
- * synced); -EBUSY (held closed); -EIO, -ETIMEDOUT (the loopback failed:
+ * synced); -EBUSY (held: closed, or open and left to its holder's
+ * close); -EIO, -ETIMEDOUT (the loopback failed:
  * set up again); -EPROTO (the word was changed behind this node: no
  * longer used).
  */
 int rdmalog_ballot_open(const struct rdmalog_ballot_block_in *in);
 /*
  * Every heartbeat while the word is open: read it, and take a vote cast
- * into it since (the found hook). Process context; sleeps.
+ * into it since (the found hook); not while a hold is taken, whose
+ * holder's close takes that vote in. Process context; sleeps.
  */
 void rdmalog_ballot_beat(void);
 /* The word is open (status; tests). */
