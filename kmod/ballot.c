@@ -247,17 +247,73 @@ static u64 rdmalog_ballot_vote_word(u64 epoch, u32 node)
 	       ((u64)node & RDMALOG_BALLOT_FOR_MASK) << RDMALOG_BALLOT_FOR_SHIFT;
 }
 
-void rdmalog_ballot_record(u64 epoch, u32 node)
+/* @node's vote in @epoch is the one the word is to hold. */
+static void rdmalog_ballot_want(u64 epoch, u32 node)
 {
-	u64 want, cmp, swap, old;
-	int err;
-
 	spin_lock_bh(&b->lock);
 	/* Votes only go up; a fold may have put a later one here already. */
-	if (epoch >= rdmalog_ballot_epoch(b->want))
+	if (epoch > RDMALOG_BALLOT_MAX_EPOCH)
+		b->over = true;
+	else if (epoch >= rdmalog_ballot_epoch(b->want))
 		b->want = rdmalog_ballot_vote_word(epoch, node);
 	WRITE_ONCE(b->synced, false);
 	spin_unlock_bh(&b->lock);
+}
+
+/*
+ * Swap the vote wanted into the closed word: one compare-and-swap (the
+ * word closed: only this node changes it). Mutex held.
+ */
+static void rdmalog_ballot_put_want(void)
+{
+	u64 want, cmp, swap, old;
+	bool over;
+	int err;
+
+	lockdep_assert_held(&b->mutex);
+	if (READ_ONCE(b->state) == RDMALOG_BALLOT_OFF)
+		return;
+	spin_lock_bh(&b->lock);
+	over = b->over;
+	spin_unlock_bh(&b->lock);
+	if (over) {
+		rdmalog_ballot_teardown(RDMALOG_BALLOT_OFF,
+					"an epoch above what the word holds");
+		return;
+	}
+	if (READ_ONCE(b->state) != RDMALOG_BALLOT_READY)
+		return;	/* the set-up puts it in */
+	/* Its callers hold the word closed; never swap into an open one. */
+	if (WARN_ON_ONCE(READ_ONCE(b->wstate) != RDMALOG_BALLOT_W_CLOSED))
+		rdmalog_ballot_close_locked();
+	if (READ_ONCE(b->state) != RDMALOG_BALLOT_READY)
+		return;
+	spin_lock_bh(&b->lock);
+	want = b->want;
+	cmp = b->word;
+	spin_unlock_bh(&b->lock);
+	swap = (cmp & ~RDMALOG_BALLOT_VOTE_MASK) | want;
+	err = rdmalog_ballot_atomic(true, cmp, swap, &old);
+	if (!err && old != cmp && old != swap) {
+		rdmalog_ballot_tamper(old);
+		return;
+	}
+	if (err) {
+		/* Set again at the next set-up; nobody else changes it. */
+		pr_warn("ballot word: recording the vote failed (%d): the loopback is set up again\n",
+			err);
+		rdmalog_ballot_fail("recording a vote failed");
+		return;
+	}
+	spin_lock_bh(&b->lock);
+	b->word = swap;
+	WRITE_ONCE(b->synced, b->want == want);
+	spin_unlock_bh(&b->lock);
+}
+
+void rdmalog_ballot_record(u64 epoch, u32 node)
+{
+	rdmalog_ballot_want(epoch, node);
 	/*
 	 * The set-up may hold the mutex for seconds; a vote does not wait
 	 * for it (the word is closed: only this node changes it). Its work
@@ -267,43 +323,21 @@ void rdmalog_ballot_record(u64 epoch, u32 node)
 		mod_delayed_work(rdmalog_ballot_wq, &b->work, 0);
 		return;
 	}
-	if (READ_ONCE(b->state) == RDMALOG_BALLOT_OFF)
-		goto out;
-	if (epoch > RDMALOG_BALLOT_MAX_EPOCH) {
-		rdmalog_ballot_teardown(RDMALOG_BALLOT_OFF,
-					"an epoch above what the word holds");
-		goto out;
-	}
-	if (READ_ONCE(b->state) != RDMALOG_BALLOT_READY)
-		goto out;	/* the set-up puts it in */
-	/* Its callers hold the word closed; never swap into an open one. */
-	if (WARN_ON_ONCE(READ_ONCE(b->wstate) != RDMALOG_BALLOT_W_CLOSED))
-		rdmalog_ballot_close_locked();
-	if (READ_ONCE(b->state) != RDMALOG_BALLOT_READY)
-		goto out;
-	spin_lock_bh(&b->lock);
-	want = b->want;
-	cmp = b->word;
-	spin_unlock_bh(&b->lock);
-	swap = (cmp & ~RDMALOG_BALLOT_VOTE_MASK) | want;
-	err = rdmalog_ballot_atomic(true, cmp, swap, &old);
-	if (!err && old != cmp && old != swap) {
-		rdmalog_ballot_tamper(old);
-		goto out;
-	}
-	if (err) {
-		/* Set again at the next set-up; nobody else changes it. */
-		pr_warn("ballot word: recording the vote failed (%d): the loopback is set up again\n",
-			err);
-		rdmalog_ballot_fail("recording a vote failed");
-		goto out;
-	}
-	spin_lock_bh(&b->lock);
-	b->word = swap;
-	WRITE_ONCE(b->synced, b->want == want);
-	spin_unlock_bh(&b->lock);
-out:
+	rdmalog_ballot_put_want();
 	mutex_unlock(&b->mutex);
+}
+
+static void rdmalog_ballot_record_work(struct work_struct *work)
+{
+	mutex_lock(&b->mutex);
+	rdmalog_ballot_put_want();
+	mutex_unlock(&b->mutex);
+}
+
+void rdmalog_ballot_record_soon(u64 epoch, u32 node)
+{
+	rdmalog_ballot_want(epoch, node);
+	queue_work(rdmalog_ballot_wq, &b->record_work);
 }
 
 void rdmalog_ballot_floor(u64 epoch)
@@ -489,6 +523,18 @@ int rdmalog_ballot_close(void)
 	return rdmalog_ballot_close_expecting(0, 0);
 }
 
+static void rdmalog_ballot_close_work(struct work_struct *work)
+{
+	rdmalog_ballot_close();
+}
+
+void rdmalog_ballot_close_soon(void)
+{
+	if (READ_ONCE(b->wstate) != RDMALOG_BALLOT_W_CLOSED ||
+	    READ_ONCE(b->unread))
+		queue_work(rdmalog_ballot_wq, &b->close_work);
+}
+
 /* Write the block for the word's next sequence @seq. Mutex held. */
 static void rdmalog_ballot_write_block(const struct rdmalog_ballot_block_in *in,
 				       u32 seq)
@@ -648,6 +694,8 @@ int rdmalog_ballot_init(void)
 	init_completion(&b->done);
 	INIT_DELAYED_WORK(&b->work, rdmalog_ballot_work);
 	INIT_WORK(&b->read_work, rdmalog_ballot_read_work);
+	INIT_WORK(&b->record_work, rdmalog_ballot_record_work);
+	INIT_WORK(&b->close_work, rdmalog_ballot_close_work);
 	b->cqe.done = rdmalog_ballot_done;
 	b->state = RDMALOG_BALLOT_DOWN;
 	rdmalog_ballot_wq = alloc_workqueue("rdmalog_ballot", WQ_UNBOUND, 1);

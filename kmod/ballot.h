@@ -179,6 +179,14 @@ void rdmalog_ballot_device_added(void);
  */
 void rdmalog_ballot_record(u64 epoch, u32 node);
 /*
+ * As rdmalog_ballot_record(), without waiting for the atomic: a work of
+ * the ballot's queue puts the vote in. Until it did, the word is not
+ * synced and does not open. For a candidate, whose own vote nobody but
+ * itself may find in its closed word meanwhile. Any context but a hard
+ * interrupt.
+ */
+void rdmalog_ballot_record_soon(u64 epoch, u32 node);
+/*
  * This node has learned (elect.c): its vote is now nobody in @epoch, the
  * highest election epoch it heard of. Recorded into the word by the work
  * (or the next set-up); an @epoch above what the word holds turns it OFF.
@@ -222,6 +230,13 @@ void rdmalog_ballot_set_unheld(void (*unheld)(void));
  * it knew its vote (answer BUSY, grant nothing, not stand).
  */
 int rdmalog_ballot_close(void);
+/*
+ * Start rdmalog_ballot_close() on the ballot's queue and return: for a
+ * holder that acts on nothing the word holds before the next
+ * rdmalog_ballot_close() (a pre-vote), which then waits for this one or
+ * finds the word closed. Any context but a hard interrupt.
+ */
+void rdmalog_ballot_close_soon(void);
 /*
  * As rdmalog_ballot_close(), when this node was told (a LEAD) that @node
  * won @epoch, maybe with a vote cast into the word: closed from that

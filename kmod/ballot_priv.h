@@ -115,6 +115,10 @@ enum {
  *	whether or not a loopback can be set up again
  * @read_work: see @unread (on the ballot's queue, queued by the last
  *	mapping's release)
+ * @record_work: puts @want into the word for rdmalog_ballot_record_soon()
+ *	(on the ballot's queue)
+ * @close_work: closes the word for rdmalog_ballot_close_soon() (on the
+ *	ballot's queue)
  * @pending: the swap of the owner's last compare-and-swap on the word
  *	whose completion did not come (it may have run; under @mutex): its
  *	own value, not tampering, when the CPU finds it there
@@ -178,6 +182,8 @@ struct rdmalog_ballot {
 	bool over;
 	bool unread;
 	struct work_struct read_work;
+	struct work_struct record_work;
+	struct work_struct close_work;
 	u64 pending;
 	u32 layout;
 	u64 ops;

@@ -559,10 +559,18 @@ int rdmalog_elect_stand(struct rdmalog_elect_result *res, bool pre,
 	/*
 	 * The ballot word closed before the epoch is chosen, until the
 	 * candidacy ends (a win keeps it closed until the node leads): a
-	 * vote a candidate cast into it counts against this candidacy.
+	 * vote a candidate cast into it counts against this candidacy. A
+	 * pre-vote, which chooses nothing, does not wait for the close: it
+	 * runs meanwhile, and the candidacy after it waits for it.
 	 */
-	busy = !rdmalog_ballot_hold(RDMALOG_BALLOT_HOLD_STAND) &&
-	       rdmalog_ballot_close();
+	if (pre) {
+		busy = false;
+		if (!rdmalog_ballot_hold(RDMALOG_BALLOT_HOLD_STAND))
+			rdmalog_ballot_close_soon();
+	} else {
+		busy = !rdmalog_ballot_hold(RDMALOG_BALLOT_HOLD_STAND) &&
+		       rdmalog_ballot_close();
+	}
 	spin_lock_bh(&rdmalog_elect.lock);
 	if (busy) {
 		/* Its own vote is not known: the word may hold another's. */
@@ -603,8 +611,12 @@ int rdmalog_elect_stand(struct rdmalog_elect_result *res, bool pre,
 	}
 	nodes = rdmalog_elect_members() + 1;
 	spin_unlock_bh(&rdmalog_elect.lock);
+	/*
+	 * Its own vote goes into its closed word meanwhile: nobody else
+	 * changes that word, and it opens only once the vote is in.
+	 */
 	if (!err && !pre)
-		rdmalog_ballot_record(epoch, self);
+		rdmalog_ballot_record_soon(epoch, self);
 	mutex_unlock(&rdmalog_elect.vote_mutex);
 	if (err)
 		goto out_unhold;

@@ -481,6 +481,13 @@ static int rdmalog_node_stand(u32 why, u32 detect_ms, u32 from,
 	 * The operator's promote deposes a live primary on purpose.
 	 */
 	if (why == RDMALOG_CHANGE_STOOD) {
+		/*
+		 * The ballot word stays closed from the pre-vote to the end of
+		 * the candidacy (each of the two closes it): between them,
+		 * with no hold, it would open again and close again, two
+		 * atomics on the loopback for nothing.
+		 */
+		rdmalog_ballot_hold(RDMALOG_BALLOT_HOLD_STAND);
 		err = rdmalog_elect_stand(&res, true, 0, 0);
 		pre_ms = res.elect_ms;
 	}
@@ -488,6 +495,8 @@ static int rdmalog_node_stand(u32 why, u32 detect_ms, u32 from,
 		err = rdmalog_elect_stand(&res, false, from, from_epoch);
 		res.elect_ms += pre_ms;
 	}
+	if (why == RDMALOG_CHANGE_STOOD)
+		rdmalog_ballot_unhold(RDMALOG_BALLOT_HOLD_STAND);
 	if (err) {
 		/* Static text, as NL_SET_ERR_MSG() sets (it takes literals). */
 		if (extack && res.msg)
