@@ -6,10 +6,7 @@ Boots three QEMU guests (soft-RoCE rxe0 on a private switch), measures the
 link's round trip with ib_write_lat (node 1 to node 2, 64 bytes) as the
 baseline of the same run, and applies a cluster file with failover auto
 and durability quorum. Writers on every node keep appending (those on a
-backup are forwarded to whoever leads); ib_write_lat runs once more under
-their load (under TCG the link is the guests' CPU, which they load): the
-election and reconciliation are also given in that round trip, for
-comparison, while the table divides by the idle one. Then, KILLS times:
+backup are forwarded to whoever leads). Then, KILLS times:
 
   * wait until the primary has quorum in force;
   * SIGKILL the primary's QEMU (a crash as its peers see it);
@@ -420,20 +417,6 @@ def main():
             errors.append("quorum never in force on node 1")
         for n in (1, 2, 3):
             c[n].spawn(LOAD)
-        # The emulated link is the guests' CPU, which the writers load as
-        # they load every step of a leader change: the same round trip
-        # under the same load, for comparison (the table divides by the
-        # idle ones).
-        time.sleep(5)
-        say("under the writers' load: ib_write_lat -s 64, node 1 -> node 2")
-        lat3, err = bench.perftest(c, "ib_write_lat", 64, 1000,
-                                   bench.parse_write_lat)
-        results["ib_write_lat_load"] = lat3
-        if err:
-            errors.append(err)
-        rtt_load_us = 2 * lat3["t_typical_us"] if lat3 else None
-        print(f"    round trip {rtt_load_us} us" if rtt_load_us
-              else f"    {err}")
         prim = 1
         epoch = status(c[1])["log"]["epoch"]
         broken = False      # no primary left: what follows cannot run
@@ -534,12 +517,6 @@ def main():
                       "reconcile_ms": "  reconciliation",
                       "elect_reconcile_ms": "  election + reconciliation"},
                args.peer_timeout, rtt_ms)
-    er = rows.get("elect_reconcile_ms") or {}
-    results["rtt_load_us"] = rtt_load_us
-    if rtt_load_us and er.get("median") is not None:
-        print(f"  election + reconciliation in round trips of "
-              f"ib_write_lat under the writers' load ({rtt_load_us} us): "
-              f"{er['median'] * 1000.0 / rtt_load_us:.0f}")
     paths = [k.get("vote_path") for k in ok]
     print(f"the other survivor's vote: {paths.count('cas')} by "
           f"compare-and-swap, {paths.count('messages')} by message, "
