@@ -330,7 +330,14 @@ void rdmalog_ballot_record(u64 epoch, u32 node)
 static void rdmalog_ballot_record_work(struct work_struct *work)
 {
 	mutex_lock(&b->mutex);
-	rdmalog_ballot_put_want();
+	/*
+	 * Put in meanwhile by another path, or even opened since (with the
+	 * vote in, then a floor): the work closes it first and syncs.
+	 */
+	if (READ_ONCE(b->wstate) != RDMALOG_BALLOT_W_CLOSED)
+		mod_delayed_work(rdmalog_ballot_wq, &b->work, 0);
+	else if (!READ_ONCE(b->synced))
+		rdmalog_ballot_put_want();
 	mutex_unlock(&b->mutex);
 }
 
