@@ -168,6 +168,7 @@ def one_failover(c, prim, epoch, args, i):
     res["steps"] = steps(res["klog"][new], res["epoch"])
     voter = [n for n in others if n != new][0]
     res["vote_path"] = vote_path(res["klog"][voter], new, res["epoch"])
+    res["vote_found"] = vote_found(res["klog"][voter], new, res["epoch"])
     return res, new
 
 
@@ -314,6 +315,19 @@ def vote_path(lines, new, epoch):
         if f"voted for node {new} in epoch {epoch} (" in ln or \
                 f"voted for node {new} in epoch {epoch}, " in ln:
             return "messages"
+    return None
+
+
+def vote_found(lines, new, epoch):
+    """Where a voter took in a vote cast into its word by compare-and-swap
+    (its line's "(found ...)": "at closing" is the ring grant's close on
+    the LEAD, one atomic), or None."""
+    pat = re.compile(rf"voted for node {new} in epoch {epoch} by "
+                     r"compare-and-swap \(found ([^)]*)\)")
+    for ln in lines:
+        m = pat.search(ln)
+        if m:
+            return m.group(1)
     return None
 
 
@@ -518,9 +532,16 @@ def main():
                       "elect_reconcile_ms": "  election + reconciliation"},
                args.peer_timeout, rtt_ms)
     paths = [k.get("vote_path") for k in ok]
+    found = {}
+    for k in ok:
+        if k.get("vote_found"):
+            found[k["vote_found"]] = found.get(k["vote_found"], 0) + 1
     print(f"the other survivor's vote: {paths.count('cas')} by "
           f"compare-and-swap, {paths.count('messages')} by message, "
           f"{paths.count(None)} not found in its lines")
+    if found:
+        print("  taken in by the voter: " +
+              ", ".join(f"{n} {where}" for where, n in sorted(found.items())))
     print("steps, from the new primary's kernel lines:")
     print_rows(srows_k, {key: f"  {name}" for key, name, _ in STEP_LINES
                          if key}, args.peer_timeout, rtt_ms)
