@@ -90,7 +90,9 @@ struct rdmalog_ballot_info {
  * @RDMALOG_BALLOT_HOLD_GRANT: our ring is granted to a primary, or a
  *	grant waits for the word to close (one per connection)
  * @RDMALOG_BALLOT_HOLD_ANSWER: a VOTE_REQ is being answered
- * @RDMALOG_BALLOT_HOLD_STAND: this node stands for election
+ * @RDMALOG_BALLOT_HOLD_STAND: this node stands for election (a pre-vote,
+ *	a candidacy, and a stand on its own from its pre-vote to the end of
+ *	the candidacy after it)
  * @RDMALOG_BALLOT_HOLD_WON: it won and does not lead yet
  * @__RDMALOG_BALLOT_HOLD_NR: how many
  */
