@@ -424,7 +424,7 @@ bool rdmalog_ballot_is_open(void)
  */
 static void rdmalog_ballot_close_from(u64 expect)
 {
-	u64 cmp, swap, old;
+	u64 cmp, from, swap, old;
 	int i, err;
 
 	lockdep_assert_held(&b->mutex);
@@ -437,19 +437,23 @@ static void rdmalog_ballot_close_from(u64 expect)
 	cmp = b->word;
 	spin_unlock_bh(&b->lock);
 	/*
-	 * A vote we were told of (@expect, a cast into @cmp): close from it,
-	 * one atomic where the first would fail on it and return it. Any
-	 * other word, as if that atomic had not run: it changed nothing.
+	 * A vote we were told of (@expect, a cast into @cmp): closed from it
+	 * first, one atomic where the close from @cmp would fail on it and
+	 * return it. A word without it, as if that atomic had not run: it
+	 * changed nothing.
 	 */
-	if (expect && rdmalog_ballot_is_cast(expect, cmp)) {
-		swap = rdmalog_ballot_flip(expect, false);
-		err = rdmalog_ballot_atomic(true, expect, swap, &old);
+	from = expect && rdmalog_ballot_is_cast(expect, cmp) ? expect : cmp;
+	for (i = 0; i < RDMALOG_BALLOT_CLOSE_TRIES; i++) {
+		swap = rdmalog_ballot_flip(from, false);
+		err = rdmalog_ballot_atomic(true, from, swap, &old);
 		if (err) {
 			rdmalog_ballot_fail("closing the word failed");
 			return;
 		}
-		if (old == expect || old == swap) {
-			rdmalog_ballot_fold(expect, RDMALOG_BALLOT_FOUND_CLOSE);
+		if (old == from || old == swap) {
+			if (from != cmp)
+				rdmalog_ballot_fold(from,
+						    RDMALOG_BALLOT_FOUND_CLOSE);
 			spin_lock_bh(&b->lock);
 			b->word = swap;
 			WRITE_ONCE(b->wstate, RDMALOG_BALLOT_W_CLOSED);
@@ -457,38 +461,15 @@ static void rdmalog_ballot_close_from(u64 expect)
 			return;
 		}
 		if (old != cmp) {
-			if (!rdmalog_ballot_is_cast(old, cmp)) {
-				rdmalog_ballot_tamper(old);
-				return;
-			}
+			if (!rdmalog_ballot_is_cast(old, cmp))
+				break;
 			rdmalog_ballot_fold(old, RDMALOG_BALLOT_FOUND_CLOSE);
 			spin_lock_bh(&b->lock);
 			b->word = old;
 			spin_unlock_bh(&b->lock);
 			cmp = old;
 		}
-	}
-	for (i = 0; i < RDMALOG_BALLOT_CLOSE_TRIES; i++) {
-		swap = rdmalog_ballot_flip(cmp, false);
-		err = rdmalog_ballot_atomic(true, cmp, swap, &old);
-		if (err) {
-			rdmalog_ballot_fail("closing the word failed");
-			return;
-		}
-		if (old == cmp || old == swap) {
-			spin_lock_bh(&b->lock);
-			b->word = swap;
-			WRITE_ONCE(b->wstate, RDMALOG_BALLOT_W_CLOSED);
-			spin_unlock_bh(&b->lock);
-			return;
-		}
-		if (!rdmalog_ballot_is_cast(old, cmp))
-			break;
-		rdmalog_ballot_fold(old, RDMALOG_BALLOT_FOUND_CLOSE);
-		spin_lock_bh(&b->lock);
-		b->word = old;
-		spin_unlock_bh(&b->lock);
-		cmp = old;
+		from = cmp;
 	}
 	rdmalog_ballot_tamper(old);
 }
