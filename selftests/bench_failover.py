@@ -432,6 +432,7 @@ def main():
         for n in (1, 2, 3):
             c[n].spawn(LOAD)
         prim = 1
+        t_load, lsn_load = time.monotonic(), committed(c[1])[0]
         epoch = status(c[1])["log"]["epoch"]
         broken = False      # no primary left: what follows cannot run
         for i in range(1, args.kills + 1):
@@ -450,6 +451,13 @@ def main():
                 break
             prim, epoch = new, res["epoch"]
 
+        if not broken:
+            # the load the kills ran under: records committed per second
+            rate = (committed(c[prim])[0] - lsn_load) / \
+                (time.monotonic() - t_load)
+            results["meta"]["appends_per_s"] = round(rate, 1)
+            print(f"    {rate:.0f} records committed per second during "
+                  f"the kills (reboots and catch-ups included)")
         say(f"{args.switchovers} switchovers, writers running")
         for i in range(1, 0 if broken else args.switchovers + 1):
             res, new = one_change(c, prim, epoch, args, i, "switchover",
