@@ -596,17 +596,19 @@ static bool rdmalog_log_decided(struct rdmalog_log *log,
 /*
  * Wait for the commit of @w's record: killable (the record is appended
  * already, and a restarted write would append it twice), bounded by the
- * commit timeout, after which every uncommitted record is removed.
+ * commit timeout and @extra jiffies, after which every uncommitted record
+ * is removed.
  */
 static int rdmalog_log_wait_commit(struct rdmalog_log *log,
-				   struct rdmalog_log_waiter *w)
+				   struct rdmalog_log_waiter *w,
+				   unsigned long extra)
 {
 	unsigned long timeout;
 	long left;
 	int ret;
 
 	spin_lock_bh(&log->lock);
-	timeout = log->commit_timeout;
+	timeout = log->commit_timeout + extra;
 	spin_unlock_bh(&log->lock);
 	left = wait_event_killable_timeout(log->commit_wq,
 					   rdmalog_log_decided(log, w),
@@ -632,10 +634,13 @@ static int rdmalog_log_wait_commit(struct rdmalog_log *log,
 	return ret;
 }
 
-/* rdmalog_log_append() of a record with header @flags. */
+/*
+ * rdmalog_log_append() of a record with header @flags, whose commit may
+ * take @extra jiffies beyond the commit timeout.
+ */
 static int rdmalog_log_append_flags(struct rdmalog_log *log,
 				    struct iov_iter *from, bool nonblock,
-				    u64 *lsnp, u16 flags)
+				    u64 *lsnp, u16 flags, unsigned long extra)
 {
 	struct rdmalog_log_waiter w;
 	size_t len = iov_iter_count(from);
@@ -675,7 +680,7 @@ static int rdmalog_log_append_flags(struct rdmalog_log *log,
 	 */
 	if (log->hooks)
 		log->hooks->kick();
-	ret = rdmalog_log_wait_commit(log, &w);
+	ret = rdmalog_log_wait_commit(log, &w, extra);
 	if (ret)
 		goto err;
 
@@ -692,11 +697,11 @@ err:
 int rdmalog_log_append(struct rdmalog_log *log, struct iov_iter *from,
 		       bool nonblock, u64 *lsnp)
 {
-	return rdmalog_log_append_flags(log, from, nonblock, lsnp, 0);
+	return rdmalog_log_append_flags(log, from, nonblock, lsnp, 0, 0);
 }
 
 int rdmalog_log_append_epoch_start(struct rdmalog_log *log, bool nonblock,
-				   u64 *lsnp)
+				   u32 join_ms, u64 *lsnp)
 {
 	__le64 epoch;
 	struct kvec v = { .iov_base = &epoch, .iov_len = sizeof(epoch) };
@@ -707,7 +712,8 @@ int rdmalog_log_append_epoch_start(struct rdmalog_log *log, bool nonblock,
 	spin_unlock_bh(&log->lock);
 	iov_iter_kvec(&it, ITER_SOURCE, &v, 1, sizeof(epoch));
 	return rdmalog_log_append_flags(log, &it, nonblock, lsnp,
-					RDMALOG_RECORD_EPOCH_START);
+					RDMALOG_RECORD_EPOCH_START,
+					msecs_to_jiffies(join_ms));
 }
 
 bool rdmalog_log_quiet(struct rdmalog_log *log)

@@ -129,16 +129,20 @@ int rdmalog_log_append(struct rdmalog_log *log, struct iov_iter *from,
  * @log: the log, of the primary that just won its election
  *	(rdmalog_log_lead())
  * @nonblock: fail with -EAGAIN rather than wait for ring space
+ * @join_ms: how long its backups may take to join, on top of the commit
+ *	timeout, before the record is removed as any timed-out one is
  * @lsn: out: the record's LSN on success
  *
  * An epoch-start record (%RDMALOG_RECORD_EPOCH_START, its payload the
  * epoch), appended as rdmalog_log_append() does and waiting for its
- * commit, which commits every record it adopted before it.
+ * commit, which commits every record it adopted before it. Appended as
+ * soon as the primary leads, before its backups joined: replication
+ * sends it with what a backup lacks when it joins.
  *
  * Return: as rdmalog_log_append().
  */
 int rdmalog_log_append_epoch_start(struct rdmalog_log *log, bool nonblock,
-				   u64 *lsn);
+				   u32 join_ms, u64 *lsn);
 
 /**
  * rdmalog_log_pause() - pause, refuse or resume the appends (a switchover)

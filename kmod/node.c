@@ -48,7 +48,6 @@ struct rdmalog_node rdmalog_node = {
 	.peers = LIST_HEAD_INIT(rdmalog_node.peers),
 	.dur_work = __WORK_INITIALIZER(rdmalog_node.dur_work,
 				       rdmalog_node_dur_work),
-	.sync_wq = __WAIT_QUEUE_HEAD_INITIALIZER(rdmalog_node.sync_wq),
 	.step_down_work = __WORK_INITIALIZER(rdmalog_node.step_down_work,
 					     rdmalog_node_step_down_work),
 	.takeover_work = __WORK_INITIALIZER(rdmalog_node.takeover_work,

@@ -70,8 +70,6 @@ struct rdmalog_peer {
  * @dur_work: looks at the durability in force after replication said that
  *	a backup joined or left (it cannot take @config_mutex there: the
  *	node waits for connections to go with it held)
- * @sync_wq: woken with @dur_work: a new primary waits on it for its
- *	backups to join (rdmalog_node_stand()); no lock of its own
  * @secret: the shared secret, @secret_len bytes (0: none). Write-only:
  *	no reply carries it; the connections key their transform with it
  *	when the log comes up. Wiped when replaced and at module exit
@@ -123,7 +121,6 @@ struct rdmalog_node {
 	u32 dur_sent;
 	u32 dur_req_sent;
 	struct work_struct dur_work;
-	wait_queue_head_t sync_wq;
 	u8 secret[RDMALOG_MAX_SECRET];
 	u8 secret_len;
 	atomic64_t deposed_epoch;

@@ -46,7 +46,7 @@
  * their own (conn.c's stop waits for every endpoint to be released with
  * it held), and events are sent so that they leave in order. Two
  * callbacks run without it: replication's in_sync_changed (any context:
- * it only queues &rdmalog_node.dur_work and wakes &rdmalog_node.sync_wq)
+ * it only queues &rdmalog_node.dur_work)
  * and the connections' events (a connection's lock may be held: they
  * must not take config_mutex).
  */
@@ -57,7 +57,6 @@
 #include <linux/mutex.h>
 #include <linux/netlink.h>
 #include <linux/random.h>
-#include <linux/wait.h>
 #include <linux/workqueue.h>
 
 #include "node_priv.h"
@@ -73,7 +72,6 @@
 static void rdmalog_node_in_sync_changed(void)
 {
 	schedule_work(&rdmalog_node.dur_work);
-	wake_up_all(&rdmalog_node.sync_wq);
 }
 
 /*

@@ -448,9 +448,8 @@ err_msg:
 static int rdmalog_node_stand(u32 why, u32 detect_ms, u32 from,
 			      u64 from_epoch, struct netlink_ext_ack *extack)
 {
-	u32 durability = 0, in_sync, needed, id, ms, pre_ms = 0;
+	u32 join_ms = 0, id, ms, pre_ms = 0;
 	struct rdmalog_elect_result res;
-	unsigned long wait = jiffies;
 	struct rdmalog_log *log;
 	ktime_t t_won;
 	int err = 0;
@@ -531,36 +530,29 @@ static int rdmalog_node_stand(u32 why, u32 detect_ms, u32 from,
 		ch->reconcile_ms = 0;
 		ch->done_ns = ktime_get_boottime_ns();
 	}
-	durability = rdmalog_node.config.durability;
-	wait = jiffies + msecs_to_jiffies(rdmalog_node.config.peer_timeout_ms);
+	join_ms = rdmalog_node.config.peer_timeout_ms;
 	mutex_unlock(&rdmalog_node.config_mutex);
 	if (err)
 		goto out_put;
 	/*
 	 * The backups grant their ring on our LEAD (or reconnect, where it
-	 * could not be sent): give them a peer timeout to join before the
-	 * record's commit timeout runs.
-	 */
-	while (time_before(jiffies, wait) && !rdmalog_log_is_dead(log) &&
-	       !wait_event_timeout(rdmalog_node.sync_wq,
-				   rdmalog_repl_effective(durability, &in_sync,
-							  &needed) == durability,
-				   clamp_t(long, wait - jiffies, 1, HZ / 10)))
-		;
-	/*
+	 * could not be sent) and are sent the record when they join: it is
+	 * in the ring before they do, and may take a peer timeout for their
+	 * joining on top of its commit timeout.
+	 *
 	 * A ring too full for the record waits for a trim; but with no
 	 * adopted record waiting for its commit there is nothing to
 	 * reconcile, and the new primary leads without one (appends wait for
 	 * the trim as they would anyway).
 	 */
-	err = rdmalog_log_append_epoch_start(log, true, &lsn);
+	err = rdmalog_log_append_epoch_start(log, true, join_ms, &lsn);
 	if (err == -EAGAIN && !rdmalog_log_adopted_pending(log)) {
 		pr_info("node %u: epoch %llu: no room in the ring for an epoch-start record, and nothing to reconcile: leads without one\n",
 			id, res.epoch);
 		err = 0;
 		lsn = 0;
 	} else if (err == -EAGAIN) {
-		err = rdmalog_log_append_epoch_start(log, false, &lsn);
+		err = rdmalog_log_append_epoch_start(log, false, join_ms, &lsn);
 	}
 	if (err) {
 		NL_SET_ERR_MSG(extack,
