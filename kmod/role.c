@@ -19,11 +19,12 @@
 #include <linux/errno.h>
 #include <linux/jiffies.h>
 #include <linux/kernel.h>
+#include <linux/ktime.h>
 #include <linux/list.h>
+#include <linux/math.h>
 #include <linux/mutex.h>
 #include <linux/netlink.h>
 #include <linux/random.h>
-#include <linux/wait.h>
 #include <linux/workqueue.h>
 
 #include "node_priv.h"
@@ -424,6 +425,13 @@ err_msg:
 	return err;
 }
 
+/* From @from to @to in milliseconds, to the nearest. */
+static u32 rdmalog_node_ms_since(ktime_t from, ktime_t to)
+{
+	return DIV_ROUND_CLOSEST_ULL(max_t(s64, ktime_us_delta(to, from), 0),
+				     USEC_PER_MSEC);
+}
+
 /*
  * rdmalog_node_stand() - stand for election and lead on a win
  * @why: &enum rdmalog_change: PROMOTED (the operator), STOOD (the watch),
@@ -448,10 +456,10 @@ err_msg:
 static int rdmalog_node_stand(u32 why, u32 detect_ms, u32 from,
 			      u64 from_epoch, struct netlink_ext_ack *extack)
 {
-	u32 join_ms = 0, id, ms, pre_ms = 0;
+	u32 join_ms = 0, id, elect_ms, ms;
+	ktime_t t_stood = ktime_get(), t_won;
 	struct rdmalog_elect_result res;
 	struct rdmalog_log *log;
-	ktime_t t_won;
 	int err = 0;
 	u64 lsn;
 
@@ -488,12 +496,9 @@ static int rdmalog_node_stand(u32 why, u32 detect_ms, u32 from,
 		 */
 		rdmalog_ballot_hold(RDMALOG_BALLOT_HOLD_STAND);
 		err = rdmalog_elect_stand(&res, true, 0, 0);
-		pre_ms = res.elect_ms;
 	}
-	if (!err) {
+	if (!err)
 		err = rdmalog_elect_stand(&res, false, from, from_epoch);
-		res.elect_ms += pre_ms;
-	}
 	if (why == RDMALOG_CHANGE_STOOD)
 		rdmalog_ballot_unhold(RDMALOG_BALLOT_HOLD_STAND);
 	if (err) {
@@ -502,8 +507,14 @@ static int rdmalog_node_stand(u32 why, u32 detect_ms, u32 from,
 			extack->_msg = res.msg;
 		goto out_put;
 	}
-	/* Reconciliation from here: the change of role is part of it. */
+	/*
+	 * The election from the call on (pre-vote, the word's close between
+	 * it and the candidacy, the candidacy), reconciliation from here:
+	 * the change of role is part of it. Rounded, not truncated, so that
+	 * their sum is the time from standing to the commit.
+	 */
 	t_won = ktime_get();
+	elect_ms = rdmalog_node_ms_since(t_stood, t_won);
 	rdmalog_inject_delay(RDMALOG_INJ_ELECT_LEAD);
 	mutex_lock(&rdmalog_node.config_mutex);
 	if (rdmalog_node.log != log) {
@@ -525,7 +536,7 @@ static int rdmalog_node_stand(u32 why, u32 detect_ms, u32 from,
 		ch->why = why;
 		ch->epoch = res.epoch;
 		ch->detect_ms = detect_ms;
-		ch->elect_ms = res.elect_ms;
+		ch->elect_ms = elect_ms;
 		ch->fence_ms = res.fence_ms;
 		ch->reconcile_ms = 0;
 		ch->done_ns = ktime_get_boottime_ns();
@@ -559,10 +570,10 @@ static int rdmalog_node_stand(u32 why, u32 detect_ms, u32 from,
 			       "it leads, but its epoch-start record was not committed");
 		goto out_put;
 	}
-	ms = ktime_ms_delta(ktime_get(), t_won);
+	ms = rdmalog_node_ms_since(t_won, ktime_get());
 	if (lsn)
 		pr_info("node %u: epoch %llu: its first record, LSN %llu, is committed: election %u ms (fencing %u ms), reconciliation %u ms\n",
-			id, res.epoch, lsn, res.elect_ms, res.fence_ms, ms);
+			id, res.epoch, lsn, elect_ms, res.fence_ms, ms);
 	mutex_lock(&rdmalog_node.config_mutex);
 	if (rdmalog_node.log == log && rdmalog_node.change.epoch == res.epoch) {
 		rdmalog_node.change.reconcile_ms = ms;
