@@ -294,7 +294,7 @@ def steps(lines, epoch):
     role_ms)."""
     out = {}
     at = 0
-    prev = None
+    prev = first = None
     for key, _, pat in STEP_LINES:
         rx = re.compile(pat.format(e=epoch))
         t = None
@@ -308,7 +308,13 @@ def steps(lines, epoch):
             continue
         if key and prev is not None:
             out[key] = round((t - prev) * 1000.0, 1)
+        if first is None:
+            first = t
         prev = t
+        # the whole of it, to the microsecond: from its first line (the
+        # pre-vote's, or the candidacy's without one) to the commit
+        if key == "commit_ms":
+            out["span_ms"] = round((t - first) * 1000.0, 1)
     return out
 
 
@@ -347,17 +353,17 @@ def summary(vals):
             "max": max(vals), "n": len(vals)}
 
 
-def print_rows(rows, names, peer_timeout, rtt_ms):
-    """One line per phase: median, min, max in ms, the median in peer
-    timeouts and in round trips."""
+def print_rows(rows, names, peer_timeout, rtt_ms, dec=0):
+    """One line per phase: median, min, max in ms (dec decimals), the
+    median in peer timeouts and in round trips (one decimal)."""
     for key, name in names.items():
         s = rows.get(key)
         if not s:
             continue
         med = s["median"]
-        print(f"{name:<34}{med:>10.0f}{s['min']:>9.0f}{s['max']:>9.0f}"
-              f"{med / peer_timeout:>12.2f}"
-              f"{(med / rtt_ms if rtt_ms else float('nan')):>10.0f}")
+        print(f"{name:<38}{med:>10.{dec}f}{s['min']:>9.{dec}f}"
+              f"{s['max']:>9.{dec}f}{med / peer_timeout:>12.2f}"
+              f"{(med / rtt_ms if rtt_ms else float('nan')):>10.1f}")
 
 
 def main():
@@ -536,6 +542,8 @@ def main():
         rows[key] = summary([k.get(key) for k in ok])
     srows_k = {key: summary([k.get("steps", {}).get(key) for k in ok])
                for key, _, _ in STEP_LINES if key}
+    srows_k["span_ms"] = summary([k.get("steps", {}).get("span_ms")
+                                  for k in ok])
     results["summary"] = rows
     results["steps_summary"] = srows_k
     results["rtt_us"] = rtt_us
@@ -545,7 +553,7 @@ def main():
           f"{rtt_us} us; peer timeout {args.peer_timeout} ms, heartbeat "
           f"{args.heartbeat} ms; info lines on the consoles: "
           f"{'yes' if args.console_lines else 'no (loglevel=5)'}")
-    print(f"{'phase':<34}{'median ms':>10}{'min':>9}{'max':>9}"
+    print(f"{'phase':<38}{'median ms':>10}{'min':>9}{'max':>9}"
           f"{'/ peer t/o':>12}{'/ RTT':>10}")
     print_rows(rows, {"total_ms": "kill to first commit",
                       "detection_ms": "  detection (timeout + delay)",
@@ -567,8 +575,9 @@ def main():
         print("  taken in by the voter: " +
               ", ".join(f"{n} {where}" for where, n in sorted(found.items())))
     print("steps, from the new primary's kernel lines:")
-    print_rows(srows_k, {key: f"  {name}" for key, name, _ in STEP_LINES
-                         if key}, args.peer_timeout, rtt_ms)
+    names = {key: f"  {name}" for key, name, _ in STEP_LINES if key}
+    names["span_ms"] = "  all of it (first line to the commit)"
+    print_rows(srows_k, names, args.peer_timeout, rtt_ms, dec=1)
     sw = [s for s in results["switchovers"] if "error" not in s]
     srows = {}
     for key in ("command_ms", "paused_ms", "drain_ms", "elect_ms",
