@@ -30,6 +30,7 @@
  * the ids under the mutex and rdma_destroy_id() waits for a running
  * handler. A mapping's references: &struct rdmalog_ballot_map.
  */
+#include <linux/bottom_half.h>
 #include <linux/completion.h>
 #include <linux/in.h>
 #include <linux/kref.h>
@@ -438,7 +439,14 @@ static int rdmalog_ballot_post_wait(struct ib_send_wr *wr)
 	reinit_completion(&b->done);
 	wr->wr_cqe = &b->cqe;
 	wr->send_flags |= IB_SEND_SIGNALED;
+	/*
+	 * With bottom halves off: a software device (rxe) that runs the
+	 * work request from a tasklet runs it when they come back on, here,
+	 * rather than from ksoftirqd whenever the scheduler gets to it.
+	 */
+	local_bh_disable();
 	err = ib_post_send(active->qp, wr, NULL);
+	local_bh_enable();
 	if (err)
 		return err;
 	/* Its memory is the page and @b: nothing of the caller's stack. */
