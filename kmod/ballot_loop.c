@@ -440,9 +440,10 @@ static int rdmalog_ballot_post_wait(struct ib_send_wr *wr)
 	wr->wr_cqe = &b->cqe;
 	wr->send_flags |= IB_SEND_SIGNALED;
 	/*
-	 * With bottom halves off: a software device (rxe) that runs the
-	 * work request from a tasklet runs it when they come back on, here,
-	 * rather than from ksoftirqd whenever the scheduler gets to it.
+	 * With bottom halves off: a software device that runs the work
+	 * request from a tasklet its post schedules (rxe up to Linux 6.1)
+	 * runs it when they come back on, here, rather than from ksoftirqd
+	 * whenever the scheduler gets to it.
 	 */
 	local_bh_disable();
 	err = ib_post_send(active->qp, wr, NULL);

@@ -596,19 +596,21 @@ static bool rdmalog_log_decided(struct rdmalog_log *log,
 /*
  * Wait for the commit of @w's record: killable (the record is appended
  * already, and a restarted write would append it twice), bounded by the
- * commit timeout and @extra jiffies, after which every uncommitted record
- * is removed.
+ * commit timeout and what is left of a new primary's join window, after
+ * which every uncommitted record is removed.
  */
 static int rdmalog_log_wait_commit(struct rdmalog_log *log,
-				   struct rdmalog_log_waiter *w,
-				   unsigned long extra)
+				   struct rdmalog_log_waiter *w)
 {
 	unsigned long timeout;
+	u64 now = ktime_get_ns();
 	long left;
 	int ret;
 
 	spin_lock_bh(&log->lock);
-	timeout = log->commit_timeout + extra;
+	timeout = log->commit_timeout;
+	if (log->join_until_ns > now)
+		timeout += nsecs_to_jiffies(log->join_until_ns - now);
 	spin_unlock_bh(&log->lock);
 	left = wait_event_killable_timeout(log->commit_wq,
 					   rdmalog_log_decided(log, w),
@@ -634,13 +636,10 @@ static int rdmalog_log_wait_commit(struct rdmalog_log *log,
 	return ret;
 }
 
-/*
- * rdmalog_log_append() of a record with header @flags, whose commit may
- * take @extra jiffies beyond the commit timeout.
- */
+/* rdmalog_log_append() of a record with header @flags. */
 static int rdmalog_log_append_flags(struct rdmalog_log *log,
 				    struct iov_iter *from, bool nonblock,
-				    u64 *lsnp, u16 flags, unsigned long extra)
+				    u64 *lsnp, u16 flags)
 {
 	struct rdmalog_log_waiter w;
 	size_t len = iov_iter_count(from);
@@ -680,7 +679,7 @@ static int rdmalog_log_append_flags(struct rdmalog_log *log,
 	 */
 	if (log->hooks)
 		log->hooks->kick();
-	ret = rdmalog_log_wait_commit(log, &w, extra);
+	ret = rdmalog_log_wait_commit(log, &w);
 	if (ret)
 		goto err;
 
@@ -697,7 +696,7 @@ err:
 int rdmalog_log_append(struct rdmalog_log *log, struct iov_iter *from,
 		       bool nonblock, u64 *lsnp)
 {
-	return rdmalog_log_append_flags(log, from, nonblock, lsnp, 0, 0);
+	return rdmalog_log_append_flags(log, from, nonblock, lsnp, 0);
 }
 
 int rdmalog_log_append_epoch_start(struct rdmalog_log *log, bool nonblock,
@@ -709,11 +708,12 @@ int rdmalog_log_append_epoch_start(struct rdmalog_log *log, bool nonblock,
 
 	spin_lock_bh(&log->lock);
 	epoch = cpu_to_le64(log->epoch);
+	log->join_until_ns = max(log->join_until_ns, ktime_get_ns() +
+				 (u64)join_ms * NSEC_PER_MSEC);
 	spin_unlock_bh(&log->lock);
 	iov_iter_kvec(&it, ITER_SOURCE, &v, 1, sizeof(epoch));
 	return rdmalog_log_append_flags(log, &it, nonblock, lsnp,
-					RDMALOG_RECORD_EPOCH_START,
-					msecs_to_jiffies(join_ms));
+					RDMALOG_RECORD_EPOCH_START);
 }
 
 bool rdmalog_log_quiet(struct rdmalog_log *log)

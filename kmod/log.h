@@ -129,8 +129,9 @@ int rdmalog_log_append(struct rdmalog_log *log, struct iov_iter *from,
  * @log: the log, of the primary that just won its election
  *	(rdmalog_log_lead())
  * @nonblock: fail with -EAGAIN rather than wait for ring space
- * @join_ms: how long its backups may take to join, on top of the commit
- *	timeout, before the record is removed as any timed-out one is
+ * @join_ms: how long its backups may take to join: from now to then, every
+ *	append's wait for its commit (this record's too) is that much longer
+ *	than the commit timeout
  * @lsn: out: the record's LSN on success
  *
  * An epoch-start record (%RDMALOG_RECORD_EPOCH_START, its payload the

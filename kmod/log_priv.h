@@ -93,6 +93,11 @@
  *	under @lock
  * @commit_timeout: jiffies an append waits for its commit otherwise;
  *	under @lock
+ * @join_until_ns: until when (ktime_get_ns()) a new primary's backups may
+ *	still be joining (rdmalog_log_append_epoch_start()): an append's
+ *	wait for its commit is longer by what is left of it then, so that
+ *	no append of that window times out, and removes the epoch-start
+ *	record with its own, before the backups could join; under @lock
  * @waiters: &struct rdmalog_log_waiter of appends waiting for their commit;
  *	under @lock
  * @hooks: replication's callbacks, or NULL; set before use, then constant
@@ -130,6 +135,7 @@ struct rdmalog_log {
 	bool refusing;
 	bool self_commit;
 	unsigned long commit_timeout;
+	u64 join_until_ns;
 	struct list_head waiters;
 	const struct rdmalog_log_hooks *hooks;
 };

@@ -510,8 +510,9 @@ static int rdmalog_node_stand(u32 why, u32 detect_ms, u32 from,
 	/*
 	 * The election from the call on (pre-vote, the word's close between
 	 * it and the candidacy, the candidacy), reconciliation from here:
-	 * the change of role is part of it. Rounded, not truncated, so that
-	 * their sum is the time from standing to the commit.
+	 * the change of role is part of it. Rounded, not truncated; the
+	 * reconciliation is the rest of the whole, so that their sum is the
+	 * time from standing to the commit.
 	 */
 	t_won = ktime_get();
 	elect_ms = rdmalog_node_ms_since(t_stood, t_won);
@@ -548,8 +549,8 @@ static int rdmalog_node_stand(u32 why, u32 detect_ms, u32 from,
 	/*
 	 * The backups grant their ring on our LEAD (or reconnect, where it
 	 * could not be sent) and are sent the record when they join: it is
-	 * in the ring before they do, and may take a peer timeout for their
-	 * joining on top of its commit timeout.
+	 * in the ring before they do. For a peer timeout from now on (their
+	 * joining) every append may wait that much longer for its commit.
 	 *
 	 * A ring too full for the record waits for a trim; but with no
 	 * adopted record waiting for its commit there is nothing to
@@ -570,7 +571,9 @@ static int rdmalog_node_stand(u32 why, u32 detect_ms, u32 from,
 			       "it leads, but its epoch-start record was not committed");
 		goto out_put;
 	}
-	ms = rdmalog_node_ms_since(t_won, ktime_get());
+	/* Their sum is the whole time, rounded once. */
+	ms = rdmalog_node_ms_since(t_stood, ktime_get());
+	ms = ms > elect_ms ? ms - elect_ms : 0;
 	if (lsn)
 		pr_info("node %u: epoch %llu: its first record, LSN %llu, is committed: election %u ms (fencing %u ms), reconciliation %u ms\n",
 			id, res.epoch, lsn, elect_ms, res.fence_ms, ms);

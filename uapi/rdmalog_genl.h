@@ -231,9 +231,9 @@ enum rdmalog_cmd {
  *	the peer timeout) to its standing: at least its stand delay
  * @RDMALOG_A_CHANGE_ELECT_MS: u32, with CHANGE PROMOTED or STOOD: from
  *	standing to a majority's votes (the pre-vote, the fencing of its
- *	own primary and the closing of its ballot word included); it and
- *	RECONCILE_MS are rounded to the nearest millisecond, and together
- *	span the whole time from standing to the commit
+ *	own primary and the closing of its ballot word included), rounded
+ *	to the nearest millisecond; with RECONCILE_MS it adds up to the
+ *	whole time from standing to the commit, rounded
  * @RDMALOG_A_CHANGE_FENCE_MS: u32, with ELECT_MS: the part of it spent
  *	fencing its own primary
  * @RDMALOG_A_CHANGE_RECONCILE_MS: u32, with ELECT_MS: from the votes to

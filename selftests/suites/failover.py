@@ -753,6 +753,42 @@ def a_full_ring_leads_without_an_epoch_start_record(c):
 
 
 @test
+def an_append_during_a_slow_join_keeps_the_epoch_start_record(c):
+    """A new primary appends its epoch-start record as soon as it leads,
+    before its backups join (protocol.rst, "Standing and leading"). Its
+    backups' joins are held up 2.8 s (delay point cu_ring), longer than
+    the commit timeout of 2 s, and a writer appends on it meanwhile: for a
+    peer timeout from its change of role every append waits that much
+    longer for its commit, so the writer's append neither times out nor,
+    by timing out, removes the epoch-start record (it did, and the
+    promote failed, when only that record waited longer)."""
+    fresh(c)
+    rlnode.wait_learned(c)
+    e = status(c[1])["log"]["epoch"]
+    s2 = rlnode.stats(c[2])
+    rlnode.inject(c[2], "cu_ring", rlnode.scaled(2800))
+    try:
+        job = c[2].spawn("rdmalogctl node promote; echo rc=$?", timeout=300)
+        wait_for(lambda: status(c[2])["node"]["role"] == "primary",
+                 timeout=WAIT, interval=0.1, what="node 2 leads")
+        w = c[2].run("echo during-join | rdmalogcat -a; echo rc=$?",
+                     timeout=120)
+        assert w.out.split()[-1] == "rc=0", w.out
+        assert job.wait(300).out.split()[-1] == "rc=0", job.output()
+    finally:
+        rlnode.inject(c[2], "cu_ring", 0)
+    t2 = rlnode.stats(c[2])
+    assert t2["commit_timeouts"] == s2["commit_timeouts"], (s2, t2)
+    hs = headers(c[2])
+    start = [h for h in hs if h.get("epoch_start")]
+    assert len(start) == 1 and start[0]["epoch"] == e + 1, hs
+    assert hs[-1]["data"] == "during-join" and \
+        hs[-1]["epoch"] == e + 1 and hs[-1]["lsn"] > start[0]["lsn"], hs
+    d = c[2].run("dmesg", timeout=60, check=True).out
+    assert "commit timeout: removed" not in d, d
+
+
+@test
 def a_switchover_hands_over_under_load(c):
     """rdmalogctl node switchover: node 1, the primary, hands the log over
     to node 2 while writers on node 1 and on node 3 (forwarded) append a
