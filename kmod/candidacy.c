@@ -697,7 +697,6 @@ int rdmalog_elect_stand(struct rdmalog_elect_result *res, bool pre,
 	if (pre && res->granted >= needed)
 		rdmalog_elect_seen_keep(&c);
 	rdmalog_elect_cas_end(&c);
-	res->elect_ms = ktime_ms_delta(ktime_get(), t0);
 	if (away) {
 		err = -ECONNREFUSED;
 		res->msg = "it voted for another candidate meanwhile";

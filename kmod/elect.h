@@ -73,8 +73,7 @@ struct rdmalog_elect_ep {
  * @needed: votes it needed: a majority of the configured nodes
  * @why: the refusals' reasons, bits of &enum rdmalog_vote_reason
  * @msg: on failure, why, for the operator (static text)
- * @elect_ms: from standing to the outcome
- * @fence_ms: the part of it spent fencing its own primary
+ * @fence_ms: how long it spent fencing its own primary
  */
 struct rdmalog_elect_result {
 	u64 epoch;
@@ -85,7 +84,6 @@ struct rdmalog_elect_result {
 	u32 needed;
 	u32 why;
 	const char *msg;
-	u32 elect_ms;
 	u32 fence_ms;
 };
 

@@ -603,14 +603,20 @@ static int rdmalog_log_wait_commit(struct rdmalog_log *log,
 				   struct rdmalog_log_waiter *w)
 {
 	unsigned long timeout;
-	u64 now = ktime_get_ns();
 	long left;
 	int ret;
+	u64 now;
 
 	spin_lock_bh(&log->lock);
 	timeout = log->commit_timeout;
-	if (log->join_until_ns > now)
-		timeout += nsecs_to_jiffies(log->join_until_ns - now);
+	/* The clock read only in a join window, which ends here once past. */
+	if (log->join_until_ns) {
+		now = ktime_get_ns();
+		if (log->join_until_ns > now)
+			timeout += nsecs_to_jiffies(log->join_until_ns - now);
+		else
+			log->join_until_ns = 0;
+	}
 	spin_unlock_bh(&log->lock);
 	left = wait_event_killable_timeout(log->commit_wq,
 					   rdmalog_log_decided(log, w),

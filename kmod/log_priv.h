@@ -97,7 +97,8 @@
  *	still be joining (rdmalog_log_append_epoch_start()): an append's
  *	wait for its commit is longer by what is left of it then, so that
  *	no append of that window times out, and removes the epoch-start
- *	record with its own, before the backups could join; under @lock
+ *	record with its own, before the backups could join; 0 once past
+ *	(the first wait after it clears it); under @lock
  * @waiters: &struct rdmalog_log_waiter of appends waiting for their commit;
  *	under @lock
  * @hooks: replication's callbacks, or NULL; set before use, then constant

@@ -457,7 +457,7 @@ static int rdmalog_node_stand(u32 why, u32 detect_ms, u32 from,
 			      u64 from_epoch, struct netlink_ext_ack *extack)
 {
 	u32 join_ms = 0, id, elect_ms, ms;
-	ktime_t t_stood = ktime_get(), t_won;
+	ktime_t t_stood = ktime_get();
 	struct rdmalog_elect_result res;
 	struct rdmalog_log *log;
 	int err = 0;
@@ -514,8 +514,7 @@ static int rdmalog_node_stand(u32 why, u32 detect_ms, u32 from,
 	 * reconciliation is the rest of the whole, so that their sum is the
 	 * time from standing to the commit.
 	 */
-	t_won = ktime_get();
-	elect_ms = rdmalog_node_ms_since(t_stood, t_won);
+	elect_ms = rdmalog_node_ms_since(t_stood, ktime_get());
 	rdmalog_inject_delay(RDMALOG_INJ_ELECT_LEAD);
 	mutex_lock(&rdmalog_node.config_mutex);
 	if (rdmalog_node.log != log) {
