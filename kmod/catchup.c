@@ -383,7 +383,7 @@ static const char *rdmalog_cu_judge(struct rdmalog_ep *ep,
 	int kind;
 
 	kind = rdmalog_repl_ep_join(ep, pos->head, pos->next_lsn, pos->tail,
-				    pull, &plan);
+				    pull, pos->es ? &ep->lead_es : NULL, &plan);
 	switch (kind) {
 	case RDMALOG_PLAN_JOIN:
 		spin_lock_bh(&cu->lock);
@@ -391,8 +391,14 @@ static const char *rdmalog_cu_judge(struct rdmalog_ep *ep,
 		cu->notify_joined = true;
 		spin_unlock_bh(&cu->lock);
 		rdmalog_cu_queue(ep);
-		*what = ep->repl.ack_mode ? "in sync, replicating (ACK mode)" :
-					    "in sync, replicating";
+		if (plan.es)
+			*what = ep->repl.ack_mode ?
+				"holds our epoch-start record, replicating after it (ACK mode)" :
+				"holds our epoch-start record, replicating after it";
+		else
+			*what = ep->repl.ack_mode ?
+				"in sync, replicating (ACK mode)" :
+				"in sync, replicating";
 		return NULL;
 	case RDMALOG_PLAN_PULL:
 	case RDMALOG_PLAN_RESET:
@@ -434,7 +440,8 @@ static const char *rdmalog_cu_judge(struct rdmalog_ep *ep,
 }
 
 const char *rdmalog_catchup_ring(struct rdmalog_ep *ep, u64 head,
-				 u64 next_lsn, u64 tail)
+				 u64 next_lsn, u64 tail,
+				 const struct rdmalog_log_es *es)
 {
 	struct rdmalog_catchup_ep *cu = &ep->cu;
 
@@ -442,7 +449,7 @@ const char *rdmalog_catchup_ring(struct rdmalog_ep *ep, u64 head,
 		return "RING with a tail above its head";
 	spin_lock(&cu->lock);
 	cu->ring_rx = true;
-	cu->ring = (struct rdmalog_cu_pos){ head, next_lsn, tail };
+	cu->ring = (struct rdmalog_cu_pos){ head, next_lsn, tail, !!es };
 	spin_unlock(&cu->lock);
 	rdmalog_cu_queue(ep);
 	return NULL;
@@ -500,7 +507,11 @@ static bool rdmalog_cu_judge_ring(struct rdmalog_ep *ep)
 	if (!ring)
 		return true;
 	rdmalog_inject_delay(RDMALOG_INJ_CU_RING);
-	if (!rdmalog_cu_judge_or_drop(ep, &pos, true, &what))
+	/*
+	 * One that holds our epoch-start record lacks nothing before it:
+	 * it joins even below our commit point (we rewrite what it holds).
+	 */
+	if (!rdmalog_cu_judge_or_drop(ep, &pos, !pos.es, &what))
 		return false;
 	pr_info_ratelimited("node %u: node %u granted its ring (%llu bytes, %u segment%s): %s\n",
 			    ep->conn->local.node_id, ep->conn->peer_id,

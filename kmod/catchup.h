@@ -22,6 +22,7 @@
 struct rdmalog_ep;
 struct rdmalog_msg_catchup;
 struct rdmalog_msg_join;
+struct rdmalog_log_es;
 
 /*
  * RDMA READs of one catch-up in flight at once, and the largest one.
@@ -63,11 +64,14 @@ struct rdmalog_cu_read {
  * @head: its head (stream position)
  * @next_lsn: its next LSN
  * @tail: its tail
+ * @es: (RING) it holds our epoch-start record, the one our LEAD named
+ *	(&rdmalog_ep.lead_es): it lacks no record up to it
  */
 struct rdmalog_cu_pos {
 	u64 head;
 	u64 next_lsn;
 	u64 tail;
+	bool es;
 };
 
 /**
@@ -175,11 +179,14 @@ struct rdmalog_catchup_info {
 void rdmalog_catchup_ep_init(struct rdmalog_ep *ep);
 /*
  * Primary: a backup's RING was validated; the work judges the backup
- * (joins it, or grants it its catch-up) and logs the judgement. CQ
- * handler context. Return: NULL, or why the connection must be dropped.
+ * (joins it, or grants it its catch-up) and logs the judgement. @es: the
+ * RING says the backup holds the epoch-start record our LEAD named (it
+ * is &rdmalog_ep.lead_es), or NULL. CQ handler context. Return: NULL, or
+ * why the connection must be dropped.
  */
 const char *rdmalog_catchup_ring(struct rdmalog_ep *ep, u64 head,
-				 u64 next_lsn, u64 tail);
+				 u64 next_lsn, u64 tail,
+				 const struct rdmalog_log_es *es);
 /* Backup: the primary's CATCHUP. CQ handler context; NULL or why not. */
 const char *rdmalog_catchup_received(struct rdmalog_ep *ep,
 				     const struct rdmalog_msg_catchup *m);

@@ -34,6 +34,7 @@
 #include "forward.h"
 #include "catchup.h"
 #include "elect.h"
+#include "log.h"
 
 /* Receive buffers per connection: the peer's send credits. */
 #define RDMALOG_RECV_DEPTH		64
@@ -103,6 +104,12 @@ enum {
 	RDMALOG_EP_LEAD,	/* the peer's LEAD arrived (it was a backup) */
 	RDMALOG_EP_LEAD_FENCE,	/* its grant waits for the fencing of an older
 				 * primary of our log (ring_mr.c)
+				 */
+	RDMALOG_EP_LEAD_ES,	/* its LEAD named its epoch-start record
+				 * (@lead_es; backup side)
+				 */
+	RDMALOG_EP_LEAD_ES_TX,	/* our LEAD named ours (@lead_es; primary
+				 * side)
 				 */
 };
 
@@ -305,6 +312,12 @@ struct rdmalog_sbuf {
  *	primary on a connection until it closes, so it is set once, and a
  *	change of role sends a LEAD only where it is 0
  *	(rdmalog_conn_role_end()). Conn lock
+ * @lead_es: the epoch-start record a LEAD named: the peer's (backup
+ *	side, %RDMALOG_EP_LEAD_ES: written by the CQ handler before the bit,
+ *	read by the grant after it) or ours (primary side,
+ *	%RDMALOG_EP_LEAD_ES_TX: written under the conn lock before the LEAD
+ *	is posted and the bit set, read after the peer's RING, which
+ *	follows it). Written once
  * @peer_log_id: the log the peer serves (a primary) or follows (a backup;
  *	0: none yet), from its HELLO or LEAD; written by the CQ handler before the
  *	RING or CATCHUP that queues the works that read it, and (primary
@@ -405,6 +418,7 @@ struct rdmalog_ep {
 	u64 hello_epoch;
 	u64 hello_tx_epoch;
 	u64 lead_epoch;
+	struct rdmalog_log_es lead_es;
 	u64 peer_log_id;
 
 	unsigned long flags;
@@ -590,8 +604,9 @@ void rdmalog_ep_put(struct rdmalog_ep *ep);
  * @info: the users' part of a peer's status (@repl, @cu), of an
  *	established endpoint. Process context, the conn lock held
  * @ring: (primary) a backup's RING was validated and its segments taken:
- *	judge the backup by its @head, @next_lsn and @tail. CQ handler
- *	context. NULL, or why the connection must go
+ *	judge the backup by its @head, @next_lsn and @tail, and @es, the
+ *	epoch-start record our LEAD named if the RING says it holds it
+ *	(else NULL). CQ handler context. NULL, or why the connection must go
  * @ring_sent: (backup) our RING, with our @tail, is posted. CQ handler or
  *	BH-disabled context
  * @heard: a HELLO (once proven) or HEARTBEAT of @ep's peer arrived, in
@@ -621,7 +636,7 @@ struct rdmalog_ep_ops {
 		     struct rdmalog_repl_peer_info *repl,
 		     struct rdmalog_catchup_info *cu);
 	const char *(*ring)(struct rdmalog_ep *ep, u64 head, u64 next_lsn,
-			    u64 tail);
+			    u64 tail, const struct rdmalog_log_es *es);
 	void (*ring_sent)(struct rdmalog_ep *ep, u64 tail);
 	void (*heard)(struct rdmalog_ep *ep, u64 epoch, u64 vote_epoch);
 	const char *(*role_check)(struct rdmalog_ep *ep);

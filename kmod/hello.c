@@ -99,20 +99,40 @@ int rdmalog_ep_send_hello(struct rdmalog_ep *ep)
 int rdmalog_ep_send_lead(struct rdmalog_ep *ep)
 {
 	struct rdmalog_msg_lead m = {};
+	struct rdmalog_log_es *es;
+	struct rdmalog_log *log;
 	int err;
 
 	lockdep_assert_held(&ep->conn->lock);
 	if (rdmalog_inject_fail(RDMALOG_INJ_FAIL_LEAD))
 		return -EAGAIN;
-	rdmalog_fill_positions(&m.first_lsn, &m.commit_lsn, &m.next_lsn);
 	/* Referenced while running; leading gave it an id. */
-	if (rdmalog_conns.p.log)
-		m.log_id = cpu_to_le64(rdmalog_log_id(rdmalog_conns.p.log));
+	log = rdmalog_conns.p.log;
+	/*
+	 * Its epoch-start record, appended before the LEAD (role.c), and
+	 * then the positions, which count it.
+	 */
+	es = &ep->lead_es;
+	if (log && rdmalog_log_epoch_start(log, es) &&
+	    es->epoch == rdmalog_conn_epoch()) {
+		m.flags = cpu_to_le32(RDMALOG_LEAD_F_EPOCH_START);
+		m.es_pos = cpu_to_le64(es->pos);
+		m.es_lsn = cpu_to_le64(es->lsn);
+		m.es_timestamp_ns = cpu_to_le64(es->timestamp_ns);
+		m.es_prev_epoch = cpu_to_le64(es->prev_epoch);
+		m.es_gen = cpu_to_le32(es->gen);
+		m.es_prev_gen = cpu_to_le32(es->prev_gen);
+	}
+	rdmalog_fill_positions(&m.first_lsn, &m.commit_lsn, &m.next_lsn);
+	if (log)
+		m.log_id = cpu_to_le64(rdmalog_log_id(log));
 	m.vote_epoch = cpu_to_le64(atomic64_read(&rdmalog_conns.vote_epoch));
 	err = rdmalog_ep_send(ep, &m, sizeof(m), RDMALOG_MSG_LEAD, 2);
 	if (err)
 		return err;
 	ep->lead_epoch = le64_to_cpu(m.hdr.epoch);
+	if (m.flags)
+		set_bit(RDMALOG_EP_LEAD_ES_TX, &ep->flags);
 	rdmalog_stats_inc(RDMALOG_STAT_LEADS_SENT);
 	return 0;
 }
@@ -176,6 +196,40 @@ static void rdmalog_note_peer_interval(struct rdmalog_ep *ep, __le32 ms)
 }
 
 /*
+ * The epoch-start record a LEAD of @epoch names, if any: kept for the
+ * grant (ring_mr.c), which writes it into our ring if that ends where it
+ * starts. Its fields are checked for what they must be whoever holds
+ * what; a record at a position we do not hold changes nothing. Return:
+ * NULL, or why the connection must be dropped.
+ */
+static const char *rdmalog_lead_es_take(struct rdmalog_ep *ep, u64 epoch,
+					const struct rdmalog_msg_lead *m)
+{
+	struct rdmalog_log_es *es = &ep->lead_es;
+
+	if (!(le32_to_cpu(m->flags) & RDMALOG_LEAD_F_EPOCH_START)) {
+		if (m->es_pos || m->es_lsn || m->es_timestamp_ns ||
+		    m->es_prev_epoch || m->es_gen || m->es_prev_gen)
+			return "LEAD naming no epoch-start record, with fields of one";
+		return NULL;
+	}
+	es->pos = le64_to_cpu(m->es_pos);
+	es->lsn = le64_to_cpu(m->es_lsn);
+	es->epoch = epoch;
+	es->timestamp_ns = le64_to_cpu(m->es_timestamp_ns);
+	es->prev_epoch = le64_to_cpu(m->es_prev_epoch);
+	es->gen = le32_to_cpu(m->es_gen);
+	es->prev_gen = le32_to_cpu(m->es_prev_gen);
+	if (!es->lsn || es->lsn >= le64_to_cpu(m->next_lsn) ||
+	    es->pos % RDMALOG_RECORD_ALIGN ||
+	    es->prev_epoch >= epoch ||
+	    (es->lsn == 1 && (es->pos || es->prev_epoch || es->prev_gen)))
+		return "LEAD naming an epoch-start record that cannot be";
+	set_bit(RDMALOG_EP_LEAD_ES, &ep->flags);
+	return NULL;
+}
+
+/*
  * A peer that was a backup when this connection was made leads now, in
  * @epoch (its header's): from here on it is our primary on this
  * connection as if its HELLO had said so (Documentation/protocol.rst,
@@ -188,12 +242,17 @@ static const char *rdmalog_lead_received(struct rdmalog_ep *ep, u64 epoch,
 	static const __le32 primary = cpu_to_le32(RDMALOG_ROLE_PRIMARY);
 	u64 log_id = le64_to_cpu(m->log_id);
 	u64 was = READ_ONCE(ep->peer_log_id);
+	const char *why;
 
 	/* K2: a peer stops being primary only by closing the connection. */
 	if (test_bit(RDMALOG_EP_PEER_PRIMARY, &ep->flags))
 		return "LEAD from a primary";
-	if (m->flags || m->reserved)
-		return "LEAD with flags or reserved bits set";
+	if ((le32_to_cpu(m->flags) & ~RDMALOG_LEAD_F_EPOCH_START) ||
+	    m->reserved)
+		return "LEAD with unknown flags or reserved bits set";
+	why = rdmalog_lead_es_take(ep, epoch, m);
+	if (why)
+		return why;
 	if (!log_id)
 		return "LEAD with log id 0";
 	if (epoch <= ep->hello_epoch)

@@ -520,6 +520,31 @@ static int rdmalog_log_reserve(struct rdmalog_log *log, u64 footprint,
 }
 
 /*
+ * Write the header of record @lsn at @pos, its @len bytes of payload in
+ * the ring behind it already (the CRC is of what the ring holds).
+ */
+static void rdmalog_log_put_header(struct rdmalog_log *log, u64 pos,
+				   u64 lsn, size_t len, u16 flags, u64 epoch,
+				   u64 timestamp_ns, u32 gen)
+{
+	struct rdmalog_ring_record rec = {};
+
+	rec.magic = cpu_to_le32(RDMALOG_RECORD_MAGIC);
+	rec.version = cpu_to_le16(RDMALOG_RECORD_VERSION);
+	rec.flags = cpu_to_le16(flags);
+	rec.len = cpu_to_le32(len);
+	rec.data_crc = cpu_to_le32(rdmalog_ring_crc(log,
+						    pos + RDMALOG_LOG_HDR_SIZE,
+						    len));
+	rec.lsn = cpu_to_le64(lsn);
+	rec.epoch = cpu_to_le64(epoch);
+	rec.timestamp_ns = cpu_to_le64(timestamp_ns);
+	rec.gen = cpu_to_le32(gen);
+	rec.hdr_crc = cpu_to_le32(rdmalog_hdr_crc(&rec));
+	rdmalog_ring_write(log, pos, &rec, sizeof(rec));
+}
+
+/*
  * Write record @lsn (payload from @from, @len bytes) at stream position
  * @pos, in free ring space (read only by late readers of records trimmed
  * meanwhile, which discard what they see). Caller holds append_mutex.
@@ -528,27 +553,31 @@ static int rdmalog_log_fill(struct rdmalog_log *log, u64 pos, u64 lsn,
 			    struct iov_iter *from, size_t len, u16 flags)
 {
 	u64 footprint = rdmalog_log_footprint(len);
-	struct rdmalog_ring_record rec = {};
 	u64 data = pos + RDMALOG_LOG_HDR_SIZE;
 
 	if (!rdmalog_ring_copy_from_iter(log, data, from, len))
 		return -EFAULT;
 	rdmalog_ring_zero(log, data + len,
 			  footprint - RDMALOG_LOG_HDR_SIZE - len);
-
-	rec.magic = cpu_to_le32(RDMALOG_RECORD_MAGIC);
-	rec.version = cpu_to_le16(RDMALOG_RECORD_VERSION);
-	rec.flags = cpu_to_le16(flags);
-	rec.len = cpu_to_le32(len);
-	/* CRC of what the ring holds: the user may change the source. */
-	rec.data_crc = cpu_to_le32(rdmalog_ring_crc(log, data, len));
-	rec.lsn = cpu_to_le64(lsn);
-	rec.epoch = cpu_to_le64(log->epoch);
-	rec.timestamp_ns = cpu_to_le64(ktime_get_real_ns());
-	rec.gen = cpu_to_le32(log->gen);	/* append_mutex held */
-	rec.hdr_crc = cpu_to_le32(rdmalog_hdr_crc(&rec));
-	rdmalog_ring_write(log, pos, &rec, sizeof(rec));
+	/* gen: append_mutex held */
+	rdmalog_log_put_header(log, pos, lsn, len, flags, log->epoch,
+			       ktime_get_real_ns(), log->gen);
 	return 0;
+}
+
+void rdmalog_log_write_es(struct rdmalog_log *log,
+			  const struct rdmalog_log_es *es)
+{
+	__le64 epoch = cpu_to_le64(es->epoch);
+	u64 data = es->pos + RDMALOG_LOG_HDR_SIZE;
+
+	rdmalog_ring_write(log, data, &epoch, sizeof(epoch));
+	rdmalog_ring_zero(log, data + sizeof(epoch),
+			  rdmalog_log_footprint(sizeof(epoch)) -
+			  RDMALOG_LOG_HDR_SIZE - sizeof(epoch));
+	rdmalog_log_put_header(log, es->pos, es->lsn, sizeof(epoch),
+			       RDMALOG_RECORD_EPOCH_START, es->epoch,
+			       es->timestamp_ns, es->gen);
 }
 
 /*
@@ -642,12 +671,16 @@ static int rdmalog_log_wait_commit(struct rdmalog_log *log,
 	return ret;
 }
 
-/* rdmalog_log_append() of a record with header @flags. */
-static int rdmalog_log_append_flags(struct rdmalog_log *log,
-				    struct iov_iter *from, bool nonblock,
-				    u64 *lsnp, u16 flags)
+/*
+ * Reserve, fill and publish a record with header @flags, its wait for the
+ * commit on @w; replication is kicked. On success the caller must wait
+ * (rdmalog_log_wait_commit()). Counts a failure once space was
+ * reserved, as the wait counts its own.
+ */
+static int rdmalog_log_post(struct rdmalog_log *log, struct iov_iter *from,
+			    bool nonblock, u16 flags,
+			    struct rdmalog_log_waiter *w, u64 *lsnp)
 {
-	struct rdmalog_log_waiter w;
 	size_t len = iov_iter_count(from);
 	u64 footprint, pos, lsn;
 	int ret;
@@ -669,7 +702,7 @@ static int rdmalog_log_append_flags(struct rdmalog_log *log,
 	if (!ret) {
 		/* Before replication can see it: traces stay in order. */
 		trace_rdmalog_append(lsn, len, pos);
-		ret = rdmalog_log_publish(log, lsn, footprint, &w);
+		ret = rdmalog_log_publish(log, lsn, footprint, w);
 	} else {
 		spin_lock_bh(&log->lock);
 		log->reserved_end = 0;
@@ -685,12 +718,6 @@ static int rdmalog_log_append_flags(struct rdmalog_log *log,
 	 */
 	if (log->hooks)
 		log->hooks->kick();
-	ret = rdmalog_log_wait_commit(log, &w);
-	if (ret)
-		goto err;
-
-	rdmalog_stats_inc(RDMALOG_STAT_APPENDS);
-	rdmalog_stats_add(RDMALOG_STAT_APPEND_BYTES, len);
 	*lsnp = lsn;
 	return 0;
 
@@ -699,14 +726,40 @@ err:
 	return ret;
 }
 
+/* The end of an append posted with @w (@len bytes): wait, and count. */
+static int rdmalog_log_post_wait(struct rdmalog_log *log,
+				 struct rdmalog_log_waiter *w, size_t len)
+{
+	int ret = rdmalog_log_wait_commit(log, w);
+
+	if (ret) {
+		rdmalog_stats_inc(RDMALOG_STAT_APPEND_ERRORS);
+		return ret;
+	}
+	rdmalog_stats_inc(RDMALOG_STAT_APPENDS);
+	rdmalog_stats_add(RDMALOG_STAT_APPEND_BYTES, len);
+	return 0;
+}
+
 int rdmalog_log_append(struct rdmalog_log *log, struct iov_iter *from,
 		       bool nonblock, u64 *lsnp)
 {
-	return rdmalog_log_append_flags(log, from, nonblock, lsnp, 0);
+	size_t len = iov_iter_count(from);
+	struct rdmalog_log_waiter w;
+	u64 lsn;
+	int ret;
+
+	ret = rdmalog_log_post(log, from, nonblock, 0, &w, &lsn);
+	if (!ret)
+		ret = rdmalog_log_post_wait(log, &w, len);
+	if (!ret)
+		*lsnp = lsn;
+	return ret;
 }
 
-int rdmalog_log_append_epoch_start(struct rdmalog_log *log, bool nonblock,
-				   u32 join_ms, u64 *lsnp)
+int rdmalog_log_post_epoch_start(struct rdmalog_log *log, bool nonblock,
+				 u32 join_ms, struct rdmalog_log_waiter *w,
+				 u64 *lsnp)
 {
 	__le64 epoch;
 	struct kvec v = { .iov_base = &epoch, .iov_len = sizeof(epoch) };
@@ -718,8 +771,59 @@ int rdmalog_log_append_epoch_start(struct rdmalog_log *log, bool nonblock,
 				 (u64)join_ms * NSEC_PER_MSEC);
 	spin_unlock_bh(&log->lock);
 	iov_iter_kvec(&it, ITER_SOURCE, &v, 1, sizeof(epoch));
-	return rdmalog_log_append_flags(log, &it, nonblock, lsnp,
-					RDMALOG_RECORD_EPOCH_START);
+	return rdmalog_log_post(log, &it, nonblock, RDMALOG_RECORD_EPOCH_START,
+				w, lsnp);
+}
+
+int rdmalog_log_wait_epoch_start(struct rdmalog_log *log,
+				 struct rdmalog_log_waiter *w)
+{
+	return rdmalog_log_post_wait(log, w, sizeof(__le64));
+}
+
+/* The epoch-start record's header if record @lsn is it. Lock held. */
+static bool rdmalog_log_es_read_locked(struct rdmalog_log *log, u64 lsn,
+				       struct rdmalog_ring_record *rec)
+{
+	if (!log->leading || lsn < log->first_lsn || lsn >= log->next_lsn)
+		return false;
+	rdmalog_ring_read(log, *rdmalog_log_slot(log, lsn), rec, sizeof(*rec));
+	return le16_to_cpu(rec->flags) & RDMALOG_RECORD_EPOCH_START &&
+	       le64_to_cpu(rec->epoch) == log->epoch;
+}
+
+bool rdmalog_log_epoch_start(struct rdmalog_log *log,
+			     struct rdmalog_log_es *es)
+{
+	struct rdmalog_ring_record rec;
+	bool ok;
+
+	spin_lock_bh(&log->lock);
+	ok = rdmalog_log_es_read_locked(log, log->lead_lsn, &rec);
+	if (ok) {
+		es->pos = *rdmalog_log_slot(log, log->lead_lsn);
+		es->lsn = log->lead_lsn;
+		es->epoch = log->epoch;
+		es->timestamp_ns = le64_to_cpu(rec.timestamp_ns);
+		es->gen = le32_to_cpu(rec.gen);
+		es->prev_epoch = log->lead_prev_epoch;
+		es->prev_gen = log->lead_prev_gen;
+	}
+	spin_unlock_bh(&log->lock);
+	return ok;
+}
+
+bool rdmalog_log_es_current_locked(struct rdmalog_log *log,
+				   const struct rdmalog_log_es *es)
+{
+	struct rdmalog_ring_record rec;
+
+	lockdep_assert_held(&log->lock);
+	return es->lsn == log->lead_lsn && es->epoch == log->epoch &&
+	       rdmalog_log_es_read_locked(log, es->lsn, &rec) &&
+	       *rdmalog_log_slot(log, es->lsn) == es->pos &&
+	       le64_to_cpu(rec.timestamp_ns) == es->timestamp_ns &&
+	       le32_to_cpu(rec.gen) == es->gen;
 }
 
 bool rdmalog_log_quiet(struct rdmalog_log *log)

@@ -13,6 +13,7 @@
 #ifndef _RDMALOG_LOG_H
 #define _RDMALOG_LOG_H
 
+#include <linux/align.h>
 #include <linux/types.h>
 #include <linux/poll.h>
 #include <linux/uio.h>
@@ -125,25 +126,104 @@ int rdmalog_log_append(struct rdmalog_log *log, struct iov_iter *from,
 		       bool nonblock, u64 *lsn);
 
 /**
- * rdmalog_log_append_epoch_start() - append a new primary's first record
+ * struct rdmalog_log_waiter - an append waiting for its commit
+ * @node: entry on the log's waiters, from publish to the end of the wait
+ * @lsn: its record
+ * @err: set under the log's lock when the record is removed: by
+ *	rdmalog_log_truncate() (-ETIMEDOUT) or rdmalog_log_step_down()
+ *	(-ENOTCONN); checked before the commit LSN, because the LSN is
+ *	reused by the next append and may be committed then
+ *
+ * The log's (log.c): its owner only provides the memory, on its stack,
+ * from rdmalog_log_post_epoch_start() (or the append) to the end of the
+ * wait, which must follow a successful post.
+ */
+struct rdmalog_log_waiter {
+	struct list_head node;
+	u64 lsn;
+	int err;
+};
+
+/**
+ * rdmalog_log_post_epoch_start() - append a new primary's first record,
+ * not waiting for its commit
  * @log: the log, of the primary that just won its election
  *	(rdmalog_log_lead())
  * @nonblock: fail with -EAGAIN rather than wait for ring space
  * @join_ms: how long its backups may take to join: from now to then, every
  *	append's wait for its commit (this record's too) is that much longer
  *	than the commit timeout
+ * @w: where the record waits for its commit; on success the caller must
+ *	call rdmalog_log_wait_epoch_start() with it
  * @lsn: out: the record's LSN on success
  *
  * An epoch-start record (%RDMALOG_RECORD_EPOCH_START, its payload the
- * epoch), appended as rdmalog_log_append() does and waiting for its
- * commit, which commits every record it adopted before it. Appended as
- * soon as the primary leads, before its backups joined: replication
- * sends it with what a backup lacks when it joins.
+ * epoch), published as rdmalog_log_append() publishes: its commit
+ * commits every record the primary adopted before it. Posted as soon as
+ * the primary leads, before its LEADs (rdmalog_log_epoch_start() names it
+ * in them) and before its backups joined: replication sends it with what
+ * a backup lacks when it joins, unless the backup holds it already.
  *
- * Return: as rdmalog_log_append().
+ * Return: 0, or as rdmalog_log_append() before its wait for the commit
+ * (-EAGAIN, -ERESTARTSYS, -ENETDOWN).
  */
-int rdmalog_log_append_epoch_start(struct rdmalog_log *log, bool nonblock,
-				   u32 join_ms, u64 *lsn);
+int rdmalog_log_post_epoch_start(struct rdmalog_log *log, bool nonblock,
+				 u32 join_ms, struct rdmalog_log_waiter *w,
+				 u64 *lsn);
+
+/**
+ * rdmalog_log_wait_epoch_start() - wait for the commit of the record
+ * rdmalog_log_post_epoch_start() posted with @w
+ * @log: the log
+ * @w: the post's
+ *
+ * Return: 0 once committed, or as rdmalog_log_append()'s wait
+ * (-ETIMEDOUT, -ENOTCONN, -ENETDOWN, -EINTR).
+ */
+int rdmalog_log_wait_epoch_start(struct rdmalog_log *log,
+				 struct rdmalog_log_waiter *w);
+
+/**
+ * struct rdmalog_log_es - an epoch-start record, as a LEAD names it
+ * @pos: the stream position where it starts
+ * @lsn: its LSN, the first of its epoch
+ * @epoch: its epoch
+ * @timestamp_ns: its header's
+ * @prev_epoch: the epoch of the record before it (0: it is LSN 1)
+ * @gen: its header's truncation generation
+ * @prev_gen: the generation of the record before it
+ *
+ * With them, the header of the record is known entirely: its payload is
+ * the epoch (8 bytes, little-endian).
+ */
+struct rdmalog_log_es {
+	u64 pos;
+	u64 lsn;
+	u64 epoch;
+	u64 timestamp_ns;
+	u64 prev_epoch;
+	u32 gen;
+	u32 prev_gen;
+};
+
+/* RDMALOG_LOG_ES_FOOTPRINT - ring bytes of an epoch-start record */
+#define RDMALOG_LOG_ES_FOOTPRINT \
+	ALIGN(sizeof(struct rdmalog_ring_record) + sizeof(__le64), \
+	      RDMALOG_RECORD_ALIGN)
+
+/**
+ * rdmalog_log_epoch_start() - a primary's epoch-start record, if its log
+ * holds it
+ * @log: the log
+ * @es: out: the record, on true
+ *
+ * Process or softirq context.
+ *
+ * Return: true when @log leads and holds the epoch-start record of its
+ * epoch (posted by rdmalog_log_post_epoch_start(), not removed since).
+ */
+bool rdmalog_log_epoch_start(struct rdmalog_log *log,
+			     struct rdmalog_log_es *es);
 
 /**
  * rdmalog_log_pause() - pause, refuse or resume the appends (a switchover)
@@ -377,6 +457,9 @@ enum rdmalog_log_plan_kind {
  *	JOIN)
  * @target_lsn: our commit LSN (== @start_lsn for JOIN)
  * @floor: the floor set (see rdmalog_log_set_floor())
+ * @es: JOIN at the end of the epoch-start record the backup holds (the
+ *	@es of rdmalog_log_plan()): every record below @start_lsn is in its
+ *	ring
  */
 struct rdmalog_log_plan {
 	u64 start_pos;
@@ -384,6 +467,7 @@ struct rdmalog_log_plan {
 	u64 target_pos;
 	u64 target_lsn;
 	u64 floor;
+	bool es;
 };
 
 /**
@@ -396,6 +480,11 @@ struct rdmalog_log_plan {
  * @floor: the floor of the other backups (U64_MAX for none)
  * @pull: a backup below our commit point must pull (else it joins and
  *	replication writes what it lacks)
+ * @es: NULL, or our epoch-start record, which the backup says it holds
+ *	with everything before it (it wrote it into its ring on our LEAD):
+ *	if our log still holds it (no commit timeout removed it), the
+ *	backup is judged at its end (the LSN after it) instead of @lsn /
+ *	@pos, and joins there whatever @pull says (@p->es)
  * @p: out: the plan, for JOIN, PULL and RESET
  *
  * A backup that follows another log is never judged by position unless
@@ -410,7 +499,8 @@ struct rdmalog_log_plan {
  * Return: &enum rdmalog_log_plan_kind.
  */
 int rdmalog_log_plan(struct rdmalog_log *log, u64 id, u64 lsn, u64 pos,
-		     u64 tail, u64 floor, bool pull, struct rdmalog_log_plan *p);
+		     u64 tail, u64 floor, bool pull,
+		     const struct rdmalog_log_es *es, struct rdmalog_log_plan *p);
 
 /**
  * rdmalog_log_apply() - a backup exposes records the primary wrote
@@ -508,6 +598,32 @@ struct rdmalog_log_held {
  *	context.
  */
 void rdmalog_log_held(struct rdmalog_log *log, struct rdmalog_log_held *held);
+
+/**
+ * rdmalog_log_hold_epoch_start() - a backup writes its new primary's
+ * epoch-start record into its ring
+ * @log: the log (of a backup); no primary but the one that sent @es holds
+ *	its ring, and that one has not been told where it is yet (its RING
+ *	follows)
+ * @id: the log that primary leads
+ * @es: the record, as its LEAD named it; @es->epoch is the LEAD's
+ *
+ * When the records the ring holds, as rdmalog_log_held() counts them, end
+ * exactly where @es starts (@es->pos, LSN @es->lsn - 1 of epoch
+ * @es->prev_epoch and generation @es->prev_gen), the log follows @id, and
+ * the record fits below the tail plus the capacity: writes the record
+ * there, byte for byte what the primary holds (uncommitted, not
+ * published: as the primary's WRITE would have put it), and takes @es's
+ * epoch as the log's (as rdmalog_log_follow() does), so that
+ * rdmalog_log_held() counts it from now on. Otherwise nothing changes.
+ * Process context.
+ *
+ * Return: 0 (written), -ESTALE (the ring does not end there, or the log
+ * follows another), -ENOSPC (no room for it), -EINVAL (@es is not of a
+ * later epoch than the log's, or the log leads), -ENETDOWN.
+ */
+int rdmalog_log_hold_epoch_start(struct rdmalog_log *log, u64 id,
+				 const struct rdmalog_log_es *es);
 
 /**
  * rdmalog_log_lead() - a backup's log becomes a primary's

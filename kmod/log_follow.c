@@ -39,7 +39,8 @@
 #include "trace.h"
 
 int rdmalog_log_plan(struct rdmalog_log *log, u64 id, u64 lsn, u64 pos,
-		     u64 tail, u64 floor, bool pull, struct rdmalog_log_plan *p)
+		     u64 tail, u64 floor, bool pull,
+		     const struct rdmalog_log_es *es, struct rdmalog_log_plan *p)
 {
 	bool boundary;
 	u64 fl;
@@ -61,6 +62,18 @@ int rdmalog_log_plan(struct rdmalog_log *log, u64 id, u64 lsn, u64 pos,
 	if (id != log->id && (lsn != 1 || pos || tail)) {
 		kind = RDMALOG_PLAN_OTHER;
 		goto out;
+	}
+	/*
+	 * It holds our epoch-start record and all before it, as we do (its
+	 * RING: Documentation/protocol.rst): it starts after the record,
+	 * under this lock with the check that no commit timeout removed it.
+	 */
+	if (es && id == log->id && es->lsn >= lsn &&
+	    rdmalog_log_es_current_locked(log, es)) {
+		lsn = es->lsn + 1;
+		pos = *rdmalog_log_slot(log, lsn);
+		pull = false;
+		p->es = true;
 	}
 	boundary = lsn >= log->first_lsn && lsn <= log->next_lsn &&
 		   *rdmalog_log_slot(log, lsn) == pos;
@@ -352,12 +365,39 @@ int rdmalog_log_follow(struct rdmalog_log *log, u64 id, u64 epoch)
 	return ret;
 }
 
-void rdmalog_log_held(struct rdmalog_log *log, struct rdmalog_log_held *held)
+/*
+ * What the ring holds past the head (rdmalog_log_held()): from *@pos /
+ * *@lsn (the head and next LSN; *@epoch and *@gen those of the record
+ * before), every record that verifies, contiguous, of no later epoch
+ * than @max_epoch and of no older (epoch, generation) than the record
+ * before it. On return they describe where that ends: *@lsn is the LSN
+ * after the last one. Caller holds append_mutex.
+ */
+static void rdmalog_log_walk_held(struct rdmalog_log *log, u64 *pos,
+				  u64 *lsn, u64 limit, u64 max_epoch,
+				  u64 *epoch, u32 *gen)
 {
-	u64 pos, lsn, limit, fp, max_epoch, e;
+	u64 fp, e = *epoch;
 	const char *why;
 	bool incomplete;
-	u32 g;
+	u32 g = *gen;
+
+	for (;;) {
+		fp = rdmalog_log_verify_at(log, *pos, *lsn, limit, max_epoch,
+					   &e, &g, &why, &incomplete);
+		if (!fp)
+			break;
+		*pos += fp;
+		++*lsn;
+		*epoch = e;
+		*gen = g;
+		cond_resched();
+	}
+}
+
+void rdmalog_log_held(struct rdmalog_log *log, struct rdmalog_log_held *held)
+{
+	u64 pos, lsn, limit, max_epoch;
 
 	mutex_lock(&log->append_mutex);
 	spin_lock_bh(&log->lock);
@@ -368,29 +408,74 @@ void rdmalog_log_held(struct rdmalog_log *log, struct rdmalog_log_held *held)
 	held->epoch = log->last_epoch;
 	max_epoch = log->epoch;
 	spin_unlock_bh(&log->lock);
-	held->lsn = lsn - 1;
 	/*
 	 * Past the head: what the primary wrote and had not (or not yet
-	 * here) said is committed. Whatever verifies, contiguous, of no
-	 * later epoch than the primary's and of no older (epoch,
-	 * generation) than the record before it, is held.
+	 * here) said is committed.
 	 */
-	for (e = held->epoch, g = held->gen;; lsn++) {
-		fp = rdmalog_log_verify_at(log, pos, lsn, limit, max_epoch,
-					   &e, &g, &why, &incomplete);
-		if (!fp)
-			break;
-		pos += fp;
-		held->lsn = lsn;
-		held->epoch = e;
-		held->gen = g;
-		cond_resched();
-	}
+	rdmalog_log_walk_held(log, &pos, &lsn, limit, max_epoch, &held->epoch,
+			      &held->gen);
 	mutex_unlock(&log->append_mutex);
+	held->lsn = lsn - 1;
 	if (!held->lsn) {
 		held->epoch = 0;
 		held->gen = 0;
 	}
+}
+
+int rdmalog_log_hold_epoch_start(struct rdmalog_log *log, u64 id,
+				 const struct rdmalog_log_es *es)
+{
+	u64 pos, lsn, limit, max_epoch, epoch, fp;
+	int ret = 0;
+	u32 gen;
+
+	fp = RDMALOG_LOG_ES_FOOTPRINT;
+	mutex_lock(&log->append_mutex);
+	spin_lock_bh(&log->lock);
+	if (log->dead)
+		ret = -ENETDOWN;
+	else if (log->leading || es->epoch <= log->epoch)
+		ret = -EINVAL;
+	else if (!id || log->id != id)
+		ret = -ESTALE;
+	pos = log->head;
+	lsn = log->next_lsn;
+	limit = log->tail + log->capacity;
+	gen = log->gen;
+	epoch = log->last_epoch;
+	max_epoch = log->epoch;
+	spin_unlock_bh(&log->lock);
+	if (ret)
+		goto out;
+	rdmalog_log_walk_held(log, &pos, &lsn, limit, max_epoch, &epoch, &gen);
+	if (lsn == 1) {
+		epoch = 0;
+		gen = 0;
+	}
+	/*
+	 * It continues exactly what we hold (Documentation/protocol.rst,
+	 * "The epoch-start record travels with the LEAD"): the same last
+	 * record, (epoch, generation, LSN), at the same place.
+	 */
+	if (lsn != es->lsn || pos != es->pos || epoch != es->prev_epoch ||
+	    gen != es->prev_gen) {
+		ret = -ESTALE;
+		goto out;
+	}
+	if (fp > limit - pos) {
+		ret = -ENOSPC;
+		goto out;
+	}
+	rdmalog_log_write_es(log, es);
+	spin_lock_bh(&log->lock);
+	if (log->dead)
+		ret = -ENETDOWN;
+	else
+		log->epoch = max(log->epoch, es->epoch);
+	spin_unlock_bh(&log->lock);
+out:
+	mutex_unlock(&log->append_mutex);
+	return ret;
 }
 
 int rdmalog_log_lead(struct rdmalog_log *log, u64 epoch, u64 id,
@@ -444,6 +529,8 @@ int rdmalog_log_lead(struct rdmalog_log *log, u64 epoch, u64 id,
 		log->epoch = epoch;
 		log->gen = 0;
 		log->lead_lsn = lsn;
+		log->lead_prev_epoch = lsn > 1 ? e : 0;
+		log->lead_prev_gen = lsn > 1 ? g : 0;
 		log->leading = true;
 		if (!log->id)
 			log->id = id;

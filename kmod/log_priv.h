@@ -80,6 +80,10 @@
  *	removes nothing below it (the records before it, adopted when it
  *	won its election, may have been committed by the primary before it).
  *	1 for a log created by a primary; under @append_mutex and @lock
+ * @lead_prev_epoch: with @lead_lsn, the epoch of record @lead_lsn - 1
+ *	(0: none), what a LEAD says comes before the epoch-start record;
+ *	under @append_mutex and @lock
+ * @lead_prev_gen: its generation; the same
  * @leading: appends are taken: a primary's log, from its creation or
  *	rdmalog_log_lead() to rdmalog_log_step_down(). An appender checks
  *	it when it reserves space (an appender waiting for space when the
@@ -94,7 +98,7 @@
  * @commit_timeout: jiffies an append waits for its commit otherwise;
  *	under @lock
  * @join_until_ns: until when (ktime_get_ns()) a new primary's backups may
- *	still be joining (rdmalog_log_append_epoch_start()): an append's
+ *	still be joining (rdmalog_log_post_epoch_start()): an append's
  *	wait for its commit is longer by what is left of it then, so that
  *	no append of that window times out, and removes the epoch-start
  *	record with its own, before the backups could join; 0 once past
@@ -131,6 +135,8 @@ struct rdmalog_log {
 	u64 floor;
 	u64 reserved_end;
 	u64 lead_lsn;
+	u64 lead_prev_epoch;
+	u32 lead_prev_gen;
 	bool leading;
 	bool paused;
 	bool refusing;
@@ -139,23 +145,6 @@ struct rdmalog_log {
 	u64 join_until_ns;
 	struct list_head waiters;
 	const struct rdmalog_log_hooks *hooks;
-};
-
-/**
- * struct rdmalog_log_waiter - an append waiting for its commit
- * @node: entry on &rdmalog_log.waiters, from publish to the end of the wait
- * @lsn: its record
- * @err: set under the log's lock when the record is removed: by
- *	rdmalog_log_truncate() (-ETIMEDOUT) or rdmalog_log_step_down()
- *	(-ENOTCONN); checked before the commit LSN, because the LSN is
- *	reused by the next append and may be committed then
- *
- * Lives on the appender's stack.
- */
-struct rdmalog_log_waiter {
-	struct list_head node;
-	u64 lsn;
-	int err;
 };
 
 static inline u64 rdmalog_log_footprint(u64 len)
@@ -190,6 +179,20 @@ void rdmalog_ring_read(struct rdmalog_log *log, u64 pos, void *buf, size_t len);
 u32 rdmalog_ring_crc(struct rdmalog_log *log, u64 pos, size_t len);
 /* CRC32C of @rec's header up to its @hdr_crc. */
 u32 rdmalog_hdr_crc(const struct rdmalog_ring_record *rec);
+/*
+ * Write the epoch-start record @es names at its position, as the primary
+ * that appended it wrote it (log.c); the caller holds append_mutex and
+ * owns those ring bytes.
+ */
+void rdmalog_log_write_es(struct rdmalog_log *log,
+			  const struct rdmalog_log_es *es);
+/*
+ * Whether the primary's log still holds the epoch-start record @es (as
+ * rdmalog_log_epoch_start() gave it): false once a commit timeout
+ * removed it (its LSN may be another record's now). Lock held.
+ */
+bool rdmalog_log_es_current_locked(struct rdmalog_log *log,
+				   const struct rdmalog_log_es *es);
 /* Wake @wq's sleepers, if any (after the state they wait for changed). */
 void rdmalog_log_wake(wait_queue_head_t *wq);
 

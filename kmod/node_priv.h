@@ -162,7 +162,7 @@ int rdmalog_node_start_serving(struct rdmalog_log *log,
 			       struct netlink_ext_ack *extack);
 void rdmalog_node_serve(bool changed_role);
 /* A change of role that keeps the connections (kernel-doc in node_up.c). */
-void rdmalog_node_change_role(u32 role, u64 epoch, u32 *leads, u32 *closed);
+void rdmalog_node_change_role(u32 role, u64 epoch);
 void rdmalog_node_serve_kept(void);
 /*
  * End the up period (rdmalog_node_down(), rdmalog_node_exit()): the log

@@ -34,7 +34,8 @@
  * step-down restarts what serves the log through
  * rdmalog_node_stop_serving(), _start_serving() and _serve(); a backup
  * that leads keeps it through rdmalog_node_change_role() (the modules'
- * new role; rdmalog_conn_role_end(): per connection a LEAD, or a close
+ * new role; then role.c appends its epoch-start record and ends the
+ * change with rdmalog_conn_role_end(): per connection a LEAD, or a close
  * where it cannot be kept) and _serve_kept() (the durability announced,
  * the watch restarted). The peers, the configuration and the durability
  * in force are node.c's.
@@ -263,17 +264,16 @@ void rdmalog_node_serve(bool changed_role)
  * rdmalog_node_change_role() - serve on in @role, the connections kept
  * @role: &enum rdmalog_role
  * @epoch: the node's epoch in it
- * @leads: out: LEADs sent (rdmalog_conn_role_end())
- * @closed: out: connections closed because they could not be kept
  *
  * Between rdmalog_conn_role_begin() and the log's change of role
- * (rdmalog_log_lead()) on one side, and the ROLE event and
+ * (rdmalog_log_lead()) on one side, and rdmalog_conn_role_end() (which
+ * the caller calls next: a new primary appends its epoch-start record in
+ * between, for its LEADs to name), the ROLE event and
  * rdmalog_node_serve_kept() on the other: replication (the commit rule
  * first, before anything is appended in the new role), forwarding and
- * the election take @role, then the node, and the connections end the
- * change. Caller holds config_mutex.
+ * the election take @role, then the node. Caller holds config_mutex.
  */
-void rdmalog_node_change_role(u32 role, u64 epoch, u32 *leads, u32 *closed)
+void rdmalog_node_change_role(u32 role, u64 epoch)
 {
 	struct rdmalog_node_config *cfg = &rdmalog_node.config;
 
@@ -285,7 +285,6 @@ void rdmalog_node_change_role(u32 role, u64 epoch, u32 *leads, u32 *closed)
 	/* rdmalog_node_append() reads it without the mutex. */
 	WRITE_ONCE(cfg->role, role);
 	rdmalog_node.epoch = epoch;
-	rdmalog_conn_role_end(role, epoch, leads, closed);
 }
 
 /*

@@ -41,7 +41,7 @@
 #include <linux/types.h>
 
 /** RDMALOG_PROTO_VERSION - the protocol version this module speaks */
-#define RDMALOG_PROTO_VERSION		9
+#define RDMALOG_PROTO_VERSION		10
 
 /** RDMALOG_CM_MAGIC - "RLCM": first bytes of the handshake and rejections */
 #define RDMALOG_CM_MAGIC		0x4d434c52
@@ -423,7 +423,7 @@ static_assert(sizeof(struct rdmalog_ring_seg) == 16);
  *	judges it by, rather than the HELLO's (a LEAD comes on a connection
  *	whose HELLO is older than what the backup follows now)
  * @nr_segs: segments that follow, 1 .. %RDMALOG_RING_MAX_SEGS - 1
- * @reserved: zero
+ * @flags: %RDMALOG_RING_F_EPOCH_START or 0
  * @seg: the registrations, in ring order: @seg[i] covers ring offsets
  *	[sum of the lengths of @seg[0 .. i - 1], that + @seg[i].length), so
  *	ring byte B (stream position P at B = P mod capacity) is at remote
@@ -455,9 +455,21 @@ struct rdmalog_msg_ring {
 	__le64 tail;
 	__le64 log_id;
 	__le32 nr_segs;
-	__le32 reserved;
+	__le32 flags;
 	struct rdmalog_ring_seg seg[RDMALOG_RING_MAX_SEGS - 1];
 };
+
+/**
+ * RDMALOG_RING_F_EPOCH_START - &rdmalog_msg_ring.flags: the sender's ring
+ * holds the epoch-start record its primary's LEAD on this connection
+ * named (%RDMALOG_LEAD_F_EPOCH_START), at the stream position the LEAD
+ * gave, and every record before it, as the primary's log holds them
+ * (Documentation/protocol.rst, "The epoch-start record travels with the
+ * LEAD"): the primary counts the backup as holding it, as if an ACK had
+ * said so. Only in answer to such a LEAD; the primary drops the
+ * connection on the flag otherwise, and on any other bit.
+ */
+#define RDMALOG_RING_F_EPOCH_START	0x1U
 
 /** RDMALOG_MSG_RING_LEN - bytes of a RING message with @n segments */
 #define RDMALOG_MSG_RING_LEN(n) \
@@ -773,11 +785,26 @@ struct rdmalog_msg_ballot {
  * @commit_lsn: its commit LSN
  * @next_lsn: its next LSN
  * @vote_epoch: its election epoch, as in HELLO and HEARTBEAT
- * @flags: zero
+ * @flags: %RDMALOG_LEAD_F_EPOCH_START or 0
  * @reserved: zero
+ * @es_pos: with %RDMALOG_LEAD_F_EPOCH_START, the stream position of its
+ *	epoch-start record (a multiple of %RDMALOG_RECORD_ALIGN); else 0
+ * @es_lsn: its LSN (the first of the epoch, below @next_lsn); else 0
+ * @es_timestamp_ns: the record header's @timestamp_ns; else 0
+ * @es_prev_epoch: the epoch of the record before it (0: it is LSN 1),
+ *	below the LEAD's; else 0
+ * @es_gen: the record header's @gen; else 0
+ * @es_prev_gen: the generation of the record before it; else 0
  *
  * Sent at most once per connection, and never by a node whose HELLO on
  * it said primary: a peer stops being primary only by closing.
+ *
+ * The epoch-start record's header is the LEAD's epoch, @es_lsn,
+ * @es_timestamp_ns, @es_gen, %RDMALOG_RECORD_EPOCH_START and a payload
+ * of 8 bytes, the epoch: a backup whose ring holds, verified, records
+ * that end exactly at @es_pos with LSN @es_lsn - 1, epoch @es_prev_epoch
+ * and generation @es_prev_gen writes the same bytes there before it sends
+ * its RING (%RDMALOG_RING_F_EPOCH_START).
  */
 struct rdmalog_msg_lead {
 	struct rdmalog_msg_hdr hdr;
@@ -788,9 +815,22 @@ struct rdmalog_msg_lead {
 	__le64 vote_epoch;
 	__le32 flags;
 	__le32 reserved;
+	__le64 es_pos;
+	__le64 es_lsn;
+	__le64 es_timestamp_ns;
+	__le64 es_prev_epoch;
+	__le32 es_gen;
+	__le32 es_prev_gen;
 };
 
-static_assert(sizeof(struct rdmalog_msg_lead) == 72);
+static_assert(sizeof(struct rdmalog_msg_lead) == 112);
+
+/**
+ * RDMALOG_LEAD_F_EPOCH_START - &rdmalog_msg_lead.flags: the sender
+ * appended its epoch-start record before the LEAD, and the es_ fields
+ * name it
+ */
+#define RDMALOG_LEAD_F_EPOCH_START	0x1U
 
 /**
  * struct rdmalog_msg_vote_req - a candidate asks for a vote

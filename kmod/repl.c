@@ -475,7 +475,8 @@ static const struct rdmalog_log_hooks rdmalog_repl_hooks = {
 };
 
 int rdmalog_repl_ep_join(struct rdmalog_ep *ep, u64 head, u64 next_lsn,
-			 u64 tail, bool pull, struct rdmalog_log_plan *plan)
+			 u64 tail, bool pull, const struct rdmalog_log_es *es,
+			 struct rdmalog_log_plan *plan)
 {
 	struct rdmalog_repl_ep *r = &ep->repl;
 	int kind = RDMALOG_PLAN_DIVERGED;
@@ -494,7 +495,7 @@ int rdmalog_repl_ep_join(struct rdmalog_ep *ep, u64 head, u64 next_lsn,
 	/* A catch-up's hold (and its list reference) passes on or ends. */
 	kind = rdmalog_log_plan(rdmalog_repl.log, ep->peer_log_id, next_lsn,
 				head, tail,
-				rdmalog_repl_floor_locked(r), pull, plan);
+				rdmalog_repl_floor_locked(r), pull, es, plan);
 	if (kind == RDMALOG_PLAN_PULL || kind == RDMALOG_PLAN_RESET) {
 		/*
 		 * It follows our log from our CATCHUP on (or drops the
@@ -523,6 +524,9 @@ int rdmalog_repl_ep_join(struct rdmalog_ep *ep, u64 head, u64 next_lsn,
 	}
 	r->ack_mode = force_ack ||
 		      rdma_protocol_iwarp(ep->ibdev, ep->cm_id->port_num);
+	/* Its head, or (plan->es) the end of our epoch-start record. */
+	head = plan->start_pos;
+	next_lsn = plan->start_lsn;
 	r->sent_pos = head;
 	r->sent_bpos = head;
 	r->sent_lsn = next_lsn;
@@ -538,6 +542,16 @@ int rdmalog_repl_ep_join(struct rdmalog_ep *ep, u64 head, u64 next_lsn,
 		rdmalog_ep_get(ep);	/* the list's (else the hold's passes on) */
 	list_add_tail(&r->node, &rdmalog_repl.eps);
 	rdmalog_stats_inc(RDMALOG_STAT_JOINS);
+	/*
+	 * It wrote our epoch-start record into its ring before its RING
+	 * (Documentation/protocol.rst), and holds what we hold up to it: it
+	 * joined after it, counted as holding it as an ACK would count it. A
+	 * commit timeout that removes it later lowers the held LSN as for
+	 * every joined backup (rdmalog_repl_resume()); the plan checked that
+	 * none did before.
+	 */
+	if (plan->es)
+		rdmalog_repl_commit_locked();
 	rdmalog_repl_kick_locked();
 out:
 	spin_unlock_bh(&rdmalog_repl.lock);

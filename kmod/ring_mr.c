@@ -379,11 +379,46 @@ bool rdmalog_ring_is_holder(struct rdmalog_ep *ep)
 }
 
 /*
+ * The epoch-start record @ep's LEAD named, written into our ring if it
+ * ends where the record starts (rdmalog_log_hold_epoch_start()): then our
+ * RING says so, and the primary counts the record as held here without
+ * a WRITE. We hold the ring for @ep: nobody else writes it. Process
+ * context. Return: whether the record is in our ring.
+ */
+static bool rdmalog_ep_hold_es(struct rdmalog_ep *ep, struct rdmalog_log *log)
+{
+	const struct rdmalog_log_es *es = &ep->lead_es;
+	int err;
+
+	err = rdmalog_log_hold_epoch_start(log, READ_ONCE(ep->peer_log_id), es);
+	if (err) {
+		pr_info("node %u: does not hold node %u's epoch-start record (LSN %llu at %llu): %d\n",
+			ep->conn->local.node_id, ep->conn->peer_id, es->lsn,
+			es->pos, err);
+		return false;
+	}
+	/*
+	 * The CPU wrote ring bytes that the data path hands to the CPU
+	 * (rdmalog_ring_map_sync()) before it verifies them: to the device
+	 * first, as any CPU write into the ring is.
+	 */
+	if (ep->ring_map)
+		rdmalog_ring_map_sync(ep->ring_map, es->pos,
+				      RDMALOG_LOG_ES_FOOTPRINT, false);
+	pr_info("node %u: holds node %u's epoch-start record, LSN %llu of epoch %llu, before it grants its ring\n",
+		ep->conn->local.node_id, ep->conn->peer_id, es->lsn, es->epoch);
+	return true;
+}
+
+/*
  * The primary's HELLO arrived and we are a backup: register the ring for
- * this connection and tell the primary where it is. CQ handler context.
+ * this connection and tell the primary where it is. CQ handler context,
+ * or (@work) the grant work's, which writes the epoch-start record a LEAD
+ * named (only it: that takes the log's mutex) and posts with bottom
+ * halves off (a software device runs the posts when they come on again).
  * Return: NULL, or why the connection must be dropped.
  */
-static const char *rdmalog_ep_grant_ring(struct rdmalog_ep *ep)
+static const char *rdmalog_ep_grant_ring(struct rdmalog_ep *ep, bool work)
 {
 	struct rdmalog_log *log = READ_ONCE(rdmalog_conns.p.log);
 	const struct rdmalog_ring_map *map = ep->ring_map;
@@ -395,6 +430,7 @@ static const char *rdmalog_ep_grant_ring(struct rdmalog_ep *ep)
 	u64 first, fence;
 	u32 holder;
 	int n, err = 0;
+	bool es = false;
 
 	/* Before anything of its HELLO is acted on (a trim, a FWD). */
 	holder = rdmalog_ring_hold(ep, &fence);
@@ -446,6 +482,8 @@ static const char *rdmalog_ep_grant_ring(struct rdmalog_ep *ep)
 	 * learns the rkeys only after the registrations executed.
 	 */
 	ep->ring_cqe.done = rdmalog_ring_reg_done;
+	if (work)
+		local_bh_disable();
 	spin_lock(&ep->lock);
 	if (!ep->live)
 		err = -ENOTCONN;
@@ -466,6 +504,8 @@ static const char *rdmalog_ep_grant_ring(struct rdmalog_ep *ep)
 				   NULL);
 	}
 	spin_unlock(&ep->lock);
+	if (work)
+		local_bh_enable();
 	if (err == -ENOTCONN)
 		return NULL;
 	if (err)
@@ -484,16 +524,25 @@ static const char *rdmalog_ep_grant_ring(struct rdmalog_ep *ep)
 	rdmalog_log_get_state(log, &st);
 	if (st.id && st.id == ep->peer_log_id && first > st.first_lsn)
 		rdmalog_log_trim(log, min(first, st.commit_lsn));
+	/* Before the RING that says so, on the same connection. */
+	if (work && test_bit(RDMALOG_EP_LEAD_ES, &ep->flags))
+		es = rdmalog_ep_hold_es(ep, log);
 	rdmalog_log_get_pos(log, &pos);
 	m.head = cpu_to_le64(pos.head);
 	m.next_lsn = cpu_to_le64(pos.next_lsn);
 	m.commit_lsn = cpu_to_le64(pos.commit_lsn);
 	m.tail = cpu_to_le64(pos.tail);
 	m.log_id = cpu_to_le64(rdmalog_log_id(log));
-	rdmalog_ep_get_ops()->ring_sent(ep, pos.tail);
+	if (es)
+		m.flags = cpu_to_le32(RDMALOG_RING_F_EPOCH_START);
 	m.nr_segs = cpu_to_le32(ep->ring_nr_regs);
+	if (work)
+		local_bh_disable();
+	rdmalog_ep_get_ops()->ring_sent(ep, pos.tail);
 	err = rdmalog_ep_send(ep, &m, RDMALOG_MSG_RING_LEN(ep->ring_nr_regs),
 			      RDMALOG_MSG_RING, 2);
+	if (work)
+		local_bh_enable();
 	if (err && err != -ENOTCONN)
 		return "cannot send the ring descriptor";
 	return NULL;
@@ -553,19 +602,21 @@ const char *rdmalog_ep_maybe_grant_ring(struct rdmalog_ep *ep)
 	if (test_bit(RDMALOG_EP_LEAD, &ep->flags) &&
 	    rdmalog_ring_lead_fences(ep))
 		set_bit(RDMALOG_EP_LEAD_FENCE, &ep->flags);
-	if (!closed || test_bit(RDMALOG_EP_LEAD_FENCE, &ep->flags)) {
+	/* The work, too, writes an epoch-start record a LEAD named. */
+	if (!closed || test_bit(RDMALOG_EP_LEAD_FENCE, &ep->flags) ||
+	    test_bit(RDMALOG_EP_LEAD_ES, &ep->flags)) {
 		rdmalog_ep_get(ep);
 		if (!queue_work(system_long_wq, &ep->grant_work))
 			rdmalog_ep_put(ep);	/* not reached: queued once */
 		return NULL;
 	}
-	return rdmalog_ep_grant_ring(ep);
+	return rdmalog_ep_grant_ring(ep, false);
 }
 
 /*
  * The primary's HELLO found the ballot word open, or its LEAD an older
- * primary of our log holding the ring: fence that one, close the word,
- * then grant.
+ * primary of our log holding the ring or named its epoch-start record:
+ * fence that one, close the word, then grant.
  */
 void rdmalog_ep_grant_work(struct work_struct *work)
 {
@@ -588,9 +639,7 @@ void rdmalog_ep_grant_work(struct work_struct *work)
 		/* Revoked, not read: a vote in it may fence this primary. */
 		rdmalog_ep_error(ep, "the ballot word is being revoked: the ring is not granted");
 	} else if (!test_bit(RDMALOG_EP_DEAD, &ep->flags)) {
-		local_bh_disable();
-		why = rdmalog_ep_grant_ring(ep);
-		local_bh_enable();
+		why = rdmalog_ep_grant_ring(ep, true);
 		if (why)
 			rdmalog_ep_error(ep, "%s", why);
 	}
@@ -605,12 +654,18 @@ void rdmalog_ep_grant_work(struct work_struct *work)
 const char *rdmalog_ep_ring_received(struct rdmalog_ep *ep,
 				     const struct rdmalog_msg_ring *m)
 {
+	u32 flags = le32_to_cpu(m->flags);
 	const char *why;
 
 	if (READ_ONCE(rdmalog_conns.role) != RDMALOG_ROLE_PRIMARY)
 		return "RING sent to a node that is not the primary";
 	if (test_and_set_bit(RDMALOG_EP_RING_RX, &ep->flags))
 		return "second RING";
+	if (flags & ~RDMALOG_RING_F_EPOCH_START)
+		return "RING with unknown flags";
+	/* It answers our LEAD (ordered before it on this connection). */
+	if (flags && !test_bit(RDMALOG_EP_LEAD_ES_TX, &ep->flags))
+		return "RING holding an epoch-start record no LEAD of ours named";
 	/*
 	 * What it follows now: a HELLO long before (a connection we keep
 	 * across our change of role, our LEAD) may have named none.
@@ -622,5 +677,6 @@ const char *rdmalog_ep_ring_received(struct rdmalog_ep *ep,
 		return why;
 	return rdmalog_ep_get_ops()->ring(ep, le64_to_cpu(m->head),
 					  le64_to_cpu(m->next_lsn),
-					  le64_to_cpu(m->tail));
+					  le64_to_cpu(m->tail),
+					  flags ? &ep->lead_es : NULL);
 }

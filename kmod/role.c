@@ -40,7 +40,9 @@
 static void rdmalog_node_step_down(u32 kind, const char *why);
 static int rdmalog_node_stand(u32 why, u32 detect_ms, u32 from,
 			      u64 from_epoch, struct netlink_ext_ack *extack);
-static int rdmalog_node_lead(u64 epoch, struct netlink_ext_ack *extack);
+static int rdmalog_node_lead(u64 epoch, struct rdmalog_log_waiter *w,
+			     u64 *es_lsn, int *es_err,
+			     struct netlink_ext_ack *extack);
 
 /*
  * The election heard a primary of a later epoch lead our log: we lead
@@ -226,7 +228,7 @@ static void rdmalog_node_watch_join(unsigned long now)
 		cfg->node_id, c.heard, rdmalog_node.npeers);
 	rdmalog_node.joining = false;
 	/* A log of no records: nothing to reconcile, no epoch-start record. */
-	rdmalog_node_lead(epoch + 1, NULL);
+	rdmalog_node_lead(epoch + 1, NULL, NULL, NULL, NULL);
 }
 
 /*
@@ -381,14 +383,20 @@ void rdmalog_node_step_down_work(struct work_struct *work)
  * "Standing and leading"). No primary may hold its ring from here to the
  * end of the change (rdmalog_conn_role_begin()); the records it holds
  * beyond its commit point are published uncommitted; replication,
- * forwarding and the election take the role of primary, and every kept
- * connection whose peer knew it as a backup is told by LEAD (or closed,
- * and the peer reconnects). If the log cannot lead (a primary of a later
+ * forwarding and the election take the role of primary; its epoch-start
+ * record is posted (@w, @es_lsn; *@es_err: 0, or why not, -EAGAIN when
+ * the ring has no room now; with @w NULL, none: a new, empty log), and
+ * every kept connection whose peer knew
+ * it as a backup is told by LEAD, which names the record (or closed, and
+ * the peer reconnects). If the log cannot lead (a primary of a later
  * epoch reached it meanwhile, or holds its ring), it serves on as a
- * backup, its connections untouched. Return: 0; -EINVAL (that primary);
+ * backup, its connections untouched. Return: 0 (then the caller waits
+ * for the record on @w if *@es_err is 0); -EINVAL (that primary);
  * -ENETDOWN (the log is dead).
  */
-static int rdmalog_node_lead(u64 epoch, struct netlink_ext_ack *extack)
+static int rdmalog_node_lead(u64 epoch, struct rdmalog_log_waiter *w,
+			     u64 *es_lsn, int *es_err,
+			     struct netlink_ext_ack *extack)
 {
 	struct rdmalog_node_config *cfg = &rdmalog_node.config;
 	struct rdmalog_log *log = rdmalog_node.log;
@@ -406,7 +414,18 @@ static int rdmalog_node_lead(u64 epoch, struct netlink_ext_ack *extack)
 	if (err)
 		goto err_end;
 	rdmalog_elect_note_epoch(epoch);
-	rdmalog_node_change_role(RDMALOG_ROLE_PRIMARY, epoch, &leads, &closed);
+	rdmalog_node_change_role(RDMALOG_ROLE_PRIMARY, epoch);
+	/*
+	 * Before the LEADs, which name it: a backup whose ring ends where it
+	 * starts writes it there itself, and its RING counts it. For a peer
+	 * timeout from now on (the backups joining) every append may wait
+	 * that much longer for its commit.
+	 */
+	if (w)
+		*es_err = rdmalog_log_post_epoch_start(log, true,
+						       cfg->peer_timeout_ms, w,
+						       es_lsn);
+	rdmalog_conn_role_end(RDMALOG_ROLE_PRIMARY, epoch, &leads, &closed);
 	pr_info("node %u: leads epoch %llu from LSN %llu\n",
 		cfg->node_id, epoch, held.lsn + 1);
 	pr_info("node %u: epoch %llu: LEAD on %u live connections, %u closed\n",
@@ -450,7 +469,7 @@ static u32 rdmalog_node_ms_since(ktime_t from, ktime_t to)
  * primary); -EPERM (configured not to lead); those of
  * rdmalog_elect_stand(); -ESTALE (won, but a primary of a later epoch
  * took the log meanwhile: it stays a backup); after the change of role,
- * those of rdmalog_log_append_epoch_start() (-ETIMEDOUT: it leads, but
+ * those of rdmalog_log_wait_epoch_start() (-ETIMEDOUT: it leads, but
  * its epoch-start record was not committed within the commit timeout).
  */
 static int rdmalog_node_stand(u32 why, u32 detect_ms, u32 from,
@@ -459,9 +478,10 @@ static int rdmalog_node_stand(u32 why, u32 detect_ms, u32 from,
 	u32 join_ms = 0, id, elect_ms, ms;
 	ktime_t t_stood = ktime_get();
 	struct rdmalog_elect_result res;
+	struct rdmalog_log_waiter w;
 	struct rdmalog_log *log;
-	int err = 0;
-	u64 lsn;
+	int err = 0, es_err = 0;
+	u64 lsn = 0;
 
 	mutex_lock(&rdmalog_node.config_mutex);
 	if (!rdmalog_node.up) {
@@ -524,7 +544,7 @@ static int rdmalog_node_stand(u32 why, u32 detect_ms, u32 from,
 		NL_SET_ERR_MSG(extack, "this node is the primary");
 		err = -EALREADY;
 	} else {
-		err = rdmalog_node_lead(res.epoch, extack);
+		err = rdmalog_node_lead(res.epoch, &w, &lsn, &es_err, extack);
 		if (err == -EINVAL)
 			err = -ESTALE;
 	}
@@ -547,23 +567,27 @@ static int rdmalog_node_stand(u32 why, u32 detect_ms, u32 from,
 		goto out_put;
 	/*
 	 * The backups grant their ring on our LEAD (or reconnect, where it
-	 * could not be sent) and are sent the record when they join: it is
-	 * in the ring before they do. For a peer timeout from now on (their
-	 * joining) every append may wait that much longer for its commit.
+	 * could not be sent) and are sent the record when they join, unless
+	 * they hold it already (it was posted before the LEADs).
 	 *
 	 * A ring too full for the record waits for a trim; but with no
 	 * adopted record waiting for its commit there is nothing to
 	 * reconcile, and the new primary leads without one (appends wait for
-	 * the trim as they would anyway).
+	 * the trim as they would anyway). It is posted then, after the LEADs.
 	 */
-	err = rdmalog_log_append_epoch_start(log, true, join_ms, &lsn);
+	err = es_err;
 	if (err == -EAGAIN && !rdmalog_log_adopted_pending(log)) {
 		pr_info("node %u: epoch %llu: no room in the ring for an epoch-start record, and nothing to reconcile: leads without one\n",
 			id, res.epoch);
 		err = 0;
 		lsn = 0;
 	} else if (err == -EAGAIN) {
-		err = rdmalog_log_append_epoch_start(log, false, join_ms, &lsn);
+		err = rdmalog_log_post_epoch_start(log, false, join_ms, &w,
+						   &lsn);
+		if (!err)
+			err = rdmalog_log_wait_epoch_start(log, &w);
+	} else if (!err) {
+		err = rdmalog_log_wait_epoch_start(log, &w);
 	}
 	if (err) {
 		NL_SET_ERR_MSG(extack,

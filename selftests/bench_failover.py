@@ -291,23 +291,29 @@ def steps(lines, epoch):
     """The steps of the change to epoch in the new primary's kernel
     lines: {key: ms}, a step missing when a line of it is (a pre-vote
     by message logs the same lines; a change without LEAD has no
-    role_ms)."""
+    role_ms). A backup that held the epoch-start record on its RING
+    (protocol.rst, "The epoch-start record travels with the LEAD")
+    commits it as its RING is judged: the commit's line may come just
+    before the grant's, and its step is then 0."""
     out = {}
-    at = 0
+    at = before = 0
     prev = first = None
     for key, _, pat in STEP_LINES:
         rx = re.compile(pat.format(e=epoch))
         t = None
-        for j in range(at, len(lines)):
+        start = before if key == "commit_ms" else at
+        for j in range(start, len(lines)):
             m = TS.match(lines[j])
             if m and rx.search(lines[j]):
-                t, at = float(m.group(1)), j + 1
+                t, at = float(m.group(1)), max(at, j + 1)
                 break
         if t is None:
             prev = None
             continue
+        if key != "grant_ms":
+            before = at
         if key and prev is not None:
-            out[key] = round((t - prev) * 1000.0, 1)
+            out[key] = round(max(t - prev, 0.0) * 1000.0, 1)
         if first is None:
             first = t
         prev = t

@@ -178,6 +178,13 @@ struct opts {
 	 */
 	uint64_t lead;
 	bool lead_other_log;
+	/*
+	 * --lead-es POS,LSN,PREV_EPOCH,PREV_GEN[,nf] (with --lead): the LEAD
+	 * names an epoch-start record at POS with LSN (timestamp 1, gen 0)
+	 * after a record of PREV_EPOCH / PREV_GEN; ",nf": its fields without
+	 * the flag
+	 */
+	const char *lead_es;
 };
 
 /*
@@ -1494,6 +1501,7 @@ static bool wait_dropped(struct session *s, int ms, bool keep_alive,
 			 char *how, size_t how_len);
 
 static void lead_fill(struct session *s, struct rdmalog_msg_lead *m);
+static int lead_es_fill(const char *arg, struct rdmalog_msg_lead *m);
 static int raw_send(struct session *s, const void *msg, uint32_t nbytes);
 
 static int run_grant_probe(const struct opts *o)
@@ -1518,6 +1526,10 @@ static int run_grant_probe(const struct opts *o)
 		lead_fill(&s, &m);
 		if (o->lead_other_log)
 			m.log_id ^= htole64(0x5a5a5a5a5a5a5a5aULL);
+		if (o->lead_es && lead_es_fill(o->lead_es, &m)) {
+			outcome = "bad --lead-es";
+			goto out;
+		}
 		diag("LEAD of log 0x%" PRIx64 " in epoch %" PRIu64,
 		     (uint64_t)le64toh(m.log_id), o->lead);
 		if (raw_send(&s, &m, sizeof(m))) {
@@ -1543,6 +1555,8 @@ out:
 	    o->secret_len ? "with a secret" : "without a secret",
 	    o->lead ? ", LEAD after a backup's HELLO" : "", outcome);
 	json_add(",\"outcome\":\"%s\"", outcome);
+	if (s.ring)
+		json_add(",\"ring_flags\":%u", le32toh(s.peer_ring.flags));
 	session_close(&s);
 	return 0;
 }
@@ -1721,6 +1735,36 @@ static void positions(const struct session *s, struct positions *p)
 	p->commit = le64toh(s->peer_ring.commit_lsn);
 	p->tail = le64toh(s->peer_ring.tail);
 	p->first = le64toh(s->peer_hello.first_lsn);
+}
+
+/*
+ * --lead-es POS,LSN,PREV_EPOCH,PREV_GEN[,nf]: the epoch-start record @m
+ * names (its header filled again). Return: 0, or -1 when @arg is wrong.
+ */
+static int lead_es_fill(const char *arg, struct rdmalog_msg_lead *m)
+{
+	unsigned long long pos, lsn, prev_epoch;
+	unsigned int prev_gen;
+	char nf[4] = "";
+	int n;
+
+	n = sscanf(arg, "%llu,%llu,%llu,%u,%3s", &pos, &lsn, &prev_epoch,
+		   &prev_gen, nf);
+	if (n < 4 || (n == 5 && strcmp(nf, "nf")))
+		return -1;
+	m->flags = htole32(n == 5 ? 0 : RDMALOG_LEAD_F_EPOCH_START);
+	m->es_pos = htole64(pos);
+	m->es_lsn = htole64(lsn);
+	m->es_timestamp_ns = htole64(1);
+	m->es_prev_epoch = htole64(prev_epoch);
+	m->es_prev_gen = htole32(prev_gen);
+	/* Our log holds it: our next LSN is past it. */
+	if (le64toh(m->next_lsn) <= lsn)
+		m->next_lsn = htole64(lsn + 1);
+	diag("LEAD names an epoch-start record at %llu, LSN %llu, after epoch %llu generation %u%s",
+	     pos, lsn, prev_epoch, prev_gen,
+	     n == 5 ? " (without the flag)" : "");
+	return 0;
 }
 
 /*
@@ -2824,7 +2868,8 @@ static void usage(const char *argv0)
 		"       %s -a ADDR [-p PORT] [-n NODE] [-d DST] -c CLUSTER -C CAPACITY\n"
 		"          --garbage KIND [--vote-epoch N] [--primary-epoch E]\n"
 		"       %s -a ADDR [-p PORT] [-n NODE] [-d DST] -c CLUSTER -C CAPACITY\n"
-		"          --grant-probe [--secret FILE] [--lead EPOCH [--lead-other-log]]\n"
+		"          --grant-probe [--secret FILE] [--lead EPOCH [--lead-other-log]\n"
+		"          [--lead-es POS,LSN,PREV_EPOCH,PREV_GEN[,nf]]]\n"
 		"       %s --listen -a OUR_ADDR -n NODE -d DST -c CLUSTER -C CAPACITY\n"
 		"          --catchup-probe [--secret FILE]\n"
 		"       %s [--listen] -a ADDR -n NODE -d DST -c CLUSTER -C CAPACITY\n"
@@ -2892,6 +2937,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		{ "ballot-probe", required_argument, NULL, 'Y' },
 		{ "lead", required_argument, NULL, 'L' },
 		{ "lead-other-log", no_argument, NULL, 'O' },
+		{ "lead-es", required_argument, NULL, 'Z' },
 		{}
 	};
 	int c;
@@ -2934,6 +2980,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'Y': o->ballot_probe = optarg; break;
 		case 'L': o->lead = strtoull(optarg, NULL, 0); break;
 		case 'O': o->lead_other_log = true; break;
+		case 'Z': o->lead_es = optarg; break;
 		default: usage(argv[0]);
 		}
 	}
@@ -2948,7 +2995,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	    (o->cross + !!o->fwd_len + o->catchup_probe > 1) ||
 	    (o->grant_probe && o->listen) ||
 	    ((o->lead || o->lead_other_log) && !o->grant_probe) ||
-	    (o->lead_other_log && !o->lead))
+	    ((o->lead_other_log || o->lead_es) && !o->lead))
 		usage(argv[0]);
 	if (o->fwd_len && !o->fwd_count)
 		o->fwd_count = 1;

@@ -179,6 +179,20 @@ def a_promoted_backup_keeps_the_log(c):
     d = c[2].run("dmesg", timeout=60, check=True).out
     assert f"node 2: won epoch {e + 1}: 2 of 3 votes, 2 needed" in d, d
 
+    # the epoch-start record travelled with the LEAD (protocol.rst): node
+    # 3 wrote it into its ring itself, before its RING, and node 2
+    # counted it there: it never wrote it to node 3 (no record sent)
+    d3 = c[3].run("dmesg", timeout=60, check=True).out
+    assert f"node 3: holds node 2's epoch-start record, LSN {start['lsn']} " \
+        f"of epoch {e + 1}, before it grants its ring" in d3, d3
+    wait_for(lambda: "node 3 granted its ring" in c[2].run(
+        "dmesg", timeout=60, check=True).out, timeout=WAIT,
+        interval=1, what="node 2 judged node 3's RING")
+    assert re.search(r"node 2: node 3 granted its ring \(.*\): holds our "
+                     r"epoch-start record, replicating after it",
+                     c[2].run("dmesg", timeout=60, check=True).out)
+    assert peer(c[2], 3).get("records_sent", 0) == 0, peer(c[2], 3)
+
     # node 3 voted, follows the new primary into its epoch, and the log
     # goes on with quorum (nodes 2 and 3)
     assert status(c[3])["election"]["vote"] == {"epoch": e + 1, "for": 2}
@@ -186,7 +200,10 @@ def a_promoted_backup_keeps_the_log(c):
     n = append(c[2], ["after"])
     assert n == [start["lsn"] + 1], n
     wait_commit(c, n[0] + 1, nodes=(2, 3))
+    # whole headers, timestamp and CRC32C included: node 3's own copy of
+    # the epoch-start record is byte for byte node 2's
     assert headers(c[3]) == headers(c[2]), (headers(c[3]), headers(c[2]))
+    assert peer(c[2], 3)["records_sent"] == 1, peer(c[2], 3)
     assert status(c[3])["log"]["epoch"] == e + 1, status(c[3])["log"]
     assert status(c[3])["primary"] == {"id": 2, "epoch": e + 1}, \
         status(c[3])
@@ -610,11 +627,17 @@ def a_promoted_backup_adopts_what_it_holds(c):
     wait_connected(c, 2, nodes=(3,))
     c[2].run("rdmalogctl log set durability quorum; dmesg -c >/dev/null",
              timeout=60, check=True)
+    c[3].run("dmesg -c >/dev/null", timeout=60, check=True)
     r = promote(c[2])
     assert r.rc == 0, (r.rc, r.out)
     d = c[2].run("dmesg", timeout=60, check=True).out
     assert "took 1 record its primary had not committed, up to LSN " \
         f"{lsns[-1] + 1}" in d, d
+    # node 3 (an empty log) holds nothing the LEAD's epoch-start record
+    # could follow: it leaves it to node 2, which writes it with the rest
+    d3 = c[3].run("dmesg", timeout=60, check=True).out
+    assert f"node 3: does not hold node 2's epoch-start record (LSN " \
+        f"{lsns[-1] + 2} at " in d3, d3
     hs = headers(c[2])
     assert [(h["data"], h["epoch"], h.get("epoch_start", False))
             for h in hs[-3:]] == [("committed", e, False),

@@ -703,6 +703,80 @@ def a_lead_of_another_log_does_not_fence(c):
     wait_commit(c, lsn + 1, nodes=(1, 3))
 
 
+def es_end(nd):
+    """(stream position, LSN) where nd's log ends: every record kept
+    from LSN 1, each ALIGN(48 + len, 8) bytes (uapi/rdmalog.h)."""
+    rs = records(nd)
+    assert rs and rs[0][0] == 1, rs
+    return sum((48 + n + 7) // 8 * 8 for _, n, _ in rs), rs[-1][0] + 1
+
+
+@test
+def a_lead_names_an_epoch_start_record_node_3_holds(c):
+    """Wire version 10 (protocol.rst, "The epoch-start record travels
+    with the LEAD"): a LEAD names the new primary's epoch-start record.
+    Node 3's ring ends exactly where the rogue's record starts (same
+    position, LSN, epoch and generation of the record before): it writes
+    the record into its ring before its RING, and its RING says so
+    (RDMALOG_RING_F_EPOCH_START). Without the LEAD's record node 3's RING
+    had no flag; a primary would have had to WRITE the record."""
+    fresh(c, cluster_file())
+    wait_connected(c, 3, nodes=(1,))
+    lsns = append(c[1], ["es-1", "es-two"])
+    wait_commit(c, lsns[-1] + 1)
+    e = status(c[1])["log"]["epoch"]
+    pos, lsn = es_end(c[3])
+    assert lsn == lsns[-1] + 1, (lsn, lsns)
+    c[2].run("rdmalogctl node down", timeout=120, check=True)
+    wait_for(lambda: peer(c[3], 2)["state"] != "connected", timeout=WAIT,
+             interval=1, what="node 3 lost node 2")
+    c[3].run("dmesg -c >/dev/null", timeout=60, check=True)
+    s3 = rlnode.stats(c[3])
+    res = grant_probe(c[2], 2, 3, f"--lead {e + 1} --lead-es {pos},{lsn},{e},0")
+    log = c[3].run("dmesg", timeout=60, check=True).out
+    print(log)
+    assert res["outcome"] == "ring" and res["ring_flags"] == 1, res
+    assert f"node 3: holds node 2's epoch-start record, LSN {lsn} of " \
+        f"epoch {e + 1}, before it grants its ring" in log, log
+    assert rlnode.stats(c[3])["bad_msgs"] == s3["bad_msgs"]
+
+
+@test
+def a_lead_naming_a_record_node_3_does_not_hold_changes_nothing(c):
+    """A LEAD whose epoch-start record fields come without its flag is
+    dropped (bad_msgs); one naming a record 8 bytes past where node 3's
+    ring ends is granted the ring as any LEAD, with no record written and
+    no flag in its RING, and node 3 still holds only node 1's records."""
+    fresh(c, cluster_file())
+    wait_connected(c, 3, nodes=(1,))
+    lsns = append(c[1], ["es-1", "es-two"])
+    wait_commit(c, lsns[-1] + 1)
+    e = status(c[1])["log"]["epoch"]
+    pos, lsn = es_end(c[3])
+    c[2].run("rdmalogctl node down", timeout=120, check=True)
+    wait_for(lambda: peer(c[3], 2)["state"] != "connected", timeout=WAIT,
+             interval=1, what="node 3 lost node 2")
+    s3 = rlnode.stats(c[3])
+    res = grant_probe(c[2], 2, 3,
+                      f"--lead {e + 1} --lead-es {pos},{lsn},{e},0,nf")
+    assert res["outcome"] == "dropped", res
+    wait_for(lambda: rlnode.stats(c[3])["bad_msgs"] > s3["bad_msgs"],
+             timeout=WAIT, interval=1, what="node 3 counted the bad LEAD")
+    d = c[3].run("dmesg -c", timeout=60, check=True).out
+    assert "LEAD naming no epoch-start record, with fields of one" in d, d
+    assert peer(c[3], 1)["state"] == "connected", status(c[3])
+    base = records(c[3])
+    res = grant_probe(c[2], 2, 3,
+                      f"--lead {e + 1} --lead-es {pos + 8},{lsn},{e},0")
+    log = c[3].run("dmesg", timeout=60, check=True).out
+    print(log)
+    assert res["outcome"] == "ring" and res["ring_flags"] == 0, res
+    assert f"node 3: does not hold node 2's epoch-start record (LSN {lsn} " \
+        f"at {pos + 8}): -116" in log, log
+    assert "holds node 2's epoch-start record" not in log, log
+    assert records(c[3]) == base, (records(c[3]), base)
+
+
 @test
 def catchup_grant_covers_only_the_range(c):
     """Issue 10 section 6, review-kernel.md #9: a rogue node 3 (node 3
