@@ -509,9 +509,10 @@ static bool rdmalog_cu_judge_ring(struct rdmalog_ep *ep)
 	rdmalog_inject_delay(RDMALOG_INJ_CU_RING);
 	/*
 	 * One that holds our epoch-start record lacks nothing before it:
-	 * it joins even below our commit point (we rewrite what it holds).
+	 * it joins after it even below our commit point, if the record is
+	 * still ours (rdmalog_log_plan()); else it is judged at its head.
 	 */
-	if (!rdmalog_cu_judge_or_drop(ep, &pos, !pos.es, &what))
+	if (!rdmalog_cu_judge_or_drop(ep, &pos, true, &what))
 		return false;
 	pr_info_ratelimited("node %u: node %u granted its ring (%llu bytes, %u segment%s): %s\n",
 			    ep->conn->local.node_id, ep->conn->peer_id,

@@ -127,12 +127,18 @@ int rdmalog_ep_send_lead(struct rdmalog_ep *ep)
 	if (log)
 		m.log_id = cpu_to_le64(rdmalog_log_id(log));
 	m.vote_epoch = cpu_to_le64(atomic64_read(&rdmalog_conns.vote_epoch));
-	err = rdmalog_ep_send(ep, &m, sizeof(m), RDMALOG_MSG_LEAD, 2);
-	if (err)
-		return err;
-	ep->lead_epoch = le64_to_cpu(m.hdr.epoch);
+	/*
+	 * Before the post: the backup's RING that answers may be handled
+	 * before this thread runs again (the post's locks order the bit).
+	 */
 	if (m.flags)
 		set_bit(RDMALOG_EP_LEAD_ES_TX, &ep->flags);
+	err = rdmalog_ep_send(ep, &m, sizeof(m), RDMALOG_MSG_LEAD, 2);
+	if (err) {
+		clear_bit(RDMALOG_EP_LEAD_ES_TX, &ep->flags);
+		return err;
+	}
+	ep->lead_epoch = le64_to_cpu(m.hdr.epoch);
 	rdmalog_stats_inc(RDMALOG_STAT_LEADS_SENT);
 	return 0;
 }
@@ -196,17 +202,17 @@ static void rdmalog_note_peer_interval(struct rdmalog_ep *ep, __le32 ms)
 }
 
 /*
- * The epoch-start record a LEAD of @epoch names, if any: kept for the
- * grant (ring_mr.c), which writes it into our ring if that ends where it
- * starts. Its fields are checked for what they must be whoever holds
- * what; a record at a position we do not hold changes nothing. Return:
- * NULL, or why the connection must be dropped.
+ * The epoch-start record a LEAD of @epoch names, if any, into @es (its
+ * lsn 0: none), for the grant (ring_mr.c), which writes it into our ring
+ * if that ends where it starts. Its fields are checked for what they
+ * must be whoever holds what; a record at a position we do not hold
+ * changes nothing. Return: NULL, or why the connection must be dropped.
  */
-static const char *rdmalog_lead_es_take(struct rdmalog_ep *ep, u64 epoch,
-					const struct rdmalog_msg_lead *m)
+static const char *rdmalog_lead_es_check(struct rdmalog_log_es *es,
+					 u64 epoch,
+					 const struct rdmalog_msg_lead *m)
 {
-	struct rdmalog_log_es *es = &ep->lead_es;
-
+	memset(es, 0, sizeof(*es));
 	if (!(le32_to_cpu(m->flags) & RDMALOG_LEAD_F_EPOCH_START)) {
 		if (m->es_pos || m->es_lsn || m->es_timestamp_ns ||
 		    m->es_prev_epoch || m->es_gen || m->es_prev_gen)
@@ -225,7 +231,6 @@ static const char *rdmalog_lead_es_take(struct rdmalog_ep *ep, u64 epoch,
 	    es->prev_epoch >= epoch ||
 	    (es->lsn == 1 && (es->pos || es->prev_epoch || es->prev_gen)))
 		return "LEAD naming an epoch-start record that cannot be";
-	set_bit(RDMALOG_EP_LEAD_ES, &ep->flags);
 	return NULL;
 }
 
@@ -242,6 +247,7 @@ static const char *rdmalog_lead_received(struct rdmalog_ep *ep, u64 epoch,
 	static const __le32 primary = cpu_to_le32(RDMALOG_ROLE_PRIMARY);
 	u64 log_id = le64_to_cpu(m->log_id);
 	u64 was = READ_ONCE(ep->peer_log_id);
+	struct rdmalog_log_es es;
 	const char *why;
 
 	/* K2: a peer stops being primary only by closing the connection. */
@@ -250,7 +256,7 @@ static const char *rdmalog_lead_received(struct rdmalog_ep *ep, u64 epoch,
 	if ((le32_to_cpu(m->flags) & ~RDMALOG_LEAD_F_EPOCH_START) ||
 	    m->reserved)
 		return "LEAD with unknown flags or reserved bits set";
-	why = rdmalog_lead_es_take(ep, epoch, m);
+	why = rdmalog_lead_es_check(&es, epoch, m);
 	if (why)
 		return why;
 	if (!log_id)
@@ -276,6 +282,11 @@ static const char *rdmalog_lead_received(struct rdmalog_ep *ep, u64 epoch,
 	ep->hello_epoch = epoch;
 	spin_unlock_bh(&rdmalog_conns.ring_lock);
 	WRITE_ONCE(ep->peer_log_id, log_id);
+	if (es.lsn) {
+		/* Read by the grant's work, queued after the bits below. */
+		ep->lead_es = es;
+		set_bit(RDMALOG_EP_LEAD_ES, &ep->flags);
+	}
 	set_bit(RDMALOG_EP_LEAD, &ep->flags);
 	/* Pairs with rdmalog_conn_census()'s: fields, then the bit. */
 	smp_mb__before_atomic();

@@ -42,7 +42,7 @@ int rdmalog_log_plan(struct rdmalog_log *log, u64 id, u64 lsn, u64 pos,
 		     u64 tail, u64 floor, bool pull,
 		     const struct rdmalog_log_es *es, struct rdmalog_log_plan *p)
 {
-	bool boundary;
+	bool boundary, es_end = false;
 	u64 fl;
 	int kind;
 
@@ -73,7 +73,7 @@ int rdmalog_log_plan(struct rdmalog_log *log, u64 id, u64 lsn, u64 pos,
 		lsn = es->lsn + 1;
 		pos = *rdmalog_log_slot(log, lsn);
 		pull = false;
-		p->es = true;
+		es_end = true;
 	}
 	boundary = lsn >= log->first_lsn && lsn <= log->next_lsn &&
 		   *rdmalog_log_slot(log, lsn) == pos;
@@ -118,6 +118,7 @@ int rdmalog_log_plan(struct rdmalog_log *log, u64 id, u64 lsn, u64 pos,
 		p->target_lsn = p->start_lsn;
 	}
 	p->floor = fl;
+	p->es = es_end && kind == RDMALOG_PLAN_JOIN;
 	log->floor = fl;
 out:
 	spin_unlock_bh(&log->lock);
