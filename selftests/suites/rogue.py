@@ -296,7 +296,7 @@ GARBAGE = [
     # LEAD (protocol.rst, "LEAD"): after a HELLO that said primary, and
     # (the others) after one that said backup
     ("lead_primary", BAD, "LEAD from a primary"),
-    ("lead_reserved", BAD, "LEAD with flags or reserved bits set"),
+    ("lead_reserved", BAD, "LEAD with unknown flags or reserved bits set"),
     ("lead_log0", BAD, "LEAD with log id 0"),
     ("lead_epoch", BAD, "LEAD of an epoch not above its HELLO's"),
     ("lead_other_log", BAD, "LEAD of another log than its HELLO"),
