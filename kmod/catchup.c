@@ -14,7 +14,11 @@
  * pull from there; if it retains bytes that an append being written now
  * would overwrite in its ring, not now (the connection goes, and it is
  * judged again when it is back); anything else is a diverged log, not
- * replicated to.
+ * replicated to. A RING that says the backup holds the epoch-start
+ * record our LEAD named is judged in the completion handler first: if
+ * that record is still ours, the backup joins after it there and then
+ * (the commit rule runs: the leader change's last step is not behind the
+ * work); else the work judges it as any other.
  * For PULL and RESET the floor is held at the backup's tail-to-be, so no
  * append overwrites what it is about to read, and we grant it REMOTE_READ
  * on our ring for this connection only: FRWR registrations of our ring on
@@ -370,6 +374,37 @@ static void rdmalog_cu_queue(struct rdmalog_ep *ep)
 }
 
 /*
+ * The backup joined (@plan): no catch-up, and its event from the work.
+ * Any context. Return: the judgement, for the kernel log.
+ */
+static const char *rdmalog_cu_joined(struct rdmalog_ep *ep,
+				     const struct rdmalog_log_plan *plan)
+{
+	struct rdmalog_catchup_ep *cu = &ep->cu;
+
+	spin_lock_bh(&cu->lock);
+	cu->state = RDMALOG_CATCHUP_NONE;
+	cu->notify_joined = true;
+	spin_unlock_bh(&cu->lock);
+	rdmalog_cu_queue(ep);
+	if (plan->es)
+		return ep->repl.ack_mode ?
+			"holds our epoch-start record, replicating after it (ACK mode)" :
+			"holds our epoch-start record, replicating after it";
+	return ep->repl.ack_mode ? "in sync, replicating (ACK mode)" :
+				   "in sync, replicating";
+}
+
+/* Its RING judged: *@what. Any context. */
+static void rdmalog_cu_ring_judged(struct rdmalog_ep *ep, const char *what)
+{
+	pr_info_ratelimited("node %u: node %u granted its ring (%llu bytes, %u segment%s): %s\n",
+			    ep->conn->local.node_id, ep->conn->peer_id,
+			    ep->conn->local.capacity, ep->remote_ring.nr_segs,
+			    ep->remote_ring.nr_segs == 1 ? "" : "s", what);
+}
+
+/*
  * Judge the backup at @pos and act on it; @pull as for
  * rdmalog_log_plan(); *@what: the judgement, for the kernel log. The
  * catch-up work. Return: NULL or why the connection must go.
@@ -383,22 +418,11 @@ static const char *rdmalog_cu_judge(struct rdmalog_ep *ep,
 	int kind;
 
 	kind = rdmalog_repl_ep_join(ep, pos->head, pos->next_lsn, pos->tail,
-				    pull, pos->es ? &ep->lead_es : NULL, &plan);
+				    pull, pos->es ? &ep->lead_es : NULL, false,
+				    &plan);
 	switch (kind) {
 	case RDMALOG_PLAN_JOIN:
-		spin_lock_bh(&cu->lock);
-		cu->state = RDMALOG_CATCHUP_NONE;
-		cu->notify_joined = true;
-		spin_unlock_bh(&cu->lock);
-		rdmalog_cu_queue(ep);
-		if (plan.es)
-			*what = ep->repl.ack_mode ?
-				"holds our epoch-start record, replicating after it (ACK mode)" :
-				"holds our epoch-start record, replicating after it";
-		else
-			*what = ep->repl.ack_mode ?
-				"in sync, replicating (ACK mode)" :
-				"in sync, replicating";
+		*what = rdmalog_cu_joined(ep, &plan);
 		return NULL;
 	case RDMALOG_PLAN_PULL:
 	case RDMALOG_PLAN_RESET:
@@ -444,9 +468,20 @@ const char *rdmalog_catchup_ring(struct rdmalog_ep *ep, u64 head,
 				 const struct rdmalog_log_es *es)
 {
 	struct rdmalog_catchup_ep *cu = &ep->cu;
+	struct rdmalog_log_plan plan;
 
 	if (tail > head)
 		return "RING with a tail above its head";
+	/*
+	 * One that holds our epoch-start record, still ours, joins after it
+	 * here and now, and the commit rule runs: the leader change's last
+	 * step, not behind the work. Anything else is judged by the work.
+	 */
+	if (es && rdmalog_repl_ep_join(ep, head, next_lsn, tail, true, es,
+				       true, &plan) == RDMALOG_PLAN_JOIN) {
+		rdmalog_cu_ring_judged(ep, rdmalog_cu_joined(ep, &plan));
+		return NULL;
+	}
 	spin_lock(&cu->lock);
 	cu->ring_rx = true;
 	cu->ring = (struct rdmalog_cu_pos){ head, next_lsn, tail, !!es };
@@ -514,10 +549,7 @@ static bool rdmalog_cu_judge_ring(struct rdmalog_ep *ep)
 	 */
 	if (!rdmalog_cu_judge_or_drop(ep, &pos, true, &what))
 		return false;
-	pr_info_ratelimited("node %u: node %u granted its ring (%llu bytes, %u segment%s): %s\n",
-			    ep->conn->local.node_id, ep->conn->peer_id,
-			    ep->conn->local.capacity, ep->remote_ring.nr_segs,
-			    ep->remote_ring.nr_segs == 1 ? "" : "s", what);
+	rdmalog_cu_ring_judged(ep, what);
 	return true;
 }
 

@@ -17,7 +17,8 @@
  * @RDMALOG_INJ_CU_GRANT: (primary) mapping the read grant of a RESET
  *	round, between a registration's new key and its mapping
  * @RDMALOG_INJ_CU_RING: (primary) the catch-up work, before it judges a
- *	backup whose RING arrived
+ *	backup whose RING arrived (not one that joined in the completion
+ *	handler after our epoch-start record)
  * @RDMALOG_INJ_CU_JOIN: (backup) the catch-up work, just after it sent
  *	its JOIN
  * @RDMALOG_INJ_LOG_TRUNCATE: a writer whose commit timed out, before it

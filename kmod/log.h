@@ -439,6 +439,9 @@ void rdmalog_log_set_floor(struct rdmalog_log *log, u64 floor);
  *	overwrites in its ring: not now (judge it again later)
  * @RDMALOG_PLAN_OTHER: it holds records of another log (another history):
  *	never joined by position, not replicated to
+ * @RDMALOG_PLAN_LATER: (@es_only of rdmalog_log_plan()) anything but a
+ *	JOIN at the end of the epoch-start record: nothing was done, the
+ *	backup is to be judged in full
  */
 enum rdmalog_log_plan_kind {
 	RDMALOG_PLAN_JOIN,
@@ -447,6 +450,7 @@ enum rdmalog_log_plan_kind {
 	RDMALOG_PLAN_DIVERGED,
 	RDMALOG_PLAN_BUSY,
 	RDMALOG_PLAN_OTHER,
+	RDMALOG_PLAN_LATER,
 };
 
 /**
@@ -485,6 +489,8 @@ struct rdmalog_log_plan {
  *	if our log still holds it (no commit timeout removed it), the
  *	backup is judged at its end (the LSN after it) instead of @lsn /
  *	@pos, and joins there whatever @pull says (@p->es)
+ * @es_only: judge only that: a backup that would not join at the end of
+ *	@es is %RDMALOG_PLAN_LATER, and nothing is set
  * @p: out: the plan, for JOIN, PULL and RESET
  *
  * A backup that follows another log is never judged by position unless
@@ -500,7 +506,8 @@ struct rdmalog_log_plan {
  */
 int rdmalog_log_plan(struct rdmalog_log *log, u64 id, u64 lsn, u64 pos,
 		     u64 tail, u64 floor, bool pull,
-		     const struct rdmalog_log_es *es, struct rdmalog_log_plan *p);
+		     const struct rdmalog_log_es *es, bool es_only,
+		     struct rdmalog_log_plan *p);
 
 /**
  * rdmalog_log_apply() - a backup exposes records the primary wrote

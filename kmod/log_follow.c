@@ -40,7 +40,8 @@
 
 int rdmalog_log_plan(struct rdmalog_log *log, u64 id, u64 lsn, u64 pos,
 		     u64 tail, u64 floor, bool pull,
-		     const struct rdmalog_log_es *es, struct rdmalog_log_plan *p)
+		     const struct rdmalog_log_es *es, bool es_only,
+		     struct rdmalog_log_plan *p)
 {
 	bool boundary, es_end = false;
 	u64 fl;
@@ -74,6 +75,9 @@ int rdmalog_log_plan(struct rdmalog_log *log, u64 id, u64 lsn, u64 pos,
 		pos = *rdmalog_log_slot(log, lsn);
 		pull = false;
 		es_end = true;
+	} else if (es_only) {
+		kind = RDMALOG_PLAN_LATER;
+		goto out;
 	}
 	boundary = lsn >= log->first_lsn && lsn <= log->next_lsn &&
 		   *rdmalog_log_slot(log, lsn) == pos;
@@ -111,6 +115,9 @@ int rdmalog_log_plan(struct rdmalog_log *log, u64 id, u64 lsn, u64 pos,
 		kind = RDMALOG_PLAN_BUSY;
 		goto out;
 	}
+	/* Not reached with @es_only (a JOIN after the record): not set. */
+	if (es_only && kind != RDMALOG_PLAN_JOIN)
+		goto out;
 	p->target_pos = *rdmalog_log_slot(log, log->commit_lsn);
 	p->target_lsn = log->commit_lsn;
 	if (kind == RDMALOG_PLAN_JOIN || p->target_lsn < p->start_lsn) {
@@ -122,6 +129,9 @@ int rdmalog_log_plan(struct rdmalog_log *log, u64 id, u64 lsn, u64 pos,
 	log->floor = fl;
 out:
 	spin_unlock_bh(&log->lock);
+	/* Nothing was set but for a JOIN (the floor with it). */
+	if (es_only && kind != RDMALOG_PLAN_JOIN)
+		kind = RDMALOG_PLAN_LATER;
 	return kind;
 }
 

@@ -82,7 +82,9 @@ struct rdmalog_peer {
  *	primary every heartbeat, and stands for election when it had one in
  *	this up period and has seen none for its stand delay
  *	(rdmalog_node_watch_work()); runs while that holds, cancelled at
- *	module exit
+ *	module exit. It and @takeover_work run on system_highpri_wq: a
+ *	leader change's steps go ahead of this node's tasks (they sleep
+ *	while they wait for their peers, as works there may)
  * @primary_seen: jiffies when @watch_work last saw a primary hold our
  *	ring (or this node granted a vote, or lost an election)
  * @had_primary: it saw one in this up period

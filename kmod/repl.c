@@ -476,10 +476,10 @@ static const struct rdmalog_log_hooks rdmalog_repl_hooks = {
 
 int rdmalog_repl_ep_join(struct rdmalog_ep *ep, u64 head, u64 next_lsn,
 			 u64 tail, bool pull, const struct rdmalog_log_es *es,
-			 struct rdmalog_log_plan *plan)
+			 bool es_only, struct rdmalog_log_plan *plan)
 {
 	struct rdmalog_repl_ep *r = &ep->repl;
-	int kind = RDMALOG_PLAN_DIVERGED;
+	int kind = es_only ? RDMALOG_PLAN_LATER : RDMALOG_PLAN_DIVERGED;
 	bool had, put = false;
 
 	memset(plan, 0, sizeof(*plan));
@@ -495,7 +495,10 @@ int rdmalog_repl_ep_join(struct rdmalog_ep *ep, u64 head, u64 next_lsn,
 	/* A catch-up's hold (and its list reference) passes on or ends. */
 	kind = rdmalog_log_plan(rdmalog_repl.log, ep->peer_log_id, next_lsn,
 				head, tail,
-				rdmalog_repl_floor_locked(r), pull, es, plan);
+				rdmalog_repl_floor_locked(r), pull, es, es_only,
+				plan);
+	if (kind == RDMALOG_PLAN_LATER)
+		goto out;
 	if (kind == RDMALOG_PLAN_PULL || kind == RDMALOG_PLAN_RESET) {
 		/*
 		 * It follows our log from our CATCHUP on (or drops the

@@ -177,18 +177,20 @@ u32 rdmalog_repl_effective(u32 requested, u32 *in_sync, u32 *needed);
 void rdmalog_repl_ep_init(struct rdmalog_ep *ep);
 /*
  * A backup at @head / @next_lsn (tail @tail) offers its ring: judge it
- * (rdmalog_log_plan(), @pull and @plan as there). JOIN: it joined; if @es
+ * (rdmalog_log_plan(), @pull, @es_only and @plan as there). JOIN: it
+ * joined; if @es
  * (the epoch-start record our LEAD named, which its RING says it holds)
  * is still our log's, it counts as holding every record up to it, and
  * the commit rule runs. PULL and RESET: it must catch up first
  * (catchup.c); the floor is held for it until rdmalog_repl_ep_unhold() or
  * rdmalog_repl_ep_leave(). DIVERGED (also when we do not replicate, or it
- * already joined or holds): nothing. Any context. Return: &enum
+ * already joined or holds): nothing. LATER (@es_only, anything but a
+ * JOIN after @es): nothing. Any context. Return: &enum
  * rdmalog_log_plan_kind.
  */
 int rdmalog_repl_ep_join(struct rdmalog_ep *ep, u64 head, u64 next_lsn,
 			 u64 tail, bool pull, const struct rdmalog_log_es *es,
-			 struct rdmalog_log_plan *plan);
+			 bool es_only, struct rdmalog_log_plan *plan);
 /* Release the floor held for a catch-up. Any context. */
 void rdmalog_repl_ep_unhold(struct rdmalog_ep *ep);
 void rdmalog_repl_ep_leave(struct rdmalog_ep *ep);

@@ -605,8 +605,13 @@ const char *rdmalog_ep_maybe_grant_ring(struct rdmalog_ep *ep)
 	/* The work, too, writes an epoch-start record a LEAD named. */
 	if (!closed || test_bit(RDMALOG_EP_LEAD_FENCE, &ep->flags) ||
 	    test_bit(RDMALOG_EP_LEAD_ES, &ep->flags)) {
+		/*
+		 * A new primary waits for it (a leader change's last round
+		 * trip): ahead of this node's tasks. It may sleep for the
+		 * fencing, as works there may.
+		 */
 		rdmalog_ep_get(ep);
-		if (!queue_work(system_long_wq, &ep->grant_work))
+		if (!queue_work(system_highpri_wq, &ep->grant_work))
 			rdmalog_ep_put(ep);	/* not reached: queued once */
 		return NULL;
 	}

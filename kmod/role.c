@@ -62,7 +62,7 @@ static void rdmalog_node_takeover(u32 from, u64 vote_epoch)
 {
 	atomic64_set(&rdmalog_node.takeover_epoch, vote_epoch);
 	atomic_set(&rdmalog_node.takeover_from, from);
-	queue_work(system_long_wq, &rdmalog_node.takeover_work);
+	queue_work(system_highpri_wq, &rdmalog_node.takeover_work);
 }
 
 /* The election's callbacks into the node; at module init. */
@@ -102,7 +102,7 @@ void rdmalog_node_watch(void)
 	rdmalog_node.primary_seen = jiffies;
 	rdmalog_node.quorum_seen = jiffies;
 	rdmalog_node.had_quorum = false;
-	queue_delayed_work(system_long_wq, &rdmalog_node.watch_work,
+	queue_delayed_work(system_highpri_wq, &rdmalog_node.watch_work,
 			   msecs_to_jiffies(rdmalog_node.config.heartbeat_ms));
 }
 
@@ -284,7 +284,7 @@ void rdmalog_node_watch_work(struct work_struct *work)
 out_requeue:
 	/* Not after a step-down that left the log down. */
 	if (rdmalog_node_watches())
-		queue_delayed_work(system_long_wq, &rdmalog_node.watch_work,
+		queue_delayed_work(system_highpri_wq, &rdmalog_node.watch_work,
 				   msecs_to_jiffies(rdmalog_node.config.heartbeat_ms));
 out_unlock:
 	mutex_unlock(&rdmalog_node.config_mutex);
