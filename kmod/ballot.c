@@ -54,6 +54,7 @@
 
 #include "ballot.h"
 #include "ballot_priv.h"
+#include "inject.h"
 #include "proto.h"
 #include "stats.h"
 
@@ -523,15 +524,11 @@ void rdmalog_ballot_close_soon(void)
 		queue_work(rdmalog_ballot_wq, &b->close_work);
 }
 
-/* Write the block for the word's next sequence @seq. Mutex held. */
-static void rdmalog_ballot_write_block(const struct rdmalog_ballot_block_in *in,
-				       u32 seq)
+/* The block @in tells for sequence @seq, as candidates read it. */
+static void rdmalog_ballot_fill_block(struct rdmalog_ballot_block *blk,
+				      const struct rdmalog_ballot_block_in *in,
+				      u32 seq)
 {
-	struct rdmalog_ballot_block *blk = b->va + RDMALOG_BALLOT_BLOCK_OFF;
-
-	lockdep_assert_held(&b->mutex);
-	ib_dma_sync_single_for_cpu(b->ibdev, b->dma + RDMALOG_BALLOT_BLOCK_OFF,
-				   sizeof(*blk), DMA_BIDIRECTIONAL);
 	memset(blk, 0, sizeof(*blk));
 	blk->magic = cpu_to_le32(RDMALOG_BALLOT_MAGIC);
 	blk->seq = cpu_to_le32(seq);
@@ -541,10 +538,38 @@ static void rdmalog_ballot_write_block(const struct rdmalog_ballot_block_in *in,
 	blk->pos.epoch = cpu_to_le64(in->pos_epoch);
 	blk->pos.lsn = cpu_to_le64(in->pos_lsn);
 	blk->pos.gen = cpu_to_le32(in->pos_gen);
+}
+
+/* Write the block for the word's next sequence @seq. Mutex held. */
+static void rdmalog_ballot_write_block(const struct rdmalog_ballot_block_in *in,
+				       u32 seq)
+{
+	struct rdmalog_ballot_block *blk = b->va + RDMALOG_BALLOT_BLOCK_OFF;
+
+	lockdep_assert_held(&b->mutex);
+	ib_dma_sync_single_for_cpu(b->ibdev, b->dma + RDMALOG_BALLOT_BLOCK_OFF,
+				   sizeof(*blk), DMA_BIDIRECTIONAL);
+	rdmalog_ballot_fill_block(blk, in, seq);
 	/* In memory before the opening's atomic makes it count. */
 	ib_dma_sync_single_for_device(b->ibdev,
 				      b->dma + RDMALOG_BALLOT_BLOCK_OFF,
 				      sizeof(*blk), DMA_BIDIRECTIONAL);
+}
+
+bool rdmalog_ballot_announce(struct rdmalog_ballot_block *blk)
+{
+	bool open;
+
+	spin_lock_bh(&b->lock);
+	open = b->wstate == RDMALOG_BALLOT_W_OPEN;
+	if (open)
+		rdmalog_ballot_fill_block(blk, &b->blk,
+					  rdmalog_ballot_seq(b->word));
+	spin_unlock_bh(&b->lock);
+	/* Test only: a block of an earlier opening, which no read matches. */
+	if (open && rdmalog_inject_fail(RDMALOG_INJ_FAIL_BALLOT_ANNOUNCE))
+		blk->seq = cpu_to_le32(le32_to_cpu(blk->seq) - 1);
+	return open;
 }
 
 int rdmalog_ballot_open(const struct rdmalog_ballot_block_in *in)
@@ -616,6 +641,8 @@ int rdmalog_ballot_open(const struct rdmalog_ballot_block_in *in)
 	/* A hold that came while it opened found it not closed: close now. */
 	if (held)
 		rdmalog_ballot_close_locked();
+	else
+		err = 1;
 out:
 	mutex_unlock(&b->mutex);
 	return err;

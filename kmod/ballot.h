@@ -250,7 +250,9 @@ int rdmalog_ballot_close_expecting(u64 epoch, u32 node);
  * Open the word for candidates with the block @in: only while it is
  * READY, holds this node's vote, and nothing holds it closed; an open
  * word whose block differs is closed and opened again. The election's
- * vote_mutex held; sleeps. Return: 0 (open); -EAGAIN (not ready or not
+ * vote_mutex held; sleeps. Return: 1 (opened now: its block is to be
+ * announced, rdmalog_ballot_announce()); 0 (open already, with that
+ * block); -EAGAIN (not ready or not
  * synced); -EBUSY (held: closed, or open and left to its holder's
  * close); -EIO, -ETIMEDOUT (the loopback failed:
  * set up again); -EPROTO (the word was changed behind this node: no
@@ -263,6 +265,13 @@ int rdmalog_ballot_open(const struct rdmalog_ballot_block_in *in);
  * holder's close takes that vote in. Process context; sleeps.
  */
 void rdmalog_ballot_beat(void);
+struct rdmalog_ballot_block;
+/*
+ * While the word is open: its block as candidates read it (with the
+ * word's sequence), for this node's HEARTBEATs, and true. Else false and
+ * @blk untouched. Any context.
+ */
+bool rdmalog_ballot_announce(struct rdmalog_ballot_block *blk);
 /* The word is open (status; tests). */
 bool rdmalog_ballot_is_open(void);
 

@@ -28,7 +28,9 @@
  * with BHs off (rdmalog_ep_maybe_grant_ballot()), and released after the
  * queue pair is destroyed (rdmalog_ballot_mr_release()). The peer's grant
  * is written once by the receive handler before RDMALOG_EP_BALLOT_RX is
- * set, and read only after testing it.
+ * set, and read only after testing it. The block its HEARTBEATs announce
+ * (rdmalog_ep_ballot_announced()) is kept under &rdmalog_ep.lock: a
+ * candidacy that has it reads the peer's word alone.
  */
 #include <linux/errno.h>
 #include <linux/slab.h>
@@ -383,7 +385,33 @@ bool rdmalog_ballot_mr_usable(struct rdmalog_ep *ep)
 	       !test_bit(RDMALOG_EP_CAS_BUSY, &ep->flags);
 }
 
-int rdmalog_ballot_mr_read(struct rdmalog_ep *ep, wait_queue_head_t *wq)
+const char *rdmalog_ep_ballot_announced(struct rdmalog_ep *ep,
+					const struct rdmalog_ballot_block *blk)
+{
+	static const struct rdmalog_ballot_block none;
+
+	if (memcmp(blk, &none, sizeof(none)) &&
+	    (le32_to_cpu(blk->magic) != RDMALOG_BALLOT_MAGIC ||
+	     le32_to_cpu(blk->node_id) != ep->conn->peer_id || blk->flags ||
+	     blk->reserved || blk->pos.reserved))
+		return "HEARTBEAT with a malformed ballot block";
+	spin_lock_bh(&ep->lock);
+	ep->ballot.ann = *blk;
+	spin_unlock_bh(&ep->lock);
+	return NULL;
+}
+
+bool rdmalog_ballot_mr_announced(struct rdmalog_ep *ep,
+				 struct rdmalog_ballot_block *blk)
+{
+	spin_lock_bh(&ep->lock);
+	*blk = ep->ballot.ann;
+	spin_unlock_bh(&ep->lock);
+	return !!blk->magic;
+}
+
+int rdmalog_ballot_mr_read(struct rdmalog_ep *ep, wait_queue_head_t *wq,
+			   bool word_only)
 {
 	struct rdmalog_ballot_ep *be = &ep->ballot;
 	struct ib_sge sge[2];
@@ -402,15 +430,17 @@ int rdmalog_ballot_mr_read(struct rdmalog_ep *ep, wait_queue_head_t *wq)
 	 * the device says how it reads), then the block: one queue pair's
 	 * requests are executed in order, so the block is read after the
 	 * word (a block of the word's sequence is the one in force then).
+	 * The word alone: its completion ends the operation.
 	 */
 	sge[0].addr = be->buf_dma + RDMALOG_BALLOT_BUF_WORD;
 	sge[0].length = sizeof(u64);
 	sge[0].lkey = ep->pd->local_dma_lkey;
 	fa.wr.opcode = IB_WR_ATOMIC_FETCH_AND_ADD;
-	fa.wr.wr_cqe = &be->read_cqe;
+	fa.wr.wr_cqe = word_only ? &be->op_cqe : &be->read_cqe;
+	fa.wr.send_flags = word_only ? IB_SEND_SIGNALED : 0;
 	fa.wr.sg_list = &sge[0];
 	fa.wr.num_sge = 1;
-	fa.wr.next = &rd.wr;
+	fa.wr.next = word_only ? NULL : &rd.wr;
 	fa.remote_addr = be->word_addr;
 	fa.rkey = be->word_rkey;
 	fa.compare_add = 0;

@@ -40,6 +40,13 @@ void rdmalog_ep_maybe_grant_ballot(struct rdmalog_ep *ep);
 const char *rdmalog_ep_ballot_received(struct rdmalog_ep *ep,
 				       const struct rdmalog_msg_ballot *m);
 /*
+ * The block the peer's HEARTBEAT announces for its open ballot word
+ * (all zero: none): keep it for our candidacies. CQ handler context.
+ * Return: NULL, or why the connection must be dropped.
+ */
+const char *rdmalog_ep_ballot_announced(struct rdmalog_ep *ep,
+					const struct rdmalog_ballot_block *blk);
+/*
  * How a candidacy asks @ep's peer for its vote (*@path, &enum
  * rdmalog_vote_path; *@why, &enum rdmalog_vote_path_why), and whether we
  * granted it our word (*@granted). Any context.
@@ -65,8 +72,11 @@ bool rdmalog_ep_ballot_granted(struct rdmalog_ep *ep,
  * does not say.
  *
  * rdmalog_ballot_mr_read(): read the peer's word (a fetch-and-add of 0)
- * and then its block. Return: 0 (posted), -EOPNOTSUPP (no grant), -EBUSY
- * (one is posted), or the post's error.
+ * and then its block (@word_only: the word alone). Return: 0 (posted),
+ * -EOPNOTSUPP (no grant), -EBUSY (one is posted), or the post's error.
+ *
+ * rdmalog_ballot_mr_announced(): the block the peer's HEARTBEAT last
+ * announced for its open word, into @blk. Return: false when none.
  *
  * rdmalog_ballot_mr_cas(): compare-and-swap the peer's word from @cmp to
  * @swap; its completion wakes @wq. Return as the read.
@@ -78,7 +88,10 @@ bool rdmalog_ep_ballot_granted(struct rdmalog_ep *ep,
  */
 bool rdmalog_ballot_mr_usable(struct rdmalog_ep *ep);
 u64 rdmalog_ballot_mr_grant(struct rdmalog_ep *ep);
-int rdmalog_ballot_mr_read(struct rdmalog_ep *ep, wait_queue_head_t *wq);
+int rdmalog_ballot_mr_read(struct rdmalog_ep *ep, wait_queue_head_t *wq,
+			   bool word_only);
+bool rdmalog_ballot_mr_announced(struct rdmalog_ep *ep,
+				 struct rdmalog_ballot_block *blk);
 int rdmalog_ballot_mr_cas(struct rdmalog_ep *ep, u64 cmp, u64 swap,
 			  wait_queue_head_t *wq);
 int rdmalog_ballot_mr_result(struct rdmalog_ep *ep, u64 *word, u64 *cas_old,

@@ -164,6 +164,7 @@ static const char *rdmalog_elect_refusal_msg(u32 why)
 /* Where a candidacy stands with one peer's ballot word. */
 enum {
 	RDMALOG_ELECT_CAS_READ,		/* its word and block being read */
+	RDMALOG_ELECT_CAS_WORD,		/* its word read, its block announced */
 	RDMALOG_ELECT_CAS_SWAP,		/* our compare-and-swap posted */
 	RDMALOG_ELECT_CAS_DONE,		/* counted, asked by message, or lost */
 };
@@ -176,7 +177,7 @@ enum {
  * @tries: compare-and-swaps that found the word changed
  * @word: the word as read (or as a failed compare-and-swap returned it)
  * @swap: what our compare-and-swap puts there
- * @blk: the block read with it
+ * @blk: the block read with it (or announced, RDMALOG_ELECT_CAS_WORD)
  * @seen: @word and @blk are the pre-vote's (&rdmalog_elect.seen), not
  *	read in this candidacy
  * @granted: (a pre-vote) the word grants it
@@ -272,6 +273,14 @@ static void rdmalog_elect_seen_keep(const struct rdmalog_elect_cand *c)
 	rdmalog_elect.seen_epoch = n ? c->epoch : 0;
 }
 
+/* A read of a peer's ballot word posted (@word_only: its block announced). */
+static void rdmalog_elect_cas_read_stats(bool word_only)
+{
+	rdmalog_stats_inc(RDMALOG_STAT_CAS_READS);
+	if (!word_only)
+		rdmalog_stats_inc(RDMALOG_STAT_CAS_BLOCK_READS);
+}
+
 /*
  * Ask every connected peer for its vote: through its ballot word where
  * it granted us one (on devices with atomics: a read of the word and the
@@ -291,6 +300,7 @@ static u32 rdmalog_elect_ask(struct rdmalog_elect_cand *c, u64 log_id,
 	for (i = 0; i < n; i++) {
 		const struct rdmalog_elect_seen *seen;
 		struct rdmalog_elect_cas *x;
+		bool ann;
 		bool by_cas = c->cas && c->epoch <= RDMALOG_BALLOT_MAX_EPOCH &&
 			      rdmalog_ballot_mr_usable(eps[i]);
 
@@ -307,14 +317,24 @@ static u32 rdmalog_elect_ask(struct rdmalog_elect_cand *c, u64 log_id,
 			asked++;
 			continue;
 		}
+		/*
+		 * The word alone where the peer's HEARTBEAT told the block of
+		 * its open word: if the read finds it open with that block's
+		 * sequence, that is the block in force, as a read of it would
+		 * return (Documentation/protocol.rst, "By compare-and-swap").
+		 */
+		x = &c->cas[c->ncas];
+		ann = by_cas && rdmalog_ballot_mr_announced(eps[i], &x->blk);
 		if (by_cas &&
-		    !rdmalog_ballot_mr_read(eps[i], &rdmalog_elect.stand_wq)) {
-			rdmalog_stats_inc(RDMALOG_STAT_CAS_READS);
-			x = &c->cas[c->ncas++];
+		    !rdmalog_ballot_mr_read(eps[i], &rdmalog_elect.stand_wq,
+					    ann)) {
+			rdmalog_elect_cas_read_stats(ann);
+			c->ncas++;
 			x->ep = eps[i];	/* its reference: the candidacy's */
 			x->peer = eps[i]->conn->peer_id;
 			x->grant = rdmalog_ballot_mr_grant(eps[i]);
-			x->step = RDMALOG_ELECT_CAS_READ;
+			x->step = ann ? RDMALOG_ELECT_CAS_WORD :
+					RDMALOG_ELECT_CAS_READ;
 			asked++;
 			continue;
 		}
@@ -445,7 +465,25 @@ static void rdmalog_elect_cas_steps(struct rdmalog_elect_cand *c)
 			x->step = RDMALOG_ELECT_CAS_DONE;
 			continue;
 		}
-		if (x->step == RDMALOG_ELECT_CAS_READ) {
+		if (x->step == RDMALOG_ELECT_CAS_WORD &&
+		    !rdmalog_elect_block_ok(x, w)) {
+			if (!(w & RDMALOG_BALLOT_OPEN)) {
+				rdmalog_elect_cas_fall_back(c, x,
+							    "its ballot word is closed");
+				continue;
+			}
+			/* Not the announced block's opening: read the block. */
+			if (rdmalog_ballot_mr_read(x->ep, &rdmalog_elect.stand_wq,
+						   false)) {
+				rdmalog_elect_cas_fall_back(c, x,
+							    "its ballot word cannot be read");
+			} else {
+				rdmalog_elect_cas_read_stats(false);
+				x->step = RDMALOG_ELECT_CAS_READ;
+			}
+			continue;
+		}
+		if (x->step != RDMALOG_ELECT_CAS_SWAP) {
 			if (!rdmalog_elect_block_ok(x, w))
 				rdmalog_elect_cas_fall_back(c, x,
 							    "its ballot word is closed");
@@ -473,11 +511,12 @@ static void rdmalog_elect_cas_steps(struct rdmalog_elect_cand *c)
 		} else if (x->seen) {
 			/* What the pre-vote saw is gone: read it now. */
 			x->seen = false;
-			if (rdmalog_ballot_mr_read(x->ep, &rdmalog_elect.stand_wq)) {
+			if (rdmalog_ballot_mr_read(x->ep, &rdmalog_elect.stand_wq,
+						   false)) {
 				rdmalog_elect_cas_fall_back(c, x,
 							    "its ballot word cannot be read");
 			} else {
-				rdmalog_stats_inc(RDMALOG_STAT_CAS_READS);
+				rdmalog_elect_cas_read_stats(false);
 				x->step = RDMALOG_ELECT_CAS_READ;
 			}
 		} else {

@@ -828,6 +828,17 @@ u32 rdmalog_conn_live_eps(struct rdmalog_ep **eps, u32 max)
 	return n;
 }
 
+void rdmalog_conn_beat_now(void)
+{
+	struct rdmalog_conn *conn;
+
+	mutex_lock(&rdmalog_conns.mutex);
+	/* One without a live endpoint stops at once (rdmalog_conn_hb_work()). */
+	list_for_each_entry(conn, &rdmalog_conns.list, list)
+		mod_delayed_work(rdmalog_conn_wq, &conn->hb_work, 0);
+	mutex_unlock(&rdmalog_conns.mutex);
+}
+
 /**
  * rdmalog_conn_get_info() - the connection fields of a peer's snapshot
  * @conn: the peer's object

@@ -392,13 +392,14 @@ static bool rdmalog_elect_may_open(void)
  * tells changed: the highest log epoch known, the log) or close it, as
  * the node now may or may not be voted for by compare-and-swap. The
  * block tells the position as it is: while the word is open no primary
- * holds the ring, so it does not change.
+ * holds the ring, so it does not change. A word opened now has its block
+ * announced in a HEARTBEAT to every peer at once.
  */
 static void rdmalog_elect_beat(struct work_struct *work)
 {
 	struct rdmalog_ballot_block_in in = {};
 	struct rdmalog_log_held held;
-	bool may;
+	bool may, opened = false;
 
 	rdmalog_inject_delay(RDMALOG_INJ_ELECT_BEAT);
 	mutex_lock(&rdmalog_elect.vote_mutex);
@@ -416,7 +417,7 @@ static void rdmalog_elect_beat(struct work_struct *work)
 		in.pos_epoch = held.epoch;
 		in.pos_gen = held.gen;
 		in.pos_lsn = held.lsn;
-		rdmalog_ballot_open(&in);
+		opened = rdmalog_ballot_open(&in) > 0;
 	} else {
 		rdmalog_ballot_close();
 	}
@@ -424,6 +425,12 @@ static void rdmalog_elect_beat(struct work_struct *work)
 			   msecs_to_jiffies(rdmalog_elect.hb_ms));
 out:
 	mutex_unlock(&rdmalog_elect.vote_mutex);
+	/*
+	 * Its block to the peers now, not at their next heartbeat: a
+	 * candidate that knows it reads our word alone.
+	 */
+	if (opened)
+		rdmalog_conn_beat_now();
 }
 
 void rdmalog_elect_start(struct rdmalog_log *log, u32 node_id, u32 role,

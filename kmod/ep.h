@@ -141,7 +141,8 @@ enum {
  *	the block at +64), mapped at @buf_dma; with @word_mr
  * @buf_dma: see @buf
  * @read_cqe: completion of the read of the word (a fetch-and-add of 0)
- * @op_cqe: of the READ of the block after it, or of a compare-and-swap
+ * @op_cqe: of the READ of the block after it, of the read of the word
+ *	alone, or of a compare-and-swap
  *	(one operation at a time: RDMALOG_EP_CAS_BUSY)
  * @failed: the operation of RDMALOG_EP_CAS_BUSY failed (read with the
  *	bit clear)
@@ -150,6 +151,8 @@ enum {
  *	(@buf goes with the connection's resources, the endpoint later)
  * @res_cas: a compare-and-swap's result, likewise
  * @res_blk: the block read, likewise
+ * @ann: the block the peer's last HEARTBEAT announced for its open word
+ *	(all zero: none); under &rdmalog_ep.lock, set in the CQ handler
  */
 struct rdmalog_ballot_ep {
 	struct ib_mr *word_mr;
@@ -170,6 +173,7 @@ struct rdmalog_ballot_ep {
 	u64 res_word;
 	u64 res_cas;
 	struct rdmalog_ballot_block res_blk;
+	struct rdmalog_ballot_block ann;
 };
 
 /*
@@ -649,6 +653,12 @@ void rdmalog_ep_set_ops(const struct rdmalog_ep_ops *ops);
 struct rdmalog_ep *rdmalog_conn_primary_ep(void);
 /* Every established endpoint, referenced; how many (elect.c, candidacy.c). */
 u32 rdmalog_conn_live_eps(struct rdmalog_ep **eps, u32 max);
+/*
+ * Send every connection's HEARTBEAT now (elect.c: the ballot word just
+ * opened, and its block is to be announced). Process context; takes the
+ * connections' mutex.
+ */
+void rdmalog_conn_beat_now(void);
 /*
  * Announce @event (PEER_JOINED, PEER_DIVERGED; LOG_RESET with @first_lsn)
  * about @ep's peer to the connections' owner (&struct

@@ -27,6 +27,7 @@
 #include <linux/spinlock.h>
 
 #include "auth.h"
+#include "ballot.h"
 #include "ballot_mr.h"
 #include "conn.h"
 #include "ep.h"
@@ -151,6 +152,8 @@ int rdmalog_ep_send_heartbeat(struct rdmalog_ep *ep)
 	m.interval_ms = cpu_to_le32(READ_ONCE(rdmalog_conns.heartbeat_ms));
 	m.standing = cpu_to_le32(READ_ONCE(rdmalog_conns.standing));
 	m.vote_epoch = cpu_to_le64(atomic64_read(&rdmalog_conns.vote_epoch));
+	/* What a candidate would read in our open ballot word's block. */
+	rdmalog_ballot_announce(&m.ballot);
 	return rdmalog_ep_send(ep, &m, sizeof(m), RDMALOG_MSG_HEARTBEAT, 1);
 }
 
@@ -437,6 +440,9 @@ const char *rdmalog_conn_process(struct rdmalog_ep *ep,
 		if (le32_to_cpu(m->heartbeat.standing) &
 		    ~(RDMALOG_STANDING_PRIO | RDMALOG_STANDING_NO_LEAD))
 			return "HEARTBEAT with unknown standing bits";
+		why = rdmalog_ep_ballot_announced(ep, &m->heartbeat.ballot);
+		if (why)
+			return why;
 		rdmalog_note_peer_interval(ep, m->heartbeat.interval_ms);
 		rdmalog_conn_note_remote(conn, epoch, m->heartbeat.first_lsn,
 					 m->heartbeat.commit_lsn,

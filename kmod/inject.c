@@ -113,6 +113,11 @@ module_param_cb(inject_lead_fail, &rdmalog_inject_fail_ops,
 MODULE_PARM_DESC(inject_lead_fail,
 		 "test only: so many of the next LEADs are not sent (as without credit)");
 
+module_param_cb(inject_ballot_announce_stale, &rdmalog_inject_fail_ops,
+		&rdmalog_inject_fails[RDMALOG_INJ_FAIL_BALLOT_ANNOUNCE], 0600);
+MODULE_PARM_DESC(inject_ballot_announce_stale,
+		 "test only: so many of the next HEARTBEATs announce the open ballot word's block with the sequence before the word's");
+
 bool rdmalog_inject_fail(enum rdmalog_inject_fail_point point)
 {
 	return atomic_add_unless(&rdmalog_inject_fails[point], -1, 0);

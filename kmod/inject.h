@@ -70,6 +70,10 @@ void rdmalog_inject_delay(enum rdmalog_inject_point point);
  * @RDMALOG_INJ_FAIL_LEAD: a LEAD of a node that starts to lead is not
  *	posted, as when it has no send buffer or credit (its connection is
  *	closed, and the peer reconnects)
+ * @RDMALOG_INJ_FAIL_BALLOT_ANNOUNCE: a HEARTBEAT announces the open
+ *	ballot word's block with the sequence before the word's, as a block
+ *	of its previous opening would be: a candidate's read of the word
+ *	matches no block it was told, and it reads the block
  * @__RDMALOG_INJ_FAIL_MAX: the number of points
  */
 enum rdmalog_inject_fail_point {
@@ -77,6 +81,7 @@ enum rdmalog_inject_fail_point {
 	RDMALOG_INJ_FAIL_QP_ERROR,
 	RDMALOG_INJ_FAIL_BALLOT_LOOPBACK,
 	RDMALOG_INJ_FAIL_LEAD,
+	RDMALOG_INJ_FAIL_BALLOT_ANNOUNCE,
 	__RDMALOG_INJ_FAIL_MAX,
 };
 

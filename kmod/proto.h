@@ -41,7 +41,7 @@
 #include <linux/types.h>
 
 /** RDMALOG_PROTO_VERSION - the protocol version this module speaks */
-#define RDMALOG_PROTO_VERSION		10
+#define RDMALOG_PROTO_VERSION		11
 
 /** RDMALOG_CM_MAGIC - "RLCM": first bytes of the handshake and rejections */
 #define RDMALOG_CM_MAGIC		0x4d434c52
@@ -355,38 +355,6 @@ struct rdmalog_msg_hello {
 };
 
 static_assert(sizeof(struct rdmalog_msg_hello) == 152);
-
-/**
- * struct rdmalog_msg_heartbeat - sent every heartbeat interval
- * @hdr: type %RDMALOG_MSG_HEARTBEAT
- * @first_lsn: the sender's oldest retained LSN
- * @commit_lsn: the sender's commit LSN
- * @next_lsn: the sender's next LSN
- * @interval_ms: the sender's heartbeat interval (may change while
- *	connected); the receiver waits at least twice as long before it
- *	declares the sender dead
- * @standing: the sender's candidacy: its priority (0 ..
- *	%RDMALOG_STANDING_PRIO) in the low byte, %RDMALOG_STANDING_NO_LEAD
- *	when it never leads; the other bits zero. Orders the candidates'
- *	stand delays (Documentation/protocol.rst, "Standing on its own")
- * @vote_epoch: the sender's election epoch, as in &rdmalog_msg_hello
- */
-struct rdmalog_msg_heartbeat {
-	struct rdmalog_msg_hdr hdr;
-	__le64 first_lsn;
-	__le64 commit_lsn;
-	__le64 next_lsn;
-	__le32 interval_ms;
-	__le32 standing;
-	__le64 vote_epoch;
-};
-
-/** RDMALOG_STANDING_PRIO - &rdmalog_msg_heartbeat.standing: priority mask */
-#define RDMALOG_STANDING_PRIO		0xffU
-/** RDMALOG_STANDING_NO_LEAD - &rdmalog_msg_heartbeat.standing: never leads */
-#define RDMALOG_STANDING_NO_LEAD	0x100U
-
-static_assert(sizeof(struct rdmalog_msg_heartbeat) == 64);
 
 /**
  * RDMALOG_RING_MAX_SEGS - most segments one CATCHUP message describes: the
@@ -751,6 +719,45 @@ struct rdmalog_ballot_block {
 };
 
 static_assert(sizeof(struct rdmalog_ballot_block) == 64);
+
+/**
+ * struct rdmalog_msg_heartbeat - sent every heartbeat interval
+ * @hdr: type %RDMALOG_MSG_HEARTBEAT
+ * @first_lsn: the sender's oldest retained LSN
+ * @commit_lsn: the sender's commit LSN
+ * @next_lsn: the sender's next LSN
+ * @interval_ms: the sender's heartbeat interval (may change while
+ *	connected); the receiver waits at least twice as long before it
+ *	declares the sender dead
+ * @standing: the sender's candidacy: its priority (0 ..
+ *	%RDMALOG_STANDING_PRIO) in the low byte, %RDMALOG_STANDING_NO_LEAD
+ *	when it never leads; the other bits zero. Orders the candidates'
+ *	stand delays (Documentation/protocol.rst, "Standing on its own")
+ * @vote_epoch: the sender's election epoch, as in &rdmalog_msg_hello
+ * @ballot: while the sender's ballot word is open, the block in force
+ *	(its @seq the word's), as a candidate would read it; all zero while
+ *	the word is closed or the sender has none. A candidate whose read of
+ *	the word finds it open with that sequence judges by this block
+ *	without reading it (Documentation/protocol.rst, "By
+ *	compare-and-swap"); the owner sends a HEARTBEAT as it opens the word
+ */
+struct rdmalog_msg_heartbeat {
+	struct rdmalog_msg_hdr hdr;
+	__le64 first_lsn;
+	__le64 commit_lsn;
+	__le64 next_lsn;
+	__le32 interval_ms;
+	__le32 standing;
+	__le64 vote_epoch;
+	struct rdmalog_ballot_block ballot;
+};
+
+/** RDMALOG_STANDING_PRIO - &rdmalog_msg_heartbeat.standing: priority mask */
+#define RDMALOG_STANDING_PRIO		0xffU
+/** RDMALOG_STANDING_NO_LEAD - &rdmalog_msg_heartbeat.standing: never leads */
+#define RDMALOG_STANDING_NO_LEAD	0x100U
+
+static_assert(sizeof(struct rdmalog_msg_heartbeat) == 128);
 
 /**
  * struct rdmalog_msg_ballot - the sender grants the receiver its ballot

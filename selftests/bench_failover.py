@@ -20,7 +20,9 @@ backup are forwarded to whoever leads). Then, KILLS times:
     fencing included), reconciliation (restart as primary, the backups
     joining, the epoch-start record committed), and detection, the rest:
     the peer timeout of silence after the last heartbeat, then the stand
-    delay (detect_ms);
+    delay (detect_ms); its counters, how often it read the other
+    survivor's ballot word and how often its block too (not announced
+    in that node's HEARTBEAT);
   * boot the killed VM again and configure it as a backup of the new
     primary; it gets the whole log before the next kill.
 
@@ -134,6 +136,7 @@ def one_failover(c, prim, epoch, args, i):
     others = [n for n in (1, 2, 3) if n != prim]
     text = f"before-kill-{i}"
     lsn = marker(c[others[0]], text)
+    before = {n: rlnode.stats(c[n]) for n in others}
     t_kill = time.monotonic()
     c[prim].kill()
     deadline = t_kill + args.wait
@@ -169,6 +172,13 @@ def one_failover(c, prim, epoch, args, i):
     res["detection_ms"] = round(total - ch["elect_ms"] - ch["reconcile_ms"],
                                 1)
     res["kept"] = has_record(c[new], lsn, text)
+    # the new primary's reads of its voter's ballot word, and of those,
+    # the ones that read its block too (its HEARTBEAT had not announced
+    # it: protocol.rst, "By compare-and-swap")
+    after = rlnode.stats(c[new])
+    res["word_reads"] = after["cas_reads"] - before[new]["cas_reads"]
+    res["block_reads"] = (after.get("cas_block_reads", 0) -
+                          before[new].get("cas_block_reads", 0))
     # the survivors' kernel lines of this change, for its steps in detail
     res["klog"] = {n: c[n].run("dmesg | grep -E 'rdmalog|node [0-9]+:' | "
                                "tail -n 25", timeout=60).out.splitlines()
@@ -580,6 +590,11 @@ def main():
     if found:
         print("  taken in by the voter: " +
               ", ".join(f"{n} {where}" for where, n in sorted(found.items())))
+    reads = [k for k in ok if "word_reads" in k]
+    print(f"  the new primary read the voter's word {sum(k['word_reads'] for k in reads)} "
+          f"times in {len(reads)} changes, its block "
+          f"{sum(k['block_reads'] for k in reads)} times (the rest: the "
+          "block its HEARTBEAT announced)")
     print("steps, from the new primary's kernel lines:")
     names = {key: f"  {name}" for key, name, _ in STEP_LINES if key}
     names["span_ms"] = "  all of it (first line to the commit)"

@@ -2062,6 +2062,18 @@ static int g_standing(const struct opts *o, struct session *s)
 	return raw_send(s, &m, sizeof(m));
 }
 
+static int g_ballot_block(const struct opts *o, struct session *s)
+{
+	struct rdmalog_msg_heartbeat m;
+
+	hb_fill(s, &m);
+	/* a block announced as another node's: the sender is not its owner */
+	m.ballot.magic = htole32(RDMALOG_BALLOT_MAGIC);
+	m.ballot.seq = htole32(3);
+	m.ballot.node_id = htole32(o->node + 1);
+	return raw_send(s, &m, sizeof(m));
+}
+
 static int g_oversized(const struct opts *o, struct session *s)
 {
 	uint8_t buf[RDMALOG_MSG_SIZE + 64];
@@ -2725,6 +2737,8 @@ static const struct garbage_kind garbage_kinds[] = {
 	{ "short_hdr", "16 bytes: shorter than a header", g_short_hdr },
 	{ "short_body", "a HEARTBEAT of 40 bytes", g_short_body },
 	{ "standing", "a HEARTBEAT with an unknown standing bit", g_standing },
+	{ "ballot_block", "a HEARTBEAT announcing another node's ballot block",
+	  g_ballot_block },
 	{ "oversized", "a Send larger than the receive buffers", g_oversized },
 	{ "seq_gap", "sequence number skipped", g_seq_gap },
 	{ "seq_repeat", "sequence number repeated", g_seq_repeat },

@@ -713,13 +713,17 @@ enum rdmalog_peer_state {
  *	node a vote, judged from what it read there
  * @RDMALOG_STAT_CAS_RACES: compare-and-swaps of this node's that found
  *	the peer's word changed since it read it
- * @RDMALOG_STAT_CAS_READS: reads of a peer's ballot word (and block) this
- *	node posted, standing; a candidacy right after its pre-vote does not
- *	read again the words that granted the pre-vote
+ * @RDMALOG_STAT_CAS_READS: reads of a peer's ballot word this node
+ *	posted, standing; a candidacy right after its pre-vote does not read
+ *	again the words that granted the pre-vote
  * @RDMALOG_STAT_LEADS_RECEIVED: LEAD messages this node took: a peer it
  *	was connected to as a backup said it leads now
  * @RDMALOG_STAT_LEADS_SENT: LEAD messages this node posted: it started
  *	to lead and kept a connection whose peer knew it as a backup
+ * @RDMALOG_STAT_CAS_BLOCK_READS: of the reads of a peer's ballot word,
+ *	those that read its block too: the peer's HEARTBEAT had not told the
+ *	block of the word's opening (Documentation/protocol.rst, "By
+ *	compare-and-swap")
  * @__RDMALOG_STAT_MAX: number of counters
  */
 enum rdmalog_stat {
@@ -779,6 +783,7 @@ enum rdmalog_stat {
 	RDMALOG_STAT_CAS_READS,
 	RDMALOG_STAT_LEADS_RECEIVED,
 	RDMALOG_STAT_LEADS_SENT,
+	RDMALOG_STAT_CAS_BLOCK_READS,
 
 	__RDMALOG_STAT_MAX
 };

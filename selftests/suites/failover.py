@@ -350,13 +350,16 @@ def a_vote_by_cas_needs_no_message(c):
     its vote unchanged: node 3's word is closed while node 1 leads and
     open once node 1 is down. With node 3's answer to any VOTE_REQ
     delayed 30 s (inject_elect_answer_ms, far past the candidacy's
-    deadline), node 2, promoted, still wins: it read node 3's word and
-    block, judged them by the voters' rules and swapped its vote in
-    (protocol.rst, "Votes"). Node 3 was sent no VOTE_REQ, takes the vote
-    found in its word as its own, and closes the word before node 2 holds
-    its ring; it stays closed while node 2 does. A first promote whose
-    swap is held past its candidacy's deadline (inject_elect_cas_ms)
-    swaps nothing: it loses, node 3's word unchanged."""
+    deadline), node 2, promoted, still wins: it read node 3's word,
+    judged it with the block node 3's HEARTBEATs announce by the voters'
+    rules and swapped its vote in (protocol.rst, "Votes"), without
+    reading the block. Node 3 was sent no VOTE_REQ, takes the vote found
+    in its word as its own, and closes the word before node 2 holds its
+    ring; it stays closed while node 2 does. A first promote whose swap
+    is held past its candidacy's deadline (inject_elect_cas_ms) swaps
+    nothing: it loses, node 3's word unchanged; node 3 announced a block
+    of an earlier opening then (inject_ballot_announce_stale), so node 2
+    read the block after the word, and judged by what it read."""
     fresh(c)
     rlnode.wait_learned(c)
     lsns = append(c[1], ["before"])
@@ -383,19 +386,34 @@ def a_vote_by_cas_needs_no_message(c):
     try:
         # too late: node 2's swap, held past its candidacy's deadline
         # (twice the peer timeout and a second), is not posted; node 3's
-        # word and vote stay as they were, and node 2 loses epoch e + 1
+        # word and vote stay as they were, and node 2 loses epoch e + 1.
+        # Node 3's HEARTBEATs meanwhile announce its block with the
+        # sequence before its word's (a few heartbeats: node 2 holds one)
+        c[3].run(f"echo 100000 > {PARAMS}/inject_ballot_announce_stale",
+                 timeout=30, check=True)
+        c[3].run("sleep 2", timeout=30)
         rlnode.inject(c[2], "elect_cas", 2 * rlnode.scaled(3000) + 2000)
         try:
             r = promote(c[2])
         finally:
             rlnode.inject(c[2], "elect_cas", 0)
+            c[3].run(f"echo 0 > {PARAMS}/inject_ballot_announce_stale",
+                     timeout=30)
+        m2 = rlnode.stats(c[2])
+        # the word alone, stale against what was announced; then the
+        # word and its block
+        assert (m2["cas_reads"] - s2["cas_reads"],
+                m2["cas_block_reads"] - s2["cas_block_reads"]) == (2, 1), \
+            (s2, m2)
         assert r.rc != 0 and "answered in time" in r.out, (r.rc, r.out)
         b = ballot(c[3])
         assert b["open"] and (b["epoch"], b["for"], b["seq"]) == \
             (b1["epoch"], b1["for"], b1["seq"]), (b1, b)
         assert status(c[3])["election"]["vote"] == v3
         assert status(c[2])["node"]["role"] == "backup"
-        # in time, in the epoch after
+        # in time, in the epoch after; node 3's block as it is announced
+        # again (its next heartbeat)
+        c[3].run("sleep 2", timeout=30)
         e += 1
         r = promote(c[2])
         assert r.rc == 0, (r.rc, r.out)
@@ -403,7 +421,10 @@ def a_vote_by_cas_needs_no_message(c):
         assert t3["vote_reqs_received"] == s3["vote_reqs_received"], \
             (s3, t3)
         assert t2["cas_votes"] == s2["cas_votes"] + 1, (s2, t2)
-        assert t2["cas_reads"] == s2["cas_reads"] + 2, (s2, t2)
+        # the word alone: its block was announced
+        assert (t2["cas_reads"] - m2["cas_reads"],
+                t2["cas_block_reads"] - m2["cas_block_reads"]) == (1, 0), \
+            (m2, t2)
         assert t2["cas_refused"] == s2["cas_refused"], (s2, t2)
         wait_for(lambda: status(c[3])["election"]["vote"] ==
                  {"epoch": e + 1, "for": 2}, timeout=WAIT, interval=0.5,

@@ -243,6 +243,7 @@ GARBAGE = [
     ("short_hdr", BAD, "message shorter than a header"),
     ("short_body", BAD, "message length wrong for its type"),
     ("standing", BAD, "HEARTBEAT with unknown standing bits"),
+    ("ballot_block", BAD, "HEARTBEAT with a malformed ballot block"),
     # rxe completes the receive with a local QP operation error; a
     # NIC may say local length error
     ("oversized", "completion_errors",

@@ -457,6 +457,7 @@ const char *stat_name(unsigned int stat, char *buf, size_t len)
 		[RDMALOG_STAT_CAS_READS] = "cas_reads",
 		[RDMALOG_STAT_LEADS_RECEIVED] = "leads_received",
 		[RDMALOG_STAT_LEADS_SENT] = "leads_sent",
+		[RDMALOG_STAT_CAS_BLOCK_READS] = "cas_block_reads",
 	};
 
 	if (stat < ARRAY_SIZE(names) && names[stat])
