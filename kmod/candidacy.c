@@ -443,6 +443,19 @@ static void rdmalog_elect_cas_judge(struct rdmalog_elect_cand *c,
 	x->step = RDMALOG_ELECT_CAS_SWAP;
 }
 
+/* Read @x's word and block again, or ask by message if that fails. */
+static void rdmalog_elect_cas_reread(struct rdmalog_elect_cand *c,
+				     struct rdmalog_elect_cas *x)
+{
+	if (rdmalog_ballot_mr_read(x->ep, &rdmalog_elect.stand_wq, false)) {
+		rdmalog_elect_cas_fall_back(c, x,
+					    "its ballot word cannot be read");
+		return;
+	}
+	rdmalog_elect_cas_read_stats(false);
+	x->step = RDMALOG_ELECT_CAS_READ;
+}
+
 /* Take what completed on the peers' words. Process context. */
 static void rdmalog_elect_cas_steps(struct rdmalog_elect_cand *c)
 {
@@ -473,14 +486,7 @@ static void rdmalog_elect_cas_steps(struct rdmalog_elect_cand *c)
 				continue;
 			}
 			/* Not the announced block's opening: read the block. */
-			if (rdmalog_ballot_mr_read(x->ep, &rdmalog_elect.stand_wq,
-						   false)) {
-				rdmalog_elect_cas_fall_back(c, x,
-							    "its ballot word cannot be read");
-			} else {
-				rdmalog_elect_cas_read_stats(false);
-				x->step = RDMALOG_ELECT_CAS_READ;
-			}
+			rdmalog_elect_cas_reread(c, x);
 			continue;
 		}
 		if (x->step != RDMALOG_ELECT_CAS_SWAP) {
@@ -511,14 +517,7 @@ static void rdmalog_elect_cas_steps(struct rdmalog_elect_cand *c)
 		} else if (x->seen) {
 			/* What the pre-vote saw is gone: read it now. */
 			x->seen = false;
-			if (rdmalog_ballot_mr_read(x->ep, &rdmalog_elect.stand_wq,
-						   false)) {
-				rdmalog_elect_cas_fall_back(c, x,
-							    "its ballot word cannot be read");
-			} else {
-				rdmalog_elect_cas_read_stats(false);
-				x->step = RDMALOG_ELECT_CAS_READ;
-			}
+			rdmalog_elect_cas_reread(c, x);
 		} else {
 			rdmalog_stats_inc(RDMALOG_STAT_CAS_RACES);
 			rdmalog_elect_cas_fall_back(c, x,
