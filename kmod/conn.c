@@ -529,9 +529,10 @@ void rdmalog_ep_established(struct rdmalog_ep *ep)
 	conn->msg[0] = '\0';
 	rdmalog_stats_inc(RDMALOG_STAT_CONNECTS);
 	rdmalog_addr_to_sa(&conn->addr, conn->addr.port, &ss);
-	pr_info_ratelimited("node %u: connected to node %u (%pISpc, %s)\n",
+	pr_info_ratelimited("node %u: connected to node %u (%pISpc, %s, inline %u)\n",
 			    conn->local.node_id, conn->peer_id, &ss,
-			    ep->passive ? "accepted" : "connected");
+			    ep->passive ? "accepted" : "connected",
+			    ep->max_inline);
 
 	err = rdmalog_ep_send_hello(ep);
 	if (err) {

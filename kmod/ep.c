@@ -184,14 +184,25 @@ static void rdmalog_ep_qp_event(struct ib_event *event, void *context)
 	}
 }
 
-int rdmalog_ep_send_chain(struct rdmalog_ep *ep, void *msg, u16 len, u8 type,
-			  u32 min_credits, struct ib_send_wr *pre, u32 nr_pre,
-			  void (*sbuf_init)(struct rdmalog_sbuf *sb, void *arg),
-			  void *arg)
+/*
+ * Post @len bytes at @msg from a send buffer after @pre: a control
+ * message (@rdma NULL: its header filled in, a credit and a sequence
+ * number taken) or, with @rdma (its remote address and key set), the
+ * bytes as they are by RDMA WRITE.
+ */
+static int rdmalog_ep_post_sbuf(struct rdmalog_ep *ep, void *msg,
+				u16 len, u8 type, u32 min_credits,
+				struct ib_rdma_wr *rdma, struct ib_send_wr *pre,
+				u32 nr_pre,
+				void (*sbuf_init)(struct rdmalog_sbuf *sb,
+						  void *arg),
+				void *arg)
 {
-	struct rdmalog_msg_hdr *hdr = msg;
-	struct ib_send_wr wr = {}, *last;
+	struct ib_rdma_wr local = {};
+	struct ib_send_wr *wr, *last;
+	struct rdmalog_msg_hdr *hdr;
 	struct rdmalog_sbuf *sb;
+	struct ib_sge sge;
 	int err;
 
 	spin_lock_bh(&ep->lock);
@@ -199,7 +210,8 @@ int rdmalog_ep_send_chain(struct rdmalog_ep *ep, void *msg, u16 len, u8 type,
 		err = -ENOTCONN;
 		goto out_unlock;
 	}
-	if (ep->credits < min_credits || list_empty(&ep->send_free)) {
+	if ((!rdma && ep->credits < min_credits) ||
+	    list_empty(&ep->send_free)) {
 		rdmalog_stats_inc(RDMALOG_STAT_SEND_STALLS);
 		err = -EAGAIN;
 		goto out_unlock;
@@ -207,54 +219,97 @@ int rdmalog_ep_send_chain(struct rdmalog_ep *ep, void *msg, u16 len, u8 type,
 	sb = list_first_entry(&ep->send_free, struct rdmalog_sbuf, free);
 	list_del(&sb->free);
 
-	hdr->magic = cpu_to_le32(RDMALOG_MSG_MAGIC);
-	hdr->version = RDMALOG_PROTO_VERSION;
-	hdr->type = type;
-	hdr->length = cpu_to_le16(len);
-	hdr->credits = cpu_to_le16(ep->grant);
-	hdr->reserved = 0;
-	hdr->seq = cpu_to_le32(ep->tx_seq + 1);
-	hdr->epoch = cpu_to_le64(rdmalog_conn_epoch());
+	if (!rdma) {
+		/* in @msg too: callers read the epoch it went in */
+		hdr = msg;
+		hdr->magic = cpu_to_le32(RDMALOG_MSG_MAGIC);
+		hdr->version = RDMALOG_PROTO_VERSION;
+		hdr->type = type;
+		hdr->length = cpu_to_le16(len);
+		hdr->credits = cpu_to_le16(ep->grant);
+		hdr->reserved = 0;
+		hdr->seq = cpu_to_le32(ep->tx_seq + 1);
+		hdr->epoch = cpu_to_le64(rdmalog_conn_epoch());
+	}
 	memcpy(sb->buf, msg, len);
-	ib_dma_sync_single_for_device(ep->ibdev, sb->sge.addr, len,
-				      DMA_TO_DEVICE);
-	sb->sge.length = len;
+	sge = sb->sge;
+	sge.length = len;
+	if (len <= ep->max_inline) {
+		/* copied by the post: the device never reads the buffer */
+		sge.addr = (uintptr_t)sb->buf;
+	} else {
+		ib_dma_sync_single_for_device(ep->ibdev, sb->sge.addr, len,
+					      DMA_TO_DEVICE);
+	}
 	sb->type = type;
 	sb->nr_writes = nr_pre;
 	sb->done = NULL;
 	if (sbuf_init)
 		sbuf_init(sb, arg);
 
-	wr.wr_cqe = &sb->cqe;
-	wr.sg_list = &sb->sge;
-	wr.num_sge = 1;
-	wr.opcode = IB_WR_SEND;
-	wr.send_flags = IB_SEND_SIGNALED;
+	if (!rdma)
+		rdma = &local;
+	wr = &rdma->wr;
+	wr->wr_cqe = &sb->cqe;
+	wr->sg_list = &sge;
+	wr->num_sge = 1;
+	wr->opcode = rdma == &local ? IB_WR_SEND : IB_WR_RDMA_WRITE;
+	wr->send_flags = IB_SEND_SIGNALED;
+	if (len <= ep->max_inline)
+		wr->send_flags |= IB_SEND_INLINE;
+	wr->next = NULL;
 	if (pre) {
 		for (last = pre; last->next; last = last->next)
 			;
-		last->next = &wr;
+		last->next = wr;
 		err = ib_post_send(ep->qp, pre, NULL);
 		last->next = NULL;
 	} else {
-		err = ib_post_send(ep->qp, &wr, NULL);
+		err = ib_post_send(ep->qp, wr, NULL);
 	}
 	if (err) {
 		/*
 		 * Posting stops at the first bad work request; the ones
-		 * before it went out, but without their APPEND nobody counts
+		 * before it went out, but without their notice nobody counts
 		 * them, and the connection is closed by the caller.
 		 */
 		list_add(&sb->free, &ep->send_free);
 		goto out_unlock;
 	}
-	ep->tx_seq++;
-	ep->credits--;
-	ep->grant = 0;
-	rdmalog_stats_inc(RDMALOG_STAT_MSGS_SENT);
+	if (rdma == &local) {
+		ep->tx_seq++;
+		ep->credits--;
+		ep->grant = 0;
+		rdmalog_stats_inc(RDMALOG_STAT_MSGS_SENT);
+	}
 out_unlock:
 	spin_unlock_bh(&ep->lock);
 	return err;
+}
+
+int rdmalog_ep_send_chain(struct rdmalog_ep *ep, void *msg, u16 len, u8 type,
+			  u32 min_credits, struct ib_send_wr *pre, u32 nr_pre,
+			  void (*sbuf_init)(struct rdmalog_sbuf *sb, void *arg),
+			  void *arg)
+{
+	return rdmalog_ep_post_sbuf(ep, msg, len, type, min_credits, NULL, pre,
+				    nr_pre, sbuf_init, arg);
+}
+
+int rdmalog_ep_write_chain(struct rdmalog_ep *ep, const void *buf, u16 len,
+			   u64 raddr, u32 rkey, struct ib_send_wr *pre,
+			   u32 nr_pre,
+			   void (*sbuf_init)(struct rdmalog_sbuf *sb, void *arg),
+			   void *arg)
+{
+	struct ib_rdma_wr wr = {
+		.remote_addr = raddr,
+		.rkey = rkey,
+	};
+
+	/* not written to: @rdma is set */
+	return rdmalog_ep_post_sbuf(ep, (void *)buf, len, 0, 0, &wr, pre,
+				    nr_pre, sbuf_init, arg);
 }
 
 int rdmalog_ep_send(struct rdmalog_ep *ep, void *msg, u16 len, u8 type,
@@ -414,6 +469,10 @@ err:
 	return -ENOMEM;
 }
 
+static const u32 rdmalog_inline_tries[] = {
+	RDMALOG_INLINE_WANT, RDMALOG_NOTICE_LEN, 0
+};
+
 int rdmalog_ep_setup(struct rdmalog_ep *ep)
 {
 	struct rdmalog_conn *conn = ep->conn;
@@ -486,12 +545,22 @@ int rdmalog_ep_setup(struct rdmalog_ep *ep)
 	attr.cap.max_recv_sge = 1;
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
 	attr.qp_type = IB_QPT_RC;
-	err = rdma_create_qp(ep->cm_id, ep->pd, &attr);
+	/*
+	 * Inline data: what the device takes of RDMALOG_INLINE_WANT, else
+	 * of a notice's size, else none (devices refuse a size they lack).
+	 */
+	for (i = 0; i < ARRAY_SIZE(rdmalog_inline_tries); i++) {
+		attr.cap.max_inline_data = rdmalog_inline_tries[i];
+		err = rdma_create_qp(ep->cm_id, ep->pd, &attr);
+		if (err != -EINVAL)
+			break;
+	}
 	if (err) {
 		rdmalog_conn_set_msg(conn, "cannot create a QP: error %d", err);
 		return err;
 	}
 	ep->qp = ep->cm_id->qp;
+	ep->max_inline = attr.cap.max_inline_data;
 	rdmalog_live_add(RDMALOG_STAT_LIVE_QPS, 1);
 	if (rdev->reg_fence) {
 		ep->fence_mr = ib_alloc_mr(ep->pd, IB_MR_TYPE_MEM_REG, 1);

@@ -36,6 +36,13 @@
 #include "elect.h"
 #include "log.h"
 
+/*
+ * Inline data asked of a connection's QP: its control messages, its notices
+ * (80 bytes) and small replication WRITEs go inline up to what the device
+ * grants (&rdmalog_ep.max_inline; rxe 512, siw 80, some devices none).
+ */
+#define RDMALOG_INLINE_WANT		256
+
 /* Receive buffers per connection: the peer's send credits. */
 #define RDMALOG_RECV_DEPTH		64
 /* Send buffers per connection: control messages in flight. */
@@ -45,7 +52,7 @@
 /*
  * Replication WRITEs (unsignalled) in flight on one connection, at most:
  * each batch is up to %RDMALOG_REPL_BATCH_WRITES of them followed by one
- * signalled APPEND, whose completion retires them all (repl.c).
+ * signalled notice WRITE, whose completion retires them all (repl.c).
  */
 #define RDMALOG_REPL_MAX_WRITES		128
 #define RDMALOG_REPL_BATCH_WRITES	16
@@ -54,9 +61,11 @@
 /* FRWR registrations of forwarded payloads and their LOCAL_INVs (forward.c). */
 #define RDMALOG_FWD_MAX_REGS		8
 /*
- * Queue sizes. Every control message is one signalled SEND (%SEND_DEPTH
- * buffers), replication adds its unsignalled WRITEs, a backup posts one
- * signalled REG_MR per ring segment once per connection (no LOCAL_INV: the
+ * Queue sizes. Every control message is one signalled SEND and every
+ * notice one signalled WRITE (%SEND_DEPTH buffers between them),
+ * replication adds its unsignalled WRITEs, a backup posts one signalled
+ * REG_MR per ring segment and one for its notice block (at most
+ * %RDMALOG_RING_MSG_SEGS + 1) once per connection (no LOCAL_INV: the
  * MRs are deregistered after the QP is drained and destroyed, which
  * invalidates them), forwarding its READs (primary: per registration of
  * its pool a READ, REG_MR and LOCAL_INV on iWARP, up to three READs into
@@ -201,6 +210,12 @@ struct rdmalog_ring_map;
  */
 #define RDMALOG_RING_IOVA		BIT_ULL(48)
 
+/*
+ * The I/O virtual address of a backup's notice block in the registration
+ * it grants with its RING (ring_mr.c); page-aligned.
+ */
+#define RDMALOG_NOTICE_IOVA		BIT_ULL(46)
+
 /**
  * struct rdmalog_ring_reg - one FRWR registration of a part of our ring
  * @mr: FRWR MR over the part's scatterlist (&rdmalog_ring_map.regs), or
@@ -232,11 +247,11 @@ struct rdmalog_rbuf {
  * @sge: the buffer, in &rdmalog_ep.send_mem
  * @buf: its kernel address
  * @type: the message type it carries while posted
- * @nr_writes: unsignalled WRITEs posted right before it (an APPEND's)
+ * @nr_writes: unsignalled WRITEs posted right before it (a notice's)
  * @done: NULL, or its owner's hook, called by the send completion (CQ
  *	context, @ok: it succeeded) before the buffer can be reused; set,
  *	with @priv, by the @sbuf_init of rdmalog_ep_send_chain()
- * @priv: the owner's data for @done (repl.c: an APPEND's positions)
+ * @priv: the owner's data for @done (repl.c: a notice's positions)
  */
 struct rdmalog_sbuf {
 	struct ib_cqe cqe;
@@ -267,6 +282,8 @@ struct rdmalog_sbuf {
  *	only; deallocated by the release after everything on it is gone
  * @cq: completion queue (send and receive), IB_POLL_SOFTIRQ
  * @qp: the QP of @cm_id once created
+ * @max_inline: bytes a send work request may carry inline on @qp (what
+ *	the device granted of %RDMALOG_INLINE_WANT; 0: none); set with @qp
  * @connect_sent: rdma_connect_locked() or rdma_accept() was called: the
  *	close work calls rdma_disconnect(); conn lock
  * @established: ESTABLISHED was handled; conn lock
@@ -302,7 +319,7 @@ struct rdmalog_sbuf {
  * @peer_epoch: the highest epoch the peer sent a message in; CQ handler
  *	only
  * @hello_epoch: the epoch of the peer's HELLO, or of its LEAD once that
- *	came: a primary's data (APPEND, CATCHUP) must be of it (a primary's
+ *	came: a primary's data (notices, NOTIFY, CATCHUP) must be of it (a primary's
  *	epoch changes only with a new connection), and the ring grant and
  *	fencing judge the primary by it. Written by the CQ handler: once
  *	before the HELLO flag is set, and once more, under
@@ -355,6 +372,16 @@ struct rdmalog_sbuf {
  *	rdmalog_ep_setup(), deregistered by the release after the QP is
  *	destroyed
  * @fence_cqe: the completion of a failed fence (they are unsignalled)
+ * @notice_page: (backup) our notice block for this connection's primary
+ *	(&struct rdmalog_notice at offset 0): a zeroed page, DMA-mapped
+ *	FROM_DEVICE at @notice_dma, registered REMOTE_WRITE by @notice_mr
+ *	with the ring's REG_MRs and granted in the RING. Set up with
+ *	@ring_regs (none without them), freed by the release after the QP is
+ *	destroyed and @notice_mr deregistered
+ * @notice_dma: see @notice_page
+ * @notice_mr: see @notice_page
+ * @remote_notice: (primary) the backup's notice block, from its RING:
+ *	valid once %RDMALOG_EP_RING_RX is set
  * @remote_ring: the peer's ring segments: a backup's (primary side), valid
  *	once %RDMALOG_EP_RING_RX is set; the primary's (backup side), valid
  *	while a catch-up pulls; CQ handler context (or its work, after)
@@ -391,6 +418,7 @@ struct rdmalog_ep {
 	struct ib_pd *pd;
 	struct ib_cq *cq;
 	struct ib_qp *qp;
+	u32 max_inline;
 	bool connect_sent;
 	bool established;
 	bool closing;
@@ -437,6 +465,13 @@ struct rdmalog_ep {
 	const char *ring_why;
 	struct ib_mr *fence_mr;
 	struct ib_cqe fence_cqe;
+	struct page *notice_page;
+	u64 notice_dma;
+	struct ib_mr *notice_mr;
+	struct {
+		u64 addr;
+		u32 rkey;
+	} remote_notice;
 	struct {
 		u32 nr_segs;
 		struct {
@@ -547,6 +582,19 @@ int rdmalog_ep_send_chain(struct rdmalog_ep *ep, void *msg, u16 len, u8 type,
 			  void *arg);
 int rdmalog_ep_send(struct rdmalog_ep *ep, void *msg, u16 len, u8 type,
 		    u32 min_credits);
+/*
+ * RDMA WRITE the @len bytes at @buf, as they are, to @raddr / @rkey of the
+ * peer with one signalled WRITE from a send buffer, after @pre (as for
+ * rdmalog_ep_send_chain(), with @sbuf_init and @arg too). Takes no
+ * credit and no message sequence number: it is not a message. Process
+ * or softirq context. Return: 0, -ENOTCONN, -EAGAIN (no send buffer;
+ * counted), or the error of ib_post_send().
+ */
+int rdmalog_ep_write_chain(struct rdmalog_ep *ep, const void *buf, u16 len,
+			   u64 raddr, u32 rkey, struct ib_send_wr *pre,
+			   u32 nr_pre,
+			   void (*sbuf_init)(struct rdmalog_sbuf *sb, void *arg),
+			   void *arg);
 /* Report a fatal error of @ep from any context; the connection is closed. */
 __printf(2, 3)
 void rdmalog_ep_error(struct rdmalog_ep *ep, const char *fmt, ...);
@@ -618,7 +666,7 @@ void rdmalog_ep_put(struct rdmalog_ep *ep);
  *	CQ handler context
  * @role_check: this node changes its role and would keep @ep: NULL when
  *	@ep carries nothing of the users' state of the old role (no backup
- *	joined or held for a catch-up, no APPEND noted or ACK owed, no
+ *	joined or held for a catch-up, no notice noted, ACK or WAIT owed, no
  *	catch-up, nothing forwarded either way), else why it must be closed
  *	(its peer reconnects). Any context, the conn lock held or not; does
  *	not sleep

@@ -346,7 +346,7 @@ const char *rdmalog_conn_process(struct rdmalog_ep *ep,
 		if (len < RDMALOG_MSG_RING_LEN(0))
 			return "message length wrong for its type";
 		want = le32_to_cpu(m->ring.nr_segs);
-		if (!want || want > RDMALOG_RING_MAX_SEGS - 1)
+		if (!want || want > RDMALOG_RING_MSG_SEGS)
 			return "RING with a bad segment count";
 		want = RDMALOG_MSG_RING_LEN(want);
 		break;
@@ -376,7 +376,7 @@ const char *rdmalog_conn_process(struct rdmalog_ep *ep,
 	/*
 	 * Epochs only grow: a message of an epoch below the one the peer
 	 * already spoke in on this connection is stale, and so is a primary's
-	 * data message (APPEND, CATCHUP) of an epoch below ours.
+	 * data message (NOTIFY, CATCHUP) of an epoch below ours.
 	 */
 	epoch = le64_to_cpu(hdr->epoch);
 	if (hdr->type != RDMALOG_MSG_HELLO && epoch < ep->peer_epoch)

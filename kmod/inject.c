@@ -44,7 +44,7 @@ MODULE_PARM_DESC(inject_log_fill_ms,
 module_param_named(inject_repl_apply_ms,
 		   rdmalog_inject_ms[RDMALOG_INJ_REPL_APPLY], uint, 0600);
 MODULE_PARM_DESC(inject_repl_apply_ms,
-		 "test only: delay (ms) before a backup applies an APPEND");
+		 "test only: delay (ms) before a backup takes a notice");
 module_param_named(inject_fwd_answer_ms,
 		   rdmalog_inject_ms[RDMALOG_INJ_FWD_ANSWER], uint, 0600);
 MODULE_PARM_DESC(inject_fwd_answer_ms,

@@ -26,7 +26,7 @@
  * @RDMALOG_INJ_LOG_FILL: an appender that reserved ring space, before it
  *	writes the record there
  * @RDMALOG_INJ_REPL_APPLY: (backup) the apply work, before it takes the
- *	primary's latest APPEND and applies it
+ *	primary's latest notice and applies it (also a reader's demand)
  * @RDMALOG_INJ_FWD_ANSWER: (primary) a forwarded append served, before
  *	its FWD_DONE is sent
  * @RDMALOG_INJ_ELECT_LEAD: a node that won an election, before it takes

@@ -70,11 +70,13 @@
  * spin_unlock() that publishes it, and a reader looks a record up only
  * after a spin_lock() that sees it committed, so it reads it whole.
  */
+#include <crypto/hash.h>
 #include <linux/crc32c.h>
 #include <linux/kcsan-checks.h>
 #include <linux/kref.h>
 #include <linux/math64.h>
 #include <linux/mm.h>
+#include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/overflow.h>
 #include <linux/sched/signal.h>
@@ -92,6 +94,31 @@
 #include "log_priv.h"
 #include "stats.h"
 #include "trace.h"
+
+/*
+ * The crc32c driver the crypto API picks now: the one libcrc32c bound
+ * when it loaded, as modprobe loads the crc32c drivers before it (its
+ * soft dependency). Read only, for the benchmarks and the curious.
+ */
+static int rdmalog_crc32c_driver_get(char *buf, const struct kernel_param *kp)
+{
+	struct crypto_shash *tfm = crypto_alloc_shash("crc32c", 0, 0);
+	int n;
+
+	if (IS_ERR(tfm))
+		return scnprintf(buf, PAGE_SIZE, "none (error %ld)\n",
+				 PTR_ERR(tfm));
+	n = scnprintf(buf, PAGE_SIZE, "%s\n", crypto_shash_driver_name(tfm));
+	crypto_free_shash(tfm);
+	return n;
+}
+
+static const struct kernel_param_ops rdmalog_crc32c_driver_ops = {
+	.get = rdmalog_crc32c_driver_get,
+};
+module_param_cb(crc32c_driver, &rdmalog_crc32c_driver_ops, NULL, 0444);
+MODULE_PARM_DESC(crc32c_driver,
+		 "the CRC32C driver records are checked with (read only)");
 
 /* One contiguous piece of a range of the ring. */
 struct rdmalog_seg {
@@ -145,6 +172,14 @@ static void rdmalog_ring_zero(struct rdmalog_log *log, u64 pos, size_t len)
 
 	for (i = 0; i < n; i++)
 		memset(seg[i].p, 0, seg[i].len);
+}
+
+void *rdmalog_log_ring_va(struct rdmalog_log *log, u64 pos)
+{
+	u64 off;
+
+	div64_u64_rem(pos, log->capacity, &off);
+	return log->ring + (size_t)off;
 }
 
 void rdmalog_ring_read(struct rdmalog_log *log, u64 pos, void *buf, size_t len)
@@ -457,7 +492,29 @@ static bool rdmalog_log_committed_or_dead(struct rdmalog_log *log, u64 lsn)
 	return ret;
 }
 
-void rdmalog_log_commit(struct rdmalog_log *log, u64 upto_lsn)
+/*
+ * An appender's entry on commit_wq: a commit wakes it only once its record
+ * is committed (the commit LSN is the wake key; a wake without one, for
+ * a shutdown or a removal, wakes it as every other sleeper).
+ */
+struct rdmalog_commit_wait {
+	struct wait_queue_entry wq;
+	u64 lsn;
+};
+
+static int rdmalog_commit_wake(struct wait_queue_entry *wq, unsigned int mode,
+			       int sync, void *key)
+{
+	struct rdmalog_commit_wait *cw = container_of(wq, struct rdmalog_commit_wait,
+						      wq);
+	const u64 *commit = key;
+
+	if (commit && cw->lsn >= *commit)
+		return 0;
+	return autoremove_wake_function(wq, mode, sync, key);
+}
+
+bool rdmalog_log_advance_commit(struct rdmalog_log *log, u64 upto_lsn)
 {
 	bool advanced = false;
 
@@ -469,8 +526,22 @@ void rdmalog_log_commit(struct rdmalog_log *log, u64 upto_lsn)
 		advanced = true;
 	}
 	spin_unlock_bh(&log->lock);
-	if (advanced)
-		rdmalog_log_wake(&log->commit_wq);
+	return advanced;
+}
+
+void rdmalog_log_wake_commit(struct rdmalog_log *log)
+{
+	u64 commit = READ_ONCE(log->commit_lsn);
+
+	/* Pairs with the barrier in prepare_to_wait_event(). */
+	if (wq_has_sleeper(&log->commit_wq))
+		__wake_up(&log->commit_wq, TASK_NORMAL, 0, &commit);
+}
+
+void rdmalog_log_commit(struct rdmalog_log *log, u64 upto_lsn)
+{
+	if (rdmalog_log_advance_commit(log, upto_lsn))
+		rdmalog_log_wake_commit(log);
 }
 
 /*
@@ -623,6 +694,67 @@ static bool rdmalog_log_decided(struct rdmalog_log *log,
 }
 
 /*
+ * How long an append expects its commit: an average of the last ones, in
+ * ns (a hint: READ_ONCE/WRITE_ONCE, races lose an update).
+ */
+static u64 rdmalog_commit_ewma_ns;
+
+static unsigned int poll_us = 50;
+module_param(poll_us, uint, 0644);
+MODULE_PARM_DESC(poll_us,
+		 "an append spins up to this long for its commit before it sleeps, when commits have come that fast (0: never)");
+
+/*
+ * Until @w's record is decided or @timeout (jiffies) runs out: spin first
+ * when commits come within poll_us (no sleep, no wakeup), then sleep on
+ * commit_wq, woken only by the commit of @w's record (or a shutdown or
+ * removal). Killable. Return: jiffies left (at least 1), 0 when it ran
+ * out, -ERESTARTSYS on a fatal signal.
+ */
+static long rdmalog_log_sleep_commit(struct rdmalog_log *log,
+				     struct rdmalog_log_waiter *w,
+				     long timeout)
+{
+	u64 budget = (u64)READ_ONCE(poll_us) * NSEC_PER_USEC;
+	u64 start = ktime_get_ns(), took, avg;
+	struct rdmalog_commit_wait cw = { .lsn = w->lsn };
+	long left = timeout;
+
+	avg = READ_ONCE(rdmalog_commit_ewma_ns);
+	if (budget && avg <= budget) {
+		budget = min(budget, 2 * avg + NSEC_PER_USEC);
+		while (READ_ONCE(log->commit_lsn) <= w->lsn &&
+		       !READ_ONCE(w->err) && !READ_ONCE(log->dead) &&
+		       ktime_get_ns() - start < budget && !need_resched())
+			cpu_relax();
+	}
+	init_wait_entry(&cw.wq, 0);
+	cw.wq.func = rdmalog_commit_wake;
+	for (;;) {
+		if (prepare_to_wait_event(&log->commit_wq, &cw.wq,
+					  TASK_KILLABLE)) {
+			left = -ERESTARTSYS;
+			break;
+		}
+		if (rdmalog_log_decided(log, w))
+			break;
+		left = schedule_timeout(left);
+		if (!left) {
+			/* as wait_event_*_timeout(): the last look decides */
+			if (rdmalog_log_decided(log, w))
+				left = 1;
+			break;
+		}
+	}
+	finish_wait(&log->commit_wq, &cw.wq);
+	took = ktime_get_ns() - start;
+	avg = READ_ONCE(rdmalog_commit_ewma_ns);
+	WRITE_ONCE(rdmalog_commit_ewma_ns, avg ? avg - avg / 8 + took / 8 :
+		   took);
+	return left;
+}
+
+/*
  * Wait for the commit of @w's record: killable (the record is appended
  * already, and a restarted write would append it twice), bounded by the
  * commit timeout and what is left of a new primary's join window, after
@@ -647,9 +779,7 @@ static int rdmalog_log_wait_commit(struct rdmalog_log *log,
 			log->join_until_ns = 0;
 	}
 	spin_unlock_bh(&log->lock);
-	left = wait_event_killable_timeout(log->commit_wq,
-					   rdmalog_log_decided(log, w),
-					   timeout);
+	left = rdmalog_log_sleep_commit(log, w, timeout);
 	if (!left) {
 		rdmalog_stats_inc(RDMALOG_STAT_COMMIT_TIMEOUTS);
 		rdmalog_log_truncate(log);
@@ -961,11 +1091,24 @@ static ssize_t rdmalog_log_copy_out(struct rdmalog_log *log, u64 lsn,
 	return ret;
 }
 
+/* &rdmalog_log_hooks.demand, if there is one. */
+static bool rdmalog_log_demand(struct rdmalog_log *log, u64 lsn, bool sync)
+{
+	return log->hooks && log->hooks->demand &&
+	       log->hooks->demand(log, lsn, sync);
+}
+
+void rdmalog_log_refresh(struct rdmalog_log *log)
+{
+	rdmalog_log_demand(log, 0, true);
+}
+
 ssize_t rdmalog_log_read(struct rdmalog_log *log, u64 lsn,
 			 struct iov_iter *to, bool nonblock, bool wait,
 			 struct rdmalog_record_header *hdr)
 {
 	u64 pos = 0, next = 0;
+	bool asked = false;
 	ssize_t ret;
 
 	for (;;) {
@@ -985,6 +1128,16 @@ ssize_t rdmalog_log_read(struct rdmalog_log *log, u64 lsn,
 		if (!ret)
 			break;
 
+		/*
+		 * A backup: what its primary told since, and (before a
+		 * sleep) a word to it to tell us when @lsn commits.
+		 */
+		if (ret == -ENODATA && !asked) {
+			asked = true;
+			if (rdmalog_log_demand(log, wait && !nonblock ? lsn : 0,
+					       true))
+				continue;
+		}
 		if (ret != -ENODATA || !wait)
 			return ret;
 		if (nonblock)
@@ -995,6 +1148,7 @@ ssize_t rdmalog_log_read(struct rdmalog_log *log, u64 lsn,
 					     rdmalog_log_committed_or_dead(log,
 									   lsn)))
 			return -ERESTARTSYS;
+		asked = false;
 	}
 
 	return rdmalog_log_copy_out(log, lsn, pos, next, to, hdr);
@@ -1065,6 +1219,7 @@ __poll_t rdmalog_log_poll(struct rdmalog_log *log, struct file *file,
 {
 	u64 max_footprint = rdmalog_log_footprint(log->max_record);
 	__poll_t mask = 0;
+	bool demand = false;
 
 	poll_wait(file, &log->commit_wq, wait);
 	poll_wait(file, &log->space_wq, wait);
@@ -1078,10 +1233,15 @@ __poll_t rdmalog_log_poll(struct rdmalog_log *log, struct file *file,
 			mask |= EPOLLIN | EPOLLRDNORM | EPOLLERR;
 		else if (cursor < log->commit_lsn)
 			mask |= EPOLLIN | EPOLLRDNORM;
+		else
+			demand = true;
 		if (rdmalog_log_fits_locked(log, max_footprint))
 			mask |= EPOLLOUT | EPOLLWRNORM;
 	}
 	spin_unlock_bh(&log->lock);
+	/* A backup: its work takes the notice and wakes commit_wq. */
+	if (demand)
+		rdmalog_log_demand(log, cursor, false);
 	return mask;
 }
 

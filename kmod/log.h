@@ -274,7 +274,10 @@ bool rdmalog_log_adopted_pending(struct rdmalog_log *log);
  *	-EMSGSIZE
  *
  * Holds no lock while it copies to @to, so a stalled copy (a user page
- * served by userfaultfd or FUSE) holds up neither trims nor appends.
+ * served by userfaultfd or FUSE) holds up neither trims nor appends. On a
+ * backup, a record not committed here has replication take what the
+ * primary has told since (&rdmalog_log_hooks.demand) before the answer,
+ * and again before each sleep. Process context.
  *
  * Return: the payload length, or -ERANGE (trimmed or 0; also when the
  * record was trimmed while it was being read: then @to may have been
@@ -304,7 +307,8 @@ int rdmalog_log_trim(struct rdmalog_log *log, u64 lsn);
  * @log: the log
  * @upto_lsn: the new commit_lsn; clamped to next_lsn, never moves back
  *
- * Wakes readers and appenders waiting for their commit. Takes only the
+ * Wakes readers and the appenders whose records it commits (only
+ * those: rdmalog_log_wake_commit()). Takes only the
  * log's spinlock (BH-safe) and does not sleep, so replication may call it
  * from its completion handlers (softirq).
  */
@@ -384,6 +388,12 @@ void rdmalog_log_get_pos(struct rdmalog_log *log, struct rdmalog_log_pos *p);
  *	while a descriptor or a writer holds it)
  * @resume: after the removal: @log now ends at @head / @next_lsn; nothing
  *	unless @log is the log being replicated
+ * @demand: a reader of @log on a backup finds record @lsn not committed
+ *	(or, @lsn 0, its state is asked for): replication takes what the
+ *	primary has told since (its notice block), in the caller's context
+ *	(@sync: process context, no lock held; it may sleep) or in a work;
+ *	with @lsn, it also asks the primary to be told once @lsn commits.
+ *	Returns false when it did nothing (no primary writes to @log)
  *
  * Set once by rdmalog_log_set_hooks() before the log is used, constant
  * afterwards.
@@ -392,7 +402,38 @@ struct rdmalog_log_hooks {
 	void (*kick)(void);
 	void (*quiesce)(struct rdmalog_log *log);
 	void (*resume)(struct rdmalog_log *log, u64 head, u64 next_lsn);
+	bool (*demand)(struct rdmalog_log *log, u64 lsn, bool sync);
 };
+
+/**
+ * rdmalog_log_ring_va() - the kernel address of stream position @pos in
+ * @log's ring (contiguous up to the ring's end): what an inline WRITE of
+ * published bytes copies from
+ * @log: the log
+ * @pos: a stream position
+ */
+void *rdmalog_log_ring_va(struct rdmalog_log *log, u64 pos);
+
+/**
+ * rdmalog_log_advance_commit() - rdmalog_log_commit() without the wakeup
+ * @log: the log
+ * @upto_lsn: as there
+ *
+ * For a caller that holds its own lock: it calls rdmalog_log_wake_commit()
+ * once it dropped it. Softirq-safe.
+ *
+ * Return: whether the commit LSN moved.
+ */
+bool rdmalog_log_advance_commit(struct rdmalog_log *log, u64 upto_lsn);
+
+/**
+ * rdmalog_log_wake_commit() - wake the readers and pollers of @log, and
+ * the appenders whose records are committed (only those)
+ * @log: the log
+ *
+ * Any context but a hard interrupt.
+ */
+void rdmalog_log_wake_commit(struct rdmalog_log *log);
 
 void rdmalog_log_set_hooks(struct rdmalog_log *log,
 			   const struct rdmalog_log_hooks *hooks);
@@ -572,7 +613,7 @@ int rdmalog_log_reset(struct rdmalog_log *log, u64 lsn, u64 pos);
  * @epoch: the primary's epoch
  *
  * A backup follows exactly one log: the first primary whose records it is
- * given (its first CATCHUP or APPEND) makes its log that log, as long as
+ * given (its first CATCHUP or notice) makes its log that log, as long as
  * it never held a record (LSN 1 at position 0). Softirq-safe.
  *
  * Return: 0 (it follows @id now, or did already), -ESTALE (it follows
@@ -681,6 +722,14 @@ u64 rdmalog_log_id(struct rdmalog_log *log);
  * Return: the number of records removed.
  */
 u64 rdmalog_log_truncate(struct rdmalog_log *log);
+
+/**
+ * rdmalog_log_refresh() - on a backup, take what the primary has told
+ * since (&rdmalog_log_hooks.demand): before the state is shown. Process
+ * context, no lock held; may sleep.
+ * @log: the log
+ */
+void rdmalog_log_refresh(struct rdmalog_log *log);
 
 /** rdmalog_log_get_state() - snapshot the indices under the log's lock */
 void rdmalog_log_get_state(struct rdmalog_log *log,

@@ -78,12 +78,18 @@ static const char *rdmalog_msg_catchup_len(const union rdmalog_msg_any *m,
 	return NULL;
 }
 
-static const char *rdmalog_msg_append(struct rdmalog_ep *ep,
+static const char *rdmalog_msg_notify(struct rdmalog_ep *ep,
 				      const union rdmalog_msg_any *m, u32 len)
 {
 	if (rdmalog_catchup_pulling(ep))
-		return "APPEND while we catch up";
-	return rdmalog_repl_append_received(ep, &m->append);
+		return "NOTIFY while we catch up";
+	return rdmalog_repl_notify_received(ep, &m->notify);
+}
+
+static const char *rdmalog_msg_wait(struct rdmalog_ep *ep,
+				    const union rdmalog_msg_any *m, u32 len)
+{
+	return rdmalog_repl_wait_received(ep, &m->wait);
 }
 
 static const char *rdmalog_msg_ack(struct rdmalog_ep *ep,
@@ -132,12 +138,18 @@ static const char *rdmalog_msg_join(struct rdmalog_ep *ep,
 }
 
 static const struct rdmalog_msg_rule rdmalog_msg_rules[__RDMALOG_MSG_MAX] = {
-	[RDMALOG_MSG_APPEND] = {
-		.len = sizeof(struct rdmalog_msg_append),
+	[RDMALOG_MSG_NOTIFY] = {
+		.len = sizeof(struct rdmalog_msg_notify),
 		.needs = BIT(RDMALOG_EP_RING_REG),
-		.needs_why = "APPEND before our RING",
+		.needs_why = "NOTIFY before our RING",
 		.data = true,
-		.rx = rdmalog_msg_append,
+		.rx = rdmalog_msg_notify,
+	},
+	[RDMALOG_MSG_WAIT] = {
+		.len = sizeof(struct rdmalog_msg_wait),
+		.needs = BIT(RDMALOG_EP_RING_RX),
+		.needs_why = "WAIT before RING",
+		.rx = rdmalog_msg_wait,
 	},
 	[RDMALOG_MSG_ACK] = {
 		.len = sizeof(struct rdmalog_msg_ack),
@@ -310,7 +322,7 @@ const struct rdmalog_ep_ops rdmalog_msg_ops = {
 	.release = rdmalog_msg_ep_release,
 	.info = rdmalog_msg_ep_info,
 	.ring = rdmalog_catchup_ring,
-	.ring_sent = rdmalog_repl_tail_sent,
+	.ring_sent = rdmalog_repl_ring_sent,
 	.heard = rdmalog_msg_heard,
 	.role_check = rdmalog_msg_role_check,
 };

@@ -741,6 +741,20 @@ static void rdmalog_node_find_primary(struct rdmalog_node_status *st)
 	}
 }
 
+/*
+ * A backup shows what its primary told it (the notice block), not what it
+ * last needed: before a snapshot. No lock held (it may sleep).
+ */
+static void rdmalog_node_refresh(void)
+{
+	struct rdmalog_log *log = rdmalog_node_get_log();
+
+	if (!log)
+		return;
+	rdmalog_log_refresh(log);
+	rdmalog_log_put(log);
+}
+
 /**
  * rdmalog_node_get_status() - a consistent snapshot of node, log and peers
  * @st: filled in
@@ -749,6 +763,8 @@ void rdmalog_node_get_status(struct rdmalog_node_status *st)
 {
 	const struct rdmalog_node_config *cfg = &rdmalog_node.config;
 	u32 in_sync, needed;
+
+	rdmalog_node_refresh();
 
 	memset(st, 0, sizeof(*st));
 	mutex_lock(&rdmalog_node.config_mutex);
@@ -835,6 +851,7 @@ void rdmalog_node_fill_state(struct rdmalog_state *st)
 	struct rdmalog_log_state ls;
 	u32 in_sync, needed;
 
+	rdmalog_node_refresh();
 	memset(st, 0, sizeof(*st));
 	st->version = RDMALOG_IOC_VERSION;
 	mutex_lock(&rdmalog_node.config_mutex);

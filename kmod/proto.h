@@ -22,16 +22,19 @@
  *
  * 2. Control messages over Send/Recv on the RC queue pair: a
  *    &struct rdmalog_msg_hdr followed by a body whose size is fixed by the
- *    type (HELLO, HEARTBEAT, APPEND, ACK, FWD_DONE, JOIN), by its segment
+ *    type (HELLO, HEARTBEAT, NOTIFY, WAIT, ACK, FWD_DONE, JOIN), by its segment
  *    count (RING, CATCHUP) or by its inline payload (FWD). Receive buffers are
  *    %RDMALOG_MSG_SIZE bytes.
  *
  * 3. The data path: the primary RDMA-WRITEs its ring's bytes into the
  *    backups' rings at the same offsets (RING grants the access) and
- *    follows them with an APPEND on the same queue pair. A backup that
- *    is behind first pulls the committed records it lacks from the
- *    primary's ring with RDMA READs (CATCHUP grants the access), then
- *    JOINs.
+ *    follows them, on the same queue pair, with an RDMA WRITE of its
+ *    notice (&struct rdmalog_notice: an APPEND) into the backup's notice
+ *    block. No backup CPU takes part: a backup reads its notice block
+ *    when something needs it (a reader, a NOTIFY, its state shown). A
+ *    backup that is behind first pulls the committed records it lacks
+ *    from the primary's ring with RDMA READs (CATCHUP grants the access),
+ *    then JOINs.
  */
 #ifndef _RDMALOG_PROTO_H
 #define _RDMALOG_PROTO_H
@@ -41,7 +44,7 @@
 #include <linux/types.h>
 
 /** RDMALOG_PROTO_VERSION - the protocol version this module speaks */
-#define RDMALOG_PROTO_VERSION		11
+#define RDMALOG_PROTO_VERSION		12
 
 /** RDMALOG_CM_MAGIC - "RLCM": first bytes of the handshake and rejections */
 #define RDMALOG_CM_MAGIC		0x4d434c52
@@ -194,7 +197,9 @@ static_assert(sizeof(struct rdmalog_cm_rej) == 16);
  *	rdmalog_msg_ring
  * @RDMALOG_MSG_APPEND: primary to backup, after the RDMA WRITEs it covers:
  *	how far the ring was written, the commit point and the trim point:
- *	&struct rdmalog_msg_append
+ *	&struct rdmalog_msg_append. Since version 12 never sent as a
+ *	message: it is RDMA-written into the backup's notice block (&struct
+ *	rdmalog_notice); a receiver drops the connection on one
  * @RDMALOG_MSG_ACK: backup to primary: what the backup holds and where its
  *	tail is; also hands credits back: &struct rdmalog_msg_ack
  * @RDMALOG_MSG_FWD: backup to primary: append this record for me (a
@@ -224,6 +229,12 @@ static_assert(sizeof(struct rdmalog_cm_rej) == 16);
  * @RDMALOG_MSG_LEAD: a node that now leads tells a peer it was
  *	connected to as a backup: from here on it is that peer's primary on
  *	this connection, as if its HELLO had said so: &struct rdmalog_msg_lead
+ * @RDMALOG_MSG_NOTIFY: primary to backup: read your notice block now
+ *	(a reader waits, a trim, or enough was written since the last one):
+ *	&struct rdmalog_msg_notify
+ * @RDMALOG_MSG_WAIT: backup to primary: a reader here waits for a
+ *	record; NOTIFY once the commit point written passes it: &struct
+ *	rdmalog_msg_wait
  * @__RDMALOG_MSG_MAX: first unknown type; a receiver drops the connection
  *	on a type it does not know
  */
@@ -244,6 +255,8 @@ enum rdmalog_msg_type {
 	RDMALOG_MSG_FWD_CLOSED		= 14,
 	RDMALOG_MSG_BALLOT		= 15,
 	RDMALOG_MSG_LEAD		= 16,
+	RDMALOG_MSG_NOTIFY		= 17,
+	RDMALOG_MSG_WAIT		= 18,
 
 	__RDMALOG_MSG_MAX
 };
@@ -359,10 +372,12 @@ static_assert(sizeof(struct rdmalog_msg_hello) == 152);
 /**
  * RDMALOG_RING_MAX_SEGS - most segments one CATCHUP message describes: the
  * fixed part (64 bytes) and 12 segments of 16 bytes fill %RDMALOG_MSG_SIZE.
- * A ring is registered in at most one fewer (a read grant may split one
- * in two), which is also the most a RING describes
+ * A ring is registered in at most %RDMALOG_RING_MSG_SEGS, the most a RING
+ * describes (a read grant may split one in two)
  */
 #define RDMALOG_RING_MAX_SEGS		12
+/** RDMALOG_RING_MSG_SEGS - most segments a RING describes */
+#define RDMALOG_RING_MSG_SEGS		10
 
 /**
  * struct rdmalog_ring_seg - one registration of a backup's ring
@@ -380,7 +395,7 @@ static_assert(sizeof(struct rdmalog_ring_seg) == 16);
 
 /**
  * struct rdmalog_msg_ring - a backup's ring, writable by the primary
- * @hdr: type %RDMALOG_MSG_RING; @hdr.length is 72 + 16 * @nr_segs
+ * @hdr: type %RDMALOG_MSG_RING; @hdr.length is 88 + 16 * @nr_segs
  * @head: the sender's stream position where its next record starts
  * @next_lsn: the sender's next LSN
  * @commit_lsn: the sender's commit LSN
@@ -390,8 +405,13 @@ static_assert(sizeof(struct rdmalog_ring_seg) == 16);
  * @log_id: the log the sender follows (0: none yet): what the primary
  *	judges it by, rather than the HELLO's (a LEAD comes on a connection
  *	whose HELLO is older than what the backup follows now)
- * @nr_segs: segments that follow, 1 .. %RDMALOG_RING_MAX_SEGS - 1
+ * @nr_segs: segments that follow, 1 .. %RDMALOG_RING_MSG_SEGS
  * @flags: %RDMALOG_RING_F_EPOCH_START or 0
+ * @notice_addr: remote address of the sender's notice block: the primary
+ *	RDMA-writes its notices (&struct rdmalog_notice) there, at offset 0
+ * @notice_rkey: its remote key, REMOTE_WRITE only, on this connection's
+ *	queue pair only, non-zero
+ * @notice_len: bytes the key covers, at least %RDMALOG_NOTICE_LEN
  * @seg: the registrations, in ring order: @seg[i] covers ring offsets
  *	[sum of the lengths of @seg[0 .. i - 1], that + @seg[i].length), so
  *	ring byte B (stream position P at B = P mod capacity) is at remote
@@ -403,10 +423,12 @@ static_assert(sizeof(struct rdmalog_ring_seg) == 16);
  * Variable length: only the first @nr_segs entries of @seg are sent.
  * Sent only by a backup, only to the primary, only after the primary's
  * HELLO, at most once per connection. The primary drops the connection on
- * a second one, a segment count of 0 or above %RDMALOG_RING_MAX_SEGS - 1, a
+ * a second one, a segment count of 0 or above %RDMALOG_RING_MSG_SEGS, a
  * length that does not match the count, a zero or unaligned segment
  * length, lengths that do not add up to its capacity, a zero rkey or a
- * segment whose address range wraps. It writes to the ring only while the
+ * segment whose address range wraps, a zero notice key, a notice block
+ * shorter than %RDMALOG_NOTICE_LEN or one whose range wraps. It writes to
+ * the ring only while the
  * backup is in sync: @next_lsn is one of the primary's retained LSNs (from
  * its first LSN to its next LSN) and @head is where that record starts in
  * the primary's stream and the backup lacks no committed record; the
@@ -424,7 +446,10 @@ struct rdmalog_msg_ring {
 	__le64 log_id;
 	__le32 nr_segs;
 	__le32 flags;
-	struct rdmalog_ring_seg seg[RDMALOG_RING_MAX_SEGS - 1];
+	__le64 notice_addr;
+	__le32 notice_rkey;
+	__le32 notice_len;
+	struct rdmalog_ring_seg seg[RDMALOG_RING_MSG_SEGS];
 };
 
 /**
@@ -444,14 +469,15 @@ struct rdmalog_msg_ring {
 	(offsetof(struct rdmalog_msg_ring, seg) + \
 	 (n) * sizeof(struct rdmalog_ring_seg))
 
-static_assert(offsetof(struct rdmalog_msg_ring, seg) == 72);
+static_assert(offsetof(struct rdmalog_msg_ring, seg) == 88);
 static_assert(sizeof(struct rdmalog_msg_ring) == 248);
 
 /**
  * enum rdmalog_append_flags - &rdmalog_msg_append.flags
- * @RDMALOG_APPEND_F_ACK: answer with an ACK once this is received: the
+ * @RDMALOG_APPEND_F_ACK: answer with an ACK once this is taken: the
  *	primary counts the WRITEs before it as held only then (iWARP, where
- *	a WRITE's completion does not prove remote placement)
+ *	a WRITE's completion does not prove remote placement); the primary
+ *	sends a NOTIFY after every such notice
  */
 enum rdmalog_append_flags {
 	RDMALOG_APPEND_F_ACK		= 1 << 0,
@@ -459,10 +485,12 @@ enum rdmalog_append_flags {
 
 /**
  * struct rdmalog_msg_append - the primary's notice to a backup
- * @hdr: type %RDMALOG_MSG_APPEND
+ * @hdr: type %RDMALOG_MSG_APPEND; @hdr.seq numbers the notices of the
+ *	connection (1 for the first, one more for each), apart from the
+ *	messages' sequence; @hdr.credits 0
  * @head: every stream byte below @head that the primary appended after the
  *	backup's RING was RDMA-written into the backup's ring before this
- *	message (same queue pair, so placed before it is received)
+ *	notice (same queue pair: placed before it)
  * @next_lsn: the LSN of the record that starts at @head
  * @commit_pos: stream position where record @commit_lsn starts
  * @commit_lsn: the primary's commit LSN: every record below it is held by
@@ -494,17 +522,85 @@ struct rdmalog_msg_append {
 static_assert(sizeof(struct rdmalog_msg_append) == 72);
 
 /**
+ * struct rdmalog_notice - what the primary RDMA-writes into a backup's
+ * notice block (&rdmalog_msg_ring.notice_addr) after each batch of ring
+ * WRITEs, and after a commit moved
+ * @append: the notice, as an APPEND would say it
+ * @crc: CRC32C of @append (as a record's: seed ~0, inverted): a backup
+ *	that reads the block while a WRITE lands in it sees the mismatch and
+ *	reads again
+ * @reserved: zero
+ *
+ * The backup's CPU does nothing when one lands. It takes the latest one
+ * when something needs it (Documentation/protocol.rst, "The notice
+ * block"): a reader that finds no record, a NOTIFY, its state being
+ * shown. A notice whose
+ * @append.hdr.seq is the one taken last is not new; one below it, or one
+ * that fails the checks of an APPEND (header, epoch, positions), drops
+ * the connection, as does a block that does not verify after a few
+ * reads.
+ */
+struct rdmalog_notice {
+	struct rdmalog_msg_append append;
+	__le32 crc;
+	__le32 reserved;
+};
+
+static_assert(sizeof(struct rdmalog_notice) == 80);
+
+/** RDMALOG_NOTICE_LEN - bytes a notice block must have */
+#define RDMALOG_NOTICE_LEN		sizeof(struct rdmalog_notice)
+
+/**
+ * struct rdmalog_msg_notify - the primary asks a backup to take its
+ * notice now
+ * @hdr: type %RDMALOG_MSG_NOTIFY
+ * @notice_seq: the notice written before it (same queue pair: it is in
+ *	the block, or a later one is); a block behind it drops the connection
+ * @reserved: zero
+ *
+ * Sent when a backup's WAIT is answered (the commit point written passed
+ * the record it named), after the first notice of a trim, once every
+ * notify_kib of stream (what a leader change must verify stays bounded),
+ * and after every notice in ACK mode.
+ */
+struct rdmalog_msg_notify {
+	struct rdmalog_msg_hdr hdr;
+	__le64 notice_seq;
+	__le64 reserved;
+};
+
+static_assert(sizeof(struct rdmalog_msg_notify) == 40);
+
+/**
+ * struct rdmalog_msg_wait - a reader on the backup waits
+ * @hdr: type %RDMALOG_MSG_WAIT
+ * @lsn: the record it waits for, which the backup's notice block does not
+ *	say is committed: the primary NOTIFYs once a notice it wrote says a
+ *	commit LSN above @lsn (at once if one did already). One NOTIFY
+ *	answers every WAIT received before it
+ * @reserved: zero
+ */
+struct rdmalog_msg_wait {
+	struct rdmalog_msg_hdr hdr;
+	__le64 lsn;
+	__le64 reserved;
+};
+
+static_assert(sizeof(struct rdmalog_msg_wait) == 40);
+
+/**
  * struct rdmalog_msg_ack - a backup's answer to the primary
  * @hdr: type %RDMALOG_MSG_ACK
- * @held_pos: @head of the last APPEND received
- * @held_lsn: @next_lsn of the last APPEND received
+ * @held_pos: @head of the last notice taken
+ * @held_lsn: @next_lsn of the last notice taken
  * @commit_lsn: the backup's commit LSN (what its readers see)
  * @tail: the backup's tail (stream position of its first retained record)
  * @first_lsn: the backup's first retained LSN
- * @gen: @gen of the last APPEND received
+ * @gen: @gen of the last notice taken
  * @reserved: zero
  *
- * Sent when an APPEND asks for it, when the backup's tail moved, and
+ * Sent when a notice asks for it, when the backup's tail moved, and
  * whenever the backup has re-posted a quarter of its receive buffers
  * since its last message (credits).
  */
@@ -1008,6 +1104,8 @@ union rdmalog_msg_any {
 	struct rdmalog_msg_fwd_close fwd_close;
 	struct rdmalog_msg_ballot ballot;
 	struct rdmalog_msg_lead lead;
+	struct rdmalog_msg_notify notify;
+	struct rdmalog_msg_wait wait;
 	__u8 raw[RDMALOG_MSG_SIZE];
 };
 

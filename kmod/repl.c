@@ -14,32 +14,43 @@
  * already posted and our head: up to %RDMALOG_REPL_BATCH_WRITES unsignalled
  * RDMA WRITEs (split at our chunk boundaries, which include the ring's
  * end, at the backup's segment boundaries and at %RDMALOG_REPL_MAX_WRITE
- * bytes), followed in the same ib_post_send() by one signalled APPEND
- * Send. At most %RDMALOG_REPL_MAX_BATCHES batches are in flight to a
- * backup (also bounded by send buffers, its receive credits and
- * %RDMALOG_REPL_MAX_WRITES): whatever is published meanwhile goes out in
- * the next one, posted from the completion: that is group commit.
+ * bytes), followed in the same ib_post_send() by one signalled RDMA WRITE
+ * of a notice (&struct rdmalog_notice: how far the ring is written, the
+ * commit point, the trim point) into the backup's notice block, which its
+ * RING granted. At most %RDMALOG_REPL_MAX_BATCHES batches are in flight
+ * to a backup (also bounded by send buffers and %RDMALOG_REPL_MAX_WRITES):
+ * whatever is published meanwhile goes out in the next one, posted from
+ * the completion: that is group commit.
  *
- * On an RC queue pair over InfiniBand or RoCE, the APPEND's successful
+ * On an RC queue pair over InfiniBand or RoCE, the notice's successful
  * completion means the responder acknowledged it and every WRITE before it
  * (they complete in order), so the backup holds those bytes: the held LSN
- * of the backup moves to the APPEND's LSN, and the commit rule runs. On
+ * of the backup moves to the notice's LSN, and the commit rule runs. On
  * iWARP a completion only says the data left, so there (and with the
- * force_ack parameter) APPENDs ask for an ACK and only ACKs move the held
- * LSN (Documentation/protocol.rst).
+ * force_ack parameter) every notice is followed by a NOTIFY, the notice
+ * asks for an ACK, and only ACKs move the held LSN
+ * (Documentation/protocol.rst).
  *
  * The commit rule: durability async commits locally (the append commits
  * itself); quorum needs floor(N / 2) backups holding a record (with the
  * primary that is a majority of the N configured nodes), all needs every
  * one of the N - 1. The commit LSN is the needed-th largest held LSN among
- * the joined backups. An APPEND carries our commit and first LSN; a
- * commit that moved after the last APPEND to a backup goes out in a
- * commit-only APPEND once that backup has none in flight.
+ * the joined backups. A notice carries our commit and first LSN; a
+ * commit that moved after the last notice to a backup goes out in a
+ * commit-only notice once that backup has none in flight and no batch
+ * carried it for commit_delay_us (the commit timer).
+ *
+ * The backup's CPU takes no part in any of it. It is asked to take its
+ * notice (a NOTIFY message) only when something needs it: a WAIT of its
+ * (a reader there waits for a record: the first notice whose commit
+ * passes it), a trim (the backup's tail frees our ring), and once every
+ * notify_kib of stream, so that what a leader change verifies beyond a
+ * backup's head stays bounded.
  *
  * The floor: we never overwrite ring space a joined backup still retains
  * (its tail, from RING and ACKs, plus the capacity): rdmalog_log_set_floor()
  * with the lowest such tail makes appenders wait. Backups trim only what
- * we trimmed (APPEND's first LSN), and report their tail in ACKs.
+ * we trimmed (a notice's first LSN), and report their tail in ACKs.
  *
  * A commit timeout removes every uncommitted record (log.c); before that,
  * rdmalog_repl_quiesce() stops posting and waits until nothing of the ring
@@ -48,12 +59,17 @@
  *
  * Backup side
  *
- * An APPEND is noted under the endpoint's lock and the apply work queued:
- * it verifies every record up to the APPEND's commit point and publishes
- * them committed (rdmalog_log_apply()), trims to the primary's first LSN,
- * and ACKs when asked, when its tail moved, or (rdmalog_repl_after_rx())
- * when a quarter of the receive buffers wait to be handed back. A record
- * that fails verification drops the connection.
+ * The primary's connection that holds our ring is our source
+ * (rdmalog_repl_ring_sent()). Its notices are taken (read from the notice
+ * block, checked, noted under the endpoint's lock) and applied --
+ * every record up to the notice's commit point verified and published
+ * committed (rdmalog_log_apply()), then trimmed to the primary's first
+ * LSN -- when something needs them: a reader that finds no record
+ * (rdmalog_repl_demand(), through &rdmalog_log_hooks.demand, which also
+ * sends a WAIT before the reader sleeps), a NOTIFY, the state being
+ * shown. Then it ACKs when the notice asked, when its tail moved, or
+ * (rdmalog_repl_after_rx()) when a quarter of the receive buffers wait to
+ * be handed back. A record that fails verification drops the connection.
  *
  * Locking: rdmalog_repl.lock (spinlock, _bh outside softirq) protects the
  * state below and the primary-side fields of every joined endpoint's
@@ -62,6 +78,9 @@
  * fields are under the endpoint's lock. Joined endpoints are referenced by
  * the list; apply work holds a reference while queued.
  */
+#include <linux/crc32c.h>
+#include <linux/delay.h>
+#include <linux/hrtimer.h>
 #include <linux/kernel.h>
 #include <linux/list.h>
 #include <linux/minmax.h>
@@ -84,6 +103,7 @@
 #include "ring_mr.h"
 #include "stats.h"
 #include "trace.h"
+#include "transport.h"
 
 /* Largest single RDMA WRITE. */
 #define RDMALOG_REPL_MAX_WRITE		SZ_1M
@@ -99,6 +119,19 @@ static bool force_ack;
 module_param(force_ack, bool, 0444);
 MODULE_PARM_DESC(force_ack,
 		 "count a backup's copy only once it ACKs (as on iWARP), on every device");
+
+static unsigned int notify_kib = 512;
+module_param(notify_kib, uint, 0644);
+MODULE_PARM_DESC(notify_kib,
+		 "ask a backup to take its notice at least every this many KiB written to it (at most a quarter of the ring; 0: after every notice)");
+
+static unsigned int commit_delay_us = 1000;
+module_param(commit_delay_us, uint, 0644);
+MODULE_PARM_DESC(commit_delay_us,
+		 "how long a commit that moved waits for the next batch to carry it before it goes to the backups in a notice of its own (0: at once)");
+
+/* Tries at a notice block that does not verify (a WRITE landing in it). */
+#define RDMALOG_REPL_NOTICE_TRIES	20
 
 /**
  * struct rdmalog_repl_state - replication of this node
@@ -116,6 +149,12 @@ MODULE_PARM_DESC(force_ack,
  *	they keep the floor down until they join or leave
  * @quiesce_wq: a quiesce waiting for in-flight work to drain
  * @in_sync_changed: &rdmalog_repl_params.in_sync_changed of the up period
+ * @src: (backup) the endpoint of the primary our ring and notice block are
+ *	granted to, referenced (rdmalog_repl_ring_sent()), until its
+ *	rdmalog_repl_ep_stop(); what a reader's demand takes notices from
+ * @commit_timer: armed when a commit moved and no batch carried it: when
+ *	it fires (softirq) the commit goes out in commit-only notices
+ * @commit_push: set by the timer around its kick: commit-only notices go
  */
 struct rdmalog_repl_state {
 	spinlock_t lock; /* see above */
@@ -131,6 +170,9 @@ struct rdmalog_repl_state {
 	struct list_head holds;
 	wait_queue_head_t quiesce_wq;
 	void (*in_sync_changed)(void);
+	struct rdmalog_ep *src;
+	struct hrtimer commit_timer;
+	bool commit_push;
 };
 
 static struct rdmalog_repl_state rdmalog_repl = {
@@ -180,8 +222,12 @@ static int rdmalog_repl_cmp_desc(const void *a, const void *b)
 	return x < y ? 1 : x > y ? -1 : 0;
 }
 
-/* The commit rule. Caller holds the lock. */
-static void rdmalog_repl_commit_locked(void)
+/*
+ * The commit rule. Caller holds the lock; it wakes the committed
+ * appenders (rdmalog_log_wake_commit()) once it dropped it when this
+ * returns true.
+ */
+static bool rdmalog_repl_advance_locked(void)
 {
 	u32 needed = rdmalog_repl_needed(rdmalog_repl.durability,
 					 rdmalog_repl.nr_nodes);
@@ -190,14 +236,21 @@ static void rdmalog_repl_commit_locked(void)
 	u32 n = 0;
 
 	if (!needed || !rdmalog_repl.running || !rdmalog_repl_is_primary())
-		return;
+		return false;
 	list_for_each_entry(r, &rdmalog_repl.eps, node)
 		if (n < ARRAY_SIZE(held))
 			held[n++] = r->held_lsn;
 	if (n < needed)
-		return;
+		return false;
 	sort(held, n, sizeof(held[0]), rdmalog_repl_cmp_desc, NULL);
-	rdmalog_log_commit(rdmalog_repl.log, held[needed - 1]);
+	return rdmalog_log_advance_commit(rdmalog_repl.log, held[needed - 1]);
+}
+
+/* The commit rule, and its wakeups, where they are rare. Lock held. */
+static void rdmalog_repl_commit_locked(void)
+{
+	if (rdmalog_repl_advance_locked())
+		rdmalog_log_wake_commit(rdmalog_repl.log);
 }
 
 /*
@@ -224,15 +277,90 @@ struct rdmalog_repl_batch {
 	u32 gen;
 };
 
-/* An APPEND's send buffer: what its completion tells the commit rule. */
+/* A notice's send buffer: what its completion tells the commit rule. */
 enum {
-	RDMALOG_REPL_SB_END_POS,	/* the APPEND's head */
+	RDMALOG_REPL_SB_END_POS,	/* the notice's head */
 	RDMALOG_REPL_SB_END_LSN,	/* its next_lsn */
 	RDMALOG_REPL_SB_GEN,		/* its gen */
 };
 
 static void rdmalog_repl_notice_done(struct rdmalog_ep *ep,
 				     struct rdmalog_sbuf *sb, bool ok);
+
+static void rdmalog_repl_sbuf_init(struct rdmalog_sbuf *sb, void *arg);
+
+/* A notice's CRC32C, as a record's (seed ~0, inverted). */
+static u32 rdmalog_notice_crc(const struct rdmalog_msg_append *m)
+{
+	return ~crc32c(~0U, m, sizeof(*m));
+}
+
+/* Stream bytes after which a backup is asked to take its notice. */
+static u64 rdmalog_repl_notify_bytes(void)
+{
+	return min_t(u64, (u64)READ_ONCE(notify_kib) * SZ_1K,
+		     rdmalog_repl.capacity / 4);
+}
+
+/*
+ * Send the NOTIFY owed to @ep, if any: one answers every WAIT before it.
+ * Lock held.
+ */
+static void rdmalog_repl_notify_locked(struct rdmalog_ep *ep)
+{
+	struct rdmalog_repl_ep *r = &ep->repl;
+	struct rdmalog_msg_notify m = {};
+	int err;
+
+	if (r->wait_lsn && r->sent_commit > r->wait_lsn)
+		r->notify_due = true;
+	if (!r->notify_due || !r->notice_seq)
+		return;
+	m.notice_seq = cpu_to_le64(r->notice_seq);
+	err = rdmalog_ep_send(ep, &m, sizeof(m), RDMALOG_MSG_NOTIFY, 2);
+	if (err == -EAGAIN || err == -ENOTCONN)
+		return;	/* credits or buffers: the next kick sends it */
+	if (err) {
+		r->errors++;
+		rdmalog_ep_error(ep, "cannot send NOTIFY: %d", err);
+		return;
+	}
+	rdmalog_stats_inc(RDMALOG_STAT_NOTIFIES_SENT);
+	r->notify_due = false;
+	r->wait_lsn = 0;
+	r->notified_pos = r->sent_bpos;
+	r->notified_first = r->sent_first;
+}
+
+/*
+ * RDMA WRITE notice @m into @ep's notice block after the @n WRITEs of
+ * @pre, its completion telling the commit rule about @b. Lock held.
+ */
+static int rdmalog_repl_post_notice(struct rdmalog_ep *ep,
+				    const struct rdmalog_msg_append *m,
+				    struct ib_send_wr *pre, u32 n,
+				    struct rdmalog_repl_batch *b)
+{
+	struct rdmalog_repl_ep *r = &ep->repl;
+	struct rdmalog_notice nb = {};
+	int err;
+
+	nb.append = *m;
+	nb.append.hdr.magic = cpu_to_le32(RDMALOG_MSG_MAGIC);
+	nb.append.hdr.version = RDMALOG_PROTO_VERSION;
+	nb.append.hdr.type = RDMALOG_MSG_APPEND;
+	nb.append.hdr.length = cpu_to_le16(sizeof(*m));
+	nb.append.hdr.seq = cpu_to_le32(r->notice_seq + 1);
+	nb.append.hdr.epoch = cpu_to_le64(rdmalog_conn_epoch());
+	nb.crc = cpu_to_le32(rdmalog_notice_crc(&nb.append));
+	err = rdmalog_ep_write_chain(ep, &nb, sizeof(nb),
+				     ep->remote_notice.addr,
+				     ep->remote_notice.rkey, pre, n,
+				     rdmalog_repl_sbuf_init, b);
+	if (!err)
+		r->notice_seq++;
+	return err;
+}
 
 static void rdmalog_repl_sbuf_init(struct rdmalog_sbuf *sb, void *arg)
 {
@@ -246,7 +374,8 @@ static void rdmalog_repl_sbuf_init(struct rdmalog_sbuf *sb, void *arg)
 
 /*
  * Post to one joined backup what it lacks of @pos: batches of WRITEs, each
- * closed by an APPEND, or a commit-only APPEND. Lock held.
+ * closed by a notice, or a commit-only notice; then a NOTIFY if owed.
+ * Lock held.
  */
 static void rdmalog_repl_push_locked(struct rdmalog_ep *ep,
 				     const struct rdmalog_log_pos *pos)
@@ -268,13 +397,26 @@ static void rdmalog_repl_push_locked(struct rdmalog_ep *ep,
 
 		if (!data && r->sent_commit >= min(pos->commit_lsn, r->sent_lsn) &&
 		    r->sent_first >= min(first, r->sent_lsn))
-			return;
-		/* A commit-only APPEND waits for the ones in flight. */
+			break;
+		/* A commit-only notice waits for the ones in flight, */
 		if (!data && r->notices)
-			return;
+			break;
+		/*
+		 * and for commit_delay_us, for the next batch to carry it (as
+		 * every batch does): none of its own on the hot path.
+		 */
+		if (!data && !rdmalog_repl.commit_push &&
+		    READ_ONCE(commit_delay_us)) {
+			if (!hrtimer_active(&rdmalog_repl.commit_timer))
+				hrtimer_start(&rdmalog_repl.commit_timer,
+					      ns_to_ktime((u64)READ_ONCE(commit_delay_us) *
+							    NSEC_PER_USEC),
+					      HRTIMER_MODE_REL_SOFT);
+			break;
+		}
 		if (data && (r->writes >= RDMALOG_REPL_MAX_WRITES ||
 			     r->notices >= RDMALOG_REPL_MAX_BATCHES))
-			return;
+			break;
 
 		cur = r->sent_pos;
 		for (n = 0; cur < pos->head && n < RDMALOG_REPL_BATCH_WRITES &&
@@ -293,12 +435,20 @@ static void rdmalog_repl_push_locked(struct rdmalog_ep *ep,
 			len = min3(pos->head - cur, contig, room);
 			len = min_t(u64, len, RDMALOG_REPL_MAX_WRITE);
 
-			/* The CPU wrote it; the device reads it next. */
-			rdmalog_ring_map_sync(map, cur, len, false);
-			sges[n].addr = dma;
+			memset(&wrs[n], 0, sizeof(wrs[n]));
 			sges[n].length = len;
 			sges[n].lkey = ep->pd->local_dma_lkey;
-			memset(&wrs[n], 0, sizeof(wrs[n]));
+			if (len <= ep->max_inline) {
+				/* copied from the ring by the post */
+				sges[n].addr = (uintptr_t)
+					rdmalog_log_ring_va(rdmalog_repl.log,
+							    cur);
+				wrs[n].wr.send_flags = IB_SEND_INLINE;
+			} else {
+				/* The CPU wrote it; the device reads it next. */
+				rdmalog_ring_map_sync(map, cur, len, false);
+				sges[n].addr = dma;
+			}
 			wrs[n].wr.opcode = IB_WR_RDMA_WRITE;
 			wrs[n].wr.sg_list = &sges[n];
 			wrs[n].wr.num_sge = 1;
@@ -338,12 +488,10 @@ static void rdmalog_repl_push_locked(struct rdmalog_ep *ep,
 		m.flags = cpu_to_le32(r->ack_mode ? RDMALOG_APPEND_F_ACK : 0);
 		m.gen = cpu_to_le32(b.gen);
 
-		err = rdmalog_ep_send_chain(ep, &m, sizeof(m),
-					    RDMALOG_MSG_APPEND, 2,
-					    n ? &wrs[0].wr : NULL, n,
-					    rdmalog_repl_sbuf_init, &b);
+		err = rdmalog_repl_post_notice(ep, &m, n ? &wrs[0].wr : NULL, n,
+					       &b);
 		if (err == -EAGAIN || err == -ENOTCONN)
-			return;	/* credits or buffers: retried on completion */
+			return;	/* send buffers: retried on completion */
 		if (err) {
 			r->errors++;
 			rdmalog_ep_error(ep, "cannot post replication: %d", err);
@@ -368,7 +516,16 @@ static void rdmalog_repl_push_locked(struct rdmalog_ep *ep,
 		r->writes += n;
 		r->notices++;
 		r->batches++;
+		/*
+		 * The backup's CPU takes it only when asked: in ACK mode, for
+		 * a reader, for a trim (it frees our ring), and once every
+		 * notify_kib (what a leader change verifies stays bounded).
+		 */
+		if (r->ack_mode || r->sent_first > r->notified_first ||
+		    b.end_bpos - r->notified_pos >= rdmalog_repl_notify_bytes())
+			r->notify_due = true;
 	}
+	rdmalog_repl_notify_locked(ep);
 }
 
 /* Push to every joined backup. Lock held. */
@@ -384,6 +541,17 @@ static void rdmalog_repl_kick_locked(void)
 	list_for_each_entry(r, &rdmalog_repl.eps, node)
 		rdmalog_repl_push_locked(container_of(r, struct rdmalog_ep,
 						      repl), &pos);
+}
+
+/* A commit no batch carried: commit-only notices now (softirq). */
+static enum hrtimer_restart rdmalog_repl_commit_timer(struct hrtimer *t)
+{
+	spin_lock(&rdmalog_repl.lock);
+	rdmalog_repl.commit_push = true;
+	rdmalog_repl_kick_locked();
+	rdmalog_repl.commit_push = false;
+	spin_unlock(&rdmalog_repl.lock);
+	return HRTIMER_NORESTART;
 }
 
 static void rdmalog_repl_kick(void)
@@ -468,10 +636,13 @@ static void rdmalog_repl_resume(struct rdmalog_log *log, u64 head,
 	spin_unlock_bh(&rdmalog_repl.lock);
 }
 
+static bool rdmalog_repl_demand(struct rdmalog_log *log, u64 lsn, bool sync);
+
 static const struct rdmalog_log_hooks rdmalog_repl_hooks = {
 	.kick = rdmalog_repl_kick,
 	.quiesce = rdmalog_repl_quiesce,
 	.resume = rdmalog_repl_resume,
+	.demand = rdmalog_repl_demand,
 };
 
 int rdmalog_repl_ep_join(struct rdmalog_ep *ep, u64 head, u64 next_lsn,
@@ -540,6 +711,9 @@ int rdmalog_repl_ep_join(struct rdmalog_ep *ep, u64 head, u64 next_lsn,
 	r->r_tail = tail;
 	r->sent_commit = 0;
 	r->sent_first = 0;
+	r->notified_pos = head;
+	r->notified_first = 0;
+	r->notify_due = false;
 	r->joined = true;
 	if (!had)
 		rdmalog_ep_get(ep);	/* the list's (else the hold's passes on) */
@@ -607,7 +781,7 @@ void rdmalog_repl_ep_leave(struct rdmalog_ep *ep)
 	}
 }
 
-/* An APPEND's send completion (CQ context). */
+/* A notice's completion (CQ context). */
 static void rdmalog_repl_notice_done(struct rdmalog_ep *ep,
 				     struct rdmalog_sbuf *sb, bool ok)
 {
@@ -615,6 +789,7 @@ static void rdmalog_repl_notice_done(struct rdmalog_ep *ep,
 	u64 end_lsn = sb->priv[RDMALOG_REPL_SB_END_LSN];
 	u32 gen = sb->priv[RDMALOG_REPL_SB_GEN];
 	struct rdmalog_repl_ep *r = &ep->repl;
+	struct rdmalog_log *log = NULL;
 
 	spin_lock(&rdmalog_repl.lock);
 	trace_rdmalog_completion(ep->conn->peer_id, end_lsn, ok);
@@ -627,13 +802,20 @@ static void rdmalog_repl_notice_done(struct rdmalog_ep *ep,
 		r->done_pos = max(r->done_pos, end_pos);
 		if (!r->ack_mode)
 			r->held_lsn = max(r->held_lsn, end_lsn);
-		rdmalog_repl_commit_locked();
+		if (rdmalog_repl_advance_locked())
+			log = rdmalog_repl.log;
 	}
 	if (rdmalog_repl.paused)
 		wake_up_all(&rdmalog_repl.quiesce_wq);
 	else if (ok)
 		rdmalog_repl_kick_locked();
 	spin_unlock(&rdmalog_repl.lock);
+	/*
+	 * Outside the lock: the next posts do not wait for the wakeups. The
+	 * log lives while an endpoint is joined (rdmalog_repl_stop()).
+	 */
+	if (log)
+		rdmalog_log_wake_commit(log);
 }
 
 const char *rdmalog_repl_ack_received(struct rdmalog_ep *ep,
@@ -642,6 +824,7 @@ const char *rdmalog_repl_ack_received(struct rdmalog_ep *ep,
 	struct rdmalog_repl_ep *r = &ep->repl;
 	u64 tail = le64_to_cpu(m->tail);
 	u64 held = le64_to_cpu(m->held_lsn);
+	struct rdmalog_log *log = NULL;
 	const char *why = NULL;
 
 	spin_lock(&rdmalog_repl.lock);
@@ -667,12 +850,32 @@ const char *rdmalog_repl_ack_received(struct rdmalog_ep *ep,
 		}
 		r->acked_lsn = max(r->acked_lsn, held);
 		r->held_lsn = max(r->held_lsn, min(held, r->sent_lsn));
-		rdmalog_repl_commit_locked();
+		if (rdmalog_repl_advance_locked())
+			log = rdmalog_repl.log;
 	}
 	rdmalog_repl_kick_locked();
 out:
 	spin_unlock(&rdmalog_repl.lock);
+	if (log)
+		rdmalog_log_wake_commit(log);
 	return why;
+}
+
+const char *rdmalog_repl_wait_received(struct rdmalog_ep *ep,
+				       const struct rdmalog_msg_wait *m)
+{
+	struct rdmalog_repl_ep *r = &ep->repl;
+	u64 lsn = le64_to_cpu(m->lsn);
+
+	if (!lsn || m->reserved)
+		return "WAIT with LSN 0 or reserved bits set";
+	spin_lock(&rdmalog_repl.lock);
+	/* Kept while it catches up: its first notices after JOIN answer. */
+	r->wait_lsn = r->wait_lsn ? min(r->wait_lsn, lsn) : lsn;
+	if (r->joined)
+		rdmalog_repl_notify_locked(ep);
+	spin_unlock(&rdmalog_repl.lock);
+	return NULL;
 }
 
 void rdmalog_repl_ep_info(struct rdmalog_ep *ep,
@@ -748,10 +951,143 @@ void rdmalog_repl_tail_sent(struct rdmalog_ep *ep, u64 tail)
 	WRITE_ONCE(ep->repl.last_tail, tail);
 }
 
-static void rdmalog_repl_apply_work(struct work_struct *work)
+/*
+ * Check notice @m of our primary on @ep as an APPEND and note it. Caller
+ * holds @apply_mutex. Return: NULL, or why the connection must go.
+ */
+static const char *rdmalog_repl_note(struct rdmalog_ep *ep,
+				     const struct rdmalog_msg_append *m)
 {
-	struct rdmalog_ep *ep = container_of(work, struct rdmalog_ep,
-					     repl.apply_work);
+	struct rdmalog_repl_ep *r = &ep->repl;
+	u64 head = le64_to_cpu(m->head), next = le64_to_cpu(m->next_lsn);
+	u64 cpos = le64_to_cpu(m->commit_pos);
+	u64 clsn = le64_to_cpu(m->commit_lsn);
+	u64 first = le64_to_cpu(m->first_lsn);
+	u64 epoch = le64_to_cpu(m->hdr.epoch);
+
+	if (le32_to_cpu(m->hdr.magic) != RDMALOG_MSG_MAGIC ||
+	    m->hdr.version != RDMALOG_PROTO_VERSION ||
+	    m->hdr.type != RDMALOG_MSG_APPEND ||
+	    le16_to_cpu(m->hdr.length) != sizeof(*m) || m->hdr.credits ||
+	    m->hdr.reserved)
+		return "notice with a bad header";
+	if (epoch < rdmalog_conn_epoch())
+		return "data from a primary of an older epoch";
+	if (epoch != ep->hello_epoch)
+		return "data of another epoch than the primary's HELLO";
+	if (le32_to_cpu(m->flags) & ~RDMALOG_APPEND_F_ACK)
+		return "notice with unknown flags";
+	if (cpos > head || clsn > next || first > clsn)
+		return "notice with inconsistent positions";
+	/*
+	 * Records of the log we follow, or of the first one we are given;
+	 * asked once per connection (its primary's log cannot change).
+	 */
+	if (!r->follows && rdmalog_repl.log) {
+		if (rdmalog_log_follow(rdmalog_repl.log, ep->peer_log_id,
+				       epoch) == -ESTALE)
+			return "notice from the primary of another log";
+		r->follows = true;
+	}
+	spin_lock_bh(&ep->lock);
+	if (clsn < r->nt.commit_lsn || cpos < r->nt.commit_pos ||
+	    first < r->nt.first_lsn) {
+		spin_unlock_bh(&ep->lock);
+		return "notice moved the commit or first LSN back";
+	}
+	r->nt.head = head;
+	r->nt.next_lsn = next;
+	r->nt.commit_pos = cpos;
+	r->nt.commit_lsn = clsn;
+	r->nt.first_lsn = first;
+	r->nt.epoch = epoch;
+	r->nt.flags = le32_to_cpu(m->flags);
+	r->nt.gen = le32_to_cpu(m->gen);
+	r->nt_valid = true;
+	if (r->nt.flags & RDMALOG_APPEND_F_ACK)
+		r->ack_due = true;
+	spin_unlock_bh(&ep->lock);
+	return NULL;
+}
+
+/*
+ * Take the latest notice from @ep's notice block if it is new. Caller
+ * holds @apply_mutex; process context (it may wait for a WRITE landing in
+ * the block). Return: NULL, or why the connection must go.
+ */
+static const char *rdmalog_repl_take_notice(struct rdmalog_ep *ep)
+{
+	struct rdmalog_repl_ep *r = &ep->repl;
+	struct rdmalog_notice nb;
+	u32 seq, named;
+	const char *why;
+	int tries;
+
+	for (tries = 0;; tries++) {
+		rdmalog_ring_notice_read(ep, &nb, sizeof(nb));
+		seq = le32_to_cpu(nb.append.hdr.seq);
+		if (!seq && !nb.append.hdr.magic)
+			break;		/* nothing written yet */
+		if (le32_to_cpu(nb.crc) == rdmalog_notice_crc(&nb.append))
+			break;
+		if (tries == RDMALOG_REPL_NOTICE_TRIES)
+			return "notice block that does not verify";
+		usleep_range(10, 50);
+	}
+	spin_lock_bh(&ep->lock);
+	named = r->notify_seq;
+	spin_unlock_bh(&ep->lock);
+	if ((s32)(seq - named) < 0)
+		return "NOTIFY of a notice not in the notice block";
+	if ((s32)(seq - r->taken_seq) < 0 || nb.reserved)
+		return "notice block moved back, or reserved bits set";
+	if (seq == r->taken_seq)
+		return NULL;
+	why = rdmalog_repl_note(ep, &nb.append);
+	if (!why)
+		r->taken_seq = seq;
+	return why;
+}
+
+/* Ask our primary on @ep to NOTIFY once what a reader waits for commits. */
+static void rdmalog_repl_send_wait(struct rdmalog_ep *ep, u64 commit_lsn)
+{
+	struct rdmalog_repl_ep *r = &ep->repl;
+	struct rdmalog_msg_wait m = {};
+	u64 want;
+
+	spin_lock_bh(&ep->lock);
+	want = r->want_lsn;
+	if (want && want < commit_lsn) {
+		r->want_lsn = 0;	/* it is here */
+		want = 0;
+	}
+	if (!want || r->armed) {
+		spin_unlock_bh(&ep->lock);
+		return;
+	}
+	r->armed = true;
+	r->wait_retry = false;
+	spin_unlock_bh(&ep->lock);
+	m.lsn = cpu_to_le64(want);
+	if (!rdmalog_ep_send(ep, &m, sizeof(m), RDMALOG_MSG_WAIT, 2)) {
+		rdmalog_stats_inc(RDMALOG_STAT_WAITS_SENT);
+		return;
+	}
+	/* No credit or buffer: the next message we receive retries. */
+	spin_lock_bh(&ep->lock);
+	r->armed = false;
+	r->wait_retry = true;
+	spin_unlock_bh(&ep->lock);
+}
+
+/*
+ * Take the latest notice on @ep, verify and expose what it says is
+ * committed, trim to its first LSN, and send the ACK and WAIT owed.
+ * Process context.
+ */
+static void rdmalog_repl_apply(struct rdmalog_ep *ep)
+{
 	struct rdmalog_repl_ep *r = &ep->repl;
 	struct rdmalog_log *log = rdmalog_repl.log;
 	struct rdmalog_log_state st;
@@ -761,9 +1097,22 @@ static void rdmalog_repl_apply_work(struct work_struct *work)
 	u64 trim, cpos, clsn, first, epoch;
 	int err;
 
-	if (!log || test_bit(RDMALOG_EP_DEAD, &ep->flags))
-		goto out;
+	if (!log || !test_bit(RDMALOG_EP_RING_REG, &ep->flags))
+		return;
 	rdmalog_inject_delay(RDMALOG_INJ_REPL_APPLY);
+	mutex_lock(&r->apply_mutex);
+	/* Under the mutex: rdmalog_repl_ep_stop() waits for us. */
+	if (test_bit(RDMALOG_EP_DEAD, &ep->flags))
+		goto out;
+	why = rdmalog_repl_take_notice(ep);
+	if (why) {
+		rdmalog_stats_inc(RDMALOG_STAT_BAD_MSGS);
+		pr_warn_ratelimited("node %u: dropping the connection to node %u: %s (its notice block)\n",
+				    ep->conn->local.node_id, ep->conn->peer_id,
+				    why);
+		rdmalog_ep_error(ep, "bad notice: %s", why);
+		goto out;
+	}
 	spin_lock_bh(&ep->lock);
 	valid = r->nt_valid;
 	r->nt_valid = false;
@@ -778,6 +1127,7 @@ static void rdmalog_repl_apply_work(struct work_struct *work)
 	if (valid) {
 		u64 head, next;
 
+		rdmalog_stats_inc(RDMALOG_STAT_APPLY_RUNS);
 		/* The primary's WRITEs wrote [head, cpos): we verify it. */
 		rdmalog_log_get_head(log, &head, &next);
 		if (cpos > head && ep->ring_map)
@@ -807,60 +1157,111 @@ static void rdmalog_repl_apply_work(struct work_struct *work)
 		r->ack_retry = true;
 		spin_unlock_bh(&ep->lock);
 	}
+	rdmalog_repl_send_wait(ep, pos.commit_lsn);
 out:
+	mutex_unlock(&r->apply_mutex);
+}
+
+static void rdmalog_repl_apply_work(struct work_struct *work)
+{
+	struct rdmalog_ep *ep = container_of(work, struct rdmalog_ep,
+					     repl.apply_work);
+
+	rdmalog_repl_apply(ep);
 	rdmalog_ep_put(ep);
+}
+
+static void rdmalog_repl_queue_apply(struct rdmalog_ep *ep)
+{
+	rdmalog_ep_get(ep);		/* the work's */
+	if (!queue_work(rdmalog_repl_wq, &ep->repl.apply_work))
+		rdmalog_ep_put(ep);
 }
 
 void rdmalog_repl_ep_stop(struct rdmalog_ep *ep)
 {
+	bool was;
+
 	if (cancel_work_sync(&ep->repl.apply_work))
+		rdmalog_ep_put(ep);
+	/*
+	 * A reader's demand may be taking a notice: the notice block goes
+	 * with the release. DEAD is set: any later one does nothing.
+	 */
+	mutex_lock(&ep->repl.apply_mutex);
+	mutex_unlock(&ep->repl.apply_mutex);
+	spin_lock_bh(&rdmalog_repl.lock);
+	was = rdmalog_repl.src == ep;
+	if (was)
+		rdmalog_repl.src = NULL;
+	spin_unlock_bh(&rdmalog_repl.lock);
+	if (was)
 		rdmalog_ep_put(ep);
 }
 
-const char *rdmalog_repl_append_received(struct rdmalog_ep *ep,
-					 const struct rdmalog_msg_append *m)
+void rdmalog_repl_ring_sent(struct rdmalog_ep *ep, u64 tail)
+{
+	struct rdmalog_ep *old;
+
+	rdmalog_repl_tail_sent(ep, tail);
+	rdmalog_ep_get(ep);
+	spin_lock_bh(&rdmalog_repl.lock);
+	old = rdmalog_repl.src;
+	rdmalog_repl.src = ep;
+	spin_unlock_bh(&rdmalog_repl.lock);
+	if (old)
+		rdmalog_ep_put(old);
+}
+
+const char *rdmalog_repl_notify_received(struct rdmalog_ep *ep,
+					 const struct rdmalog_msg_notify *m)
 {
 	struct rdmalog_repl_ep *r = &ep->repl;
-	u64 head = le64_to_cpu(m->head), next = le64_to_cpu(m->next_lsn);
-	u64 cpos = le64_to_cpu(m->commit_pos);
-	u64 clsn = le64_to_cpu(m->commit_lsn);
-	u64 first = le64_to_cpu(m->first_lsn);
+	u64 seq = le64_to_cpu(m->notice_seq);
 
-	if (cpos > head || clsn > next || first > clsn)
-		return "APPEND with inconsistent positions";
-	/*
-	 * Records of the log we follow, or of the first one we are given;
-	 * asked once per connection (its primary's log cannot change).
-	 */
-	if (!r->follows && rdmalog_repl.log) {
-		if (rdmalog_log_follow(rdmalog_repl.log, ep->peer_log_id,
-				       le64_to_cpu(m->hdr.epoch)) == -ESTALE)
-			return "APPEND from the primary of another log";
-		r->follows = true;
-	}
+	if (!seq || seq > U32_MAX || m->reserved)
+		return "NOTIFY with a bad notice number or reserved bits set";
 	spin_lock(&ep->lock);
-	if (clsn < r->nt.commit_lsn || cpos < r->nt.commit_pos ||
-	    first < r->nt.first_lsn) {
-		spin_unlock(&ep->lock);
-		return "APPEND moved the commit or first LSN back";
-	}
-	r->nt.head = head;
-	r->nt.next_lsn = next;
-	r->nt.commit_pos = cpos;
-	r->nt.commit_lsn = clsn;
-	r->nt.first_lsn = first;
-	r->nt.epoch = le64_to_cpu(m->hdr.epoch);
-	r->nt.flags = le32_to_cpu(m->flags);
-	r->nt.gen = le32_to_cpu(m->gen);
-	r->nt_valid = true;
-	if (r->nt.flags & RDMALOG_APPEND_F_ACK)
-		r->ack_due = true;
+	if ((s32)((u32)seq - r->notify_seq) > 0)
+		r->notify_seq = seq;
+	r->armed = false;
 	spin_unlock(&ep->lock);
-
-	rdmalog_ep_get(ep);		/* the work's */
-	if (!queue_work(rdmalog_repl_wq, &r->apply_work))
-		rdmalog_ep_put(ep);
+	rdmalog_repl_queue_apply(ep);
 	return NULL;
+}
+
+/*
+ * A reader of @log wants record @lsn (0: nobody waits; the state is
+ * asked for): take our primary's latest notice, in the caller's context
+ * (@sync) or the apply work's; with @lsn, ask the primary to NOTIFY once
+ * it is committed. Return: false when this node takes notices from no
+ * primary (nothing was done).
+ */
+static bool rdmalog_repl_demand(struct rdmalog_log *log, u64 lsn, bool sync)
+{
+	struct rdmalog_ep *ep;
+	struct rdmalog_repl_ep *r;
+
+	spin_lock_bh(&rdmalog_repl.lock);
+	ep = rdmalog_repl_ours_locked(log) ? rdmalog_repl.src : NULL;
+	if (ep)
+		rdmalog_ep_get(ep);
+	spin_unlock_bh(&rdmalog_repl.lock);
+	if (!ep)
+		return false;
+	r = &ep->repl;
+	if (lsn) {
+		spin_lock_bh(&ep->lock);
+		if (!r->want_lsn || lsn < r->want_lsn)
+			r->want_lsn = lsn;
+		spin_unlock_bh(&ep->lock);
+	}
+	if (sync)
+		rdmalog_repl_apply(ep);
+	else
+		rdmalog_repl_queue_apply(ep);
+	rdmalog_ep_put(ep);
+	return true;
 }
 
 void rdmalog_repl_after_rx(struct rdmalog_ep *ep)
@@ -877,19 +1278,17 @@ void rdmalog_repl_after_rx(struct rdmalog_ep *ep)
 		return;
 	spin_lock(&ep->lock);
 	credits = ep->grant >= RDMALOG_RECV_DEPTH / 4;
-	retry = ep->repl.ack_retry;
-	if (retry) {
+	retry = ep->repl.ack_retry || ep->repl.wait_retry;
+	if (ep->repl.ack_retry) {
 		ep->repl.ack_retry = false;
 		ep->repl.ack_due = true;
 	}
+	ep->repl.wait_retry = false;
 	spin_unlock(&ep->lock);
-	if (retry) {
-		rdmalog_ep_get(ep);		/* the work's */
-		if (!queue_work(rdmalog_repl_wq, &ep->repl.apply_work))
-			rdmalog_ep_put(ep);
-	} else if (credits) {
+	if (retry)
+		rdmalog_repl_queue_apply(ep);
+	else if (credits)
 		rdmalog_repl_send_ack(ep);
-	}
 }
 
 const char *rdmalog_repl_ep_idle(struct rdmalog_ep *ep)
@@ -904,7 +1303,8 @@ const char *rdmalog_repl_ep_idle(struct rdmalog_ep *ep)
 	if (why)
 		return why;
 	spin_lock_bh(&ep->lock);
-	if (r->nt_valid || r->ack_due || r->ack_retry)
+	if (r->nt_valid || r->ack_due || r->ack_retry || r->armed ||
+	    r->wait_retry)
 		why = "this node replicates from it";
 	spin_unlock_bh(&ep->lock);
 	return why;
@@ -917,6 +1317,7 @@ void rdmalog_repl_ep_init(struct rdmalog_ep *ep)
 {
 	INIT_LIST_HEAD(&ep->repl.node);
 	INIT_LIST_HEAD(&ep->repl.hold_node);
+	mutex_init(&ep->repl.apply_mutex);
 	INIT_WORK(&ep->repl.apply_work, rdmalog_repl_apply_work);
 }
 
@@ -962,7 +1363,10 @@ void rdmalog_repl_stop(void)
 	/* conn.c released every endpoint: none is joined any more. */
 	WARN_ON_ONCE(!list_empty(&rdmalog_repl.eps));
 	WARN_ON_ONCE(!list_empty(&rdmalog_repl.holds));
+	WARN_ON_ONCE(rdmalog_repl.src);
 	spin_unlock_bh(&rdmalog_repl.lock);
+	/* Not running: a late timer posts nothing; it must be done. */
+	hrtimer_cancel(&rdmalog_repl.commit_timer);
 	/* Queued apply work holds endpoint references, not the log's. */
 	flush_workqueue(rdmalog_repl_wq);
 	spin_lock_bh(&rdmalog_repl.lock);
@@ -999,7 +1403,7 @@ void rdmalog_repl_set_role(u32 role, u32 commit_timeout_ms)
 	WARN_ON_ONCE(!list_empty(&rdmalog_repl.eps));
 	WARN_ON_ONCE(!list_empty(&rdmalog_repl.holds));
 	rdmalog_repl.role = role;
-	/* As a new up period's: no backup saw an APPEND of ours since. */
+	/* As a new up period's: no backup saw a notice of ours since. */
 	rdmalog_repl.gen = 1;
 	if (rdmalog_repl.running)
 		rdmalog_repl_policy_locked(commit_timeout_ms);
@@ -1008,11 +1412,15 @@ void rdmalog_repl_set_role(u32 role, u32 commit_timeout_ms)
 
 int rdmalog_repl_init(void)
 {
+	hrtimer_init(&rdmalog_repl.commit_timer, CLOCK_MONOTONIC,
+		     HRTIMER_MODE_REL_SOFT);
+	rdmalog_repl.commit_timer.function = rdmalog_repl_commit_timer;
 	rdmalog_repl_wq = alloc_workqueue("rdmalog_repl", WQ_UNBOUND, 0);
 	return rdmalog_repl_wq ? 0 : -ENOMEM;
 }
 
 void rdmalog_repl_exit(void)
 {
+	hrtimer_cancel(&rdmalog_repl.commit_timer);
 	destroy_workqueue(rdmalog_repl_wq);
 }

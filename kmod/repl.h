@@ -7,13 +7,15 @@
  * node_up.c starts it for an up period (rdmalog_repl_start()) before the
  * connections and stops it after them; conn.c hands it the endpoints that
  * join (a backup's RING was accepted) and leave (after their QP is
- * drained), the completions of APPENDs and the APPEND and ACK messages it
- * receives; log.c calls it back through &struct rdmalog_log_hooks.
+ * drained), the completions of its notices and the NOTIFY, WAIT and ACK
+ * messages it receives; log.c calls it back through &struct
+ * rdmalog_log_hooks.
  */
 #ifndef _RDMALOG_REPL_H
 #define _RDMALOG_REPL_H
 
 #include <linux/list.h>
+#include <linux/mutex.h>
 #include <linux/types.h>
 #include <linux/workqueue.h>
 
@@ -22,8 +24,9 @@ struct rdmalog_log;
 struct rdmalog_log_es;
 struct rdmalog_log_plan;
 struct rdmalog_sbuf;
-struct rdmalog_msg_append;
 struct rdmalog_msg_ack;
+struct rdmalog_msg_notify;
+struct rdmalog_msg_wait;
 
 /**
  * struct rdmalog_repl_ep - replication state of one connection
@@ -36,19 +39,19 @@ struct rdmalog_msg_ack;
  * @sent_pos: stream position up to which WRITEs are posted
  * @sent_bpos: the last record boundary at or below @sent_pos
  * @sent_lsn: LSN of the record that starts at @sent_bpos
- * @sent_commit: commit LSN carried by the last APPEND posted
- * @sent_first: first LSN carried by the last APPEND posted
- * @done_pos: @sent_pos of the last APPEND completed
+ * @sent_commit: commit LSN carried by the last notice posted
+ * @sent_first: first LSN carried by the last notice posted
+ * @done_pos: @sent_pos of the last notice completed
  * @held_lsn: every record below it is held by the backup (WRITE
  *	completions, or ACKs in @ack_mode)
  * @acked_lsn: @held_lsn of the last ACK of the current generation
  * @r_tail: the backup's tail: we write no stream position at or above
  *	@r_tail + capacity
  * @writes: unsignalled WRITEs posted and not yet retired
- * @notices: APPENDs posted and not yet completed
+ * @notices: notices posted and not yet completed
  * @bytes: bytes written to the backup
  * @records: records written to the backup
- * @batches: APPENDs posted
+ * @batches: notices posted
  * @errors: posts that failed and completions in error
  * @joined_lsn: @sent_lsn when it joined
  * @hold_node: entry on rdmalog_repl.holds while @holding (holds an ep
@@ -56,20 +59,38 @@ struct rdmalog_msg_ack;
  * @holding: the backup is catching up (catchup.c): not joined, but the
  *	floor stays at or below @hold_floor
  * @hold_floor: the floor the catch-up needs
+ * @notice_seq: number of the last notice written to the backup's notice
+ *	block (0: none yet)
+ * @notified_pos: @sent_bpos when the last NOTIFY was sent (or it joined)
+ * @notified_first: @sent_first when the last NOTIFY was sent
+ * @wait_lsn: the lowest LSN a WAIT of the backup named since the last
+ *	NOTIFY (0: none)
+ * @notify_due: a NOTIFY is owed (it could not be sent yet)
  *
  * Backup side (the primary's connection), under &rdmalog_ep.lock:
- * @nt_valid: @nt holds an APPEND not applied yet
- * @nt: the latest APPEND received (host order)
+ * @nt_valid: @nt holds a notice not applied yet
+ * @nt: the latest notice taken (host order)
+ * @notify_seq: the highest notice number a NOTIFY named
+ * @want_lsn: the lowest LSN a reader here waits for (0: none)
+ * @armed: a WAIT was sent for it and no NOTIFY came since
+ * @wait_retry: a WAIT could not be sent (no send buffer or credit): the
+ *	next message we receive queues @apply_work to send it
  * @ack_due: an ACK is owed (asked for, or the tail moved)
  * @ack_retry: an ACK that was asked for could not be sent (no send buffer
  *	or credit): the next message we receive, which hands credits back,
  *	queues @apply_work to send it
- * @follows: (backup) an APPEND of this connection's primary was taken: our
- *	log follows its log (rdmalog_log_follow() is not asked again); CQ
- *	handler only
- * @apply_work: verifies and exposes what @nt says is committed; queued
- *	with an endpoint reference, which it drops; cancelled (and waited
- *	for) by rdmalog_repl_ep_stop() before the endpoint's resources go
+ * @follows: (backup) a notice of this connection's primary was taken: our
+ *	log follows its log (rdmalog_log_follow() is not asked again);
+ *	under @apply_mutex
+ * @apply_mutex: serializes taking a notice and applying it (the apply
+ *	work, a reader's demand); also protects @taken_seq and @follows.
+ *	Taken before &rdmalog_ep.lock and the log's locks
+ * @taken_seq: number of the last notice taken (0: none)
+ * @apply_work: takes the latest notice from the notice block, verifies
+ *	and exposes what it says is committed, ACKs and WAITs as owed;
+ *	queued with an endpoint reference, which it drops; cancelled (and
+ *	waited for) by rdmalog_repl_ep_stop() before the endpoint's
+ *	resources go
  * @last_tail: the tail sent in the last ACK, RING or JOIN (the latter two
  *	through rdmalog_repl_tail_sent()); READ_ONCE/WRITE_ONCE: the apply
  *	work compares it to send an ACK when the tail moved
@@ -97,6 +118,11 @@ struct rdmalog_repl_ep {
 	struct list_head hold_node;
 	bool holding;
 	u64 hold_floor;
+	u32 notice_seq;
+	u64 notified_pos;
+	u64 notified_first;
+	u64 wait_lsn;
+	bool notify_due;
 
 	bool nt_valid;
 	struct {
@@ -111,7 +137,13 @@ struct rdmalog_repl_ep {
 	} nt;
 	bool ack_due;
 	bool ack_retry;
+	u32 notify_seq;
+	u64 want_lsn;
+	bool armed;
+	bool wait_retry;
 	bool follows;
+	struct mutex apply_mutex; /* see @apply_mutex above */
+	u32 taken_seq;
 	struct work_struct apply_work;
 	u64 last_tail;
 };
@@ -196,18 +228,23 @@ void rdmalog_repl_ep_unhold(struct rdmalog_ep *ep);
 void rdmalog_repl_ep_leave(struct rdmalog_ep *ep);
 /*
  * NULL when @ep carries no replication of the node's current role (no
- * backup joined or held; no APPEND noted, no ACK owed), else why: it
+ * backup joined or held; no notice noted, no ACK or WAIT owed), else why: it
  * cannot be kept across a change of role (&rdmalog_ep_ops.role_check).
  * Any context; does not sleep.
  */
 const char *rdmalog_repl_ep_idle(struct rdmalog_ep *ep);
 /*
- * Cancel @apply_work or wait for its run. Process context, RDMALOG_EP_DEAD
- * set, without the conn lock.
+ * Cancel @apply_work or wait for its run, wait for a reader's demand that
+ * takes a notice of @ep, and stop taking them from it. Process context,
+ * RDMALOG_EP_DEAD set, without the conn lock.
  */
 void rdmalog_repl_ep_stop(struct rdmalog_ep *ep);
-const char *rdmalog_repl_append_received(struct rdmalog_ep *ep,
-					 const struct rdmalog_msg_append *m);
+/* A NOTIFY arrived (backup side): take the notice. CQ handler context. */
+const char *rdmalog_repl_notify_received(struct rdmalog_ep *ep,
+					 const struct rdmalog_msg_notify *m);
+/* A WAIT arrived (primary side). CQ handler context. */
+const char *rdmalog_repl_wait_received(struct rdmalog_ep *ep,
+				       const struct rdmalog_msg_wait *m);
 const char *rdmalog_repl_ack_received(struct rdmalog_ep *ep,
 				      const struct rdmalog_msg_ack *m);
 /*
@@ -215,6 +252,12 @@ const char *rdmalog_repl_ack_received(struct rdmalog_ep *ep,
  * it again. Any context.
  */
 void rdmalog_repl_tail_sent(struct rdmalog_ep *ep, u64 tail);
+/*
+ * (backup) Our RING, with our @tail, is posted on @ep: its primary writes
+ * our ring and notice block from now on (&rdmalog_ep_ops.ring_sent). CQ
+ * handler or BH-disabled context.
+ */
+void rdmalog_repl_ring_sent(struct rdmalog_ep *ep, u64 tail);
 /*
  * After every valid message received on @ep (CQ handler context): a backup
  * hands credits back with an ACK when they pile up; a primary resumes

@@ -11,9 +11,9 @@
  * (and %RDMALOG_RING_SEG_MAX bytes at most), the MR page size being the
  * largest the device takes (page_size_cap) up to the chunk size: on rxe,
  * 512 chunks of 4 MiB, so the default 64 MiB ring is one MR and a 16 GiB
- * ring eight; on siw, 1 MiB per MR, so rings up to 12 MiB. A ring that
- * would need more than %RDMALOG_RING_MAX_SEGS MRs (only when the
- * allocation had to fall back to small chunks: with 4 KiB pages, 24 MiB
+ * ring eight; on siw, 1 MiB per MR, so rings up to 10 MiB. A ring that
+ * would need more than %RDMALOG_RING_MSG_SEGS MRs (only when the
+ * allocation had to fall back to small chunks: with 4 KiB pages, 20 MiB
  * on rxe) cannot be registered (@reg_why says why); it is still mapped,
  * as the source of the replication WRITEs.
  *
@@ -69,8 +69,8 @@ static const char *rdmalog_ring_map_geometry(const struct rdmalog_rdev *rdev,
 	nr_pieces = DIV_ROUND_UP_ULL(mem->capacity, *piece);
 	*per_mr = rdev->max_fast_reg_pages / (*piece / *page_size);
 	*per_mr = min_t(unsigned long, *per_mr, RDMALOG_RING_SEG_MAX / *piece);
-	/* One segment spare: a read grant may describe one MR as two. */
-	if (DIV_ROUND_UP(nr_pieces, *per_mr) > RDMALOG_RING_MAX_SEGS - 1)
+	/* What a RING describes (a read grant may split one MR in two). */
+	if (DIV_ROUND_UP(nr_pieces, *per_mr) > RDMALOG_RING_MSG_SEGS)
 		return "the ring needs more MRs than a RING describes: use a smaller ring";
 	return NULL;
 }

@@ -27,6 +27,10 @@
  * not sleep).
  */
 #include <linux/errno.h>
+#include <linux/gfp.h>
+#include <linux/kcsan-checks.h>
+#include <linux/mm.h>
+#include <linux/scatterlist.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
 #include <rdma/ib_verbs.h>
@@ -40,9 +44,60 @@
 #include "stats.h"
 #include "transport.h"
 
+/* The notice block: its MR, its mapping, its page. */
+static void rdmalog_notice_free(struct rdmalog_ep *ep)
+{
+	if (ep->notice_mr) {
+		ib_dereg_mr(ep->notice_mr);
+		rdmalog_live_add(RDMALOG_STAT_LIVE_MRS, -1);
+		ep->notice_mr = NULL;
+	}
+	if (ep->notice_page && ep->notice_dma)
+		ib_dma_unmap_page(ep->ibdev, ep->notice_dma, PAGE_SIZE,
+				  DMA_FROM_DEVICE);
+	ep->notice_dma = 0;
+	if (ep->notice_page)
+		__free_page(ep->notice_page);
+	ep->notice_page = NULL;
+}
+
+/* A zeroed page for the primary's notices, mapped, and its MR. */
+static int rdmalog_notice_setup(struct rdmalog_ep *ep)
+{
+	struct ib_mr *mr;
+	u64 dma;
+
+	ep->notice_page = alloc_page(GFP_KERNEL | __GFP_ZERO);
+	if (!ep->notice_page)
+		return -ENOMEM;
+	dma = ib_dma_map_page(ep->ibdev, ep->notice_page, 0, PAGE_SIZE,
+			      DMA_FROM_DEVICE);
+	if (ib_dma_mapping_error(ep->ibdev, dma))
+		return -ENOMEM;
+	ep->notice_dma = dma;
+	mr = ib_alloc_mr(ep->pd, IB_MR_TYPE_MEM_REG, 1);
+	if (IS_ERR(mr))
+		return PTR_ERR(mr);
+	ep->notice_mr = mr;
+	rdmalog_live_add(RDMALOG_STAT_LIVE_MRS, 1);
+	return 0;
+}
+
+void rdmalog_ring_notice_read(struct rdmalog_ep *ep, void *buf, size_t len)
+{
+	ib_dma_sync_single_for_cpu(ep->ibdev, ep->notice_dma, len,
+				   DMA_FROM_DEVICE);
+	/* The device may be writing it: the notice's CRC says. */
+	kcsan_nestable_atomic_begin();
+	memcpy(buf, page_address(ep->notice_page), len);
+	kcsan_nestable_atomic_end();
+}
+
 static void rdmalog_ring_mr_free(struct rdmalog_ep *ep)
 {
 	unsigned int i;
+
+	rdmalog_notice_free(ep);
 
 	if (ep->ring_wrap_mr) {
 		ib_dereg_mr(ep->ring_wrap_mr);
@@ -108,6 +163,11 @@ int rdmalog_ring_mr_setup(struct rdmalog_ep *ep, struct rdmalog_log *log)
 		}
 		ep->ring_regs[i].mr = mr;
 		rdmalog_live_add(RDMALOG_STAT_LIVE_MRS, 1);
+	}
+	/* Granted with the ring: no ring registration without it. */
+	if (rdmalog_notice_setup(ep)) {
+		rdmalog_ring_mr_free(ep);
+		ep->ring_why = "cannot set up the notice block";
 	}
 	return 0;
 }
@@ -476,6 +536,21 @@ static const char *rdmalog_ep_grant_ring(struct rdmalog_ep *ep, bool work)
 		m.seg[i].length = cpu_to_le32(mr->length);
 		m.seg[i].rkey = cpu_to_le32(mr->rkey);
 	}
+	{
+		struct ib_mr *mr = ep->notice_mr;
+		struct scatterlist sg;
+
+		sg_init_table(&sg, 1);
+		sg_dma_address(&sg) = ep->notice_dma;
+		sg_dma_len(&sg) = PAGE_SIZE;
+		ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+		if (ib_map_mr_sg(mr, &sg, 1, NULL, PAGE_SIZE) != 1)
+			return "cannot map the notice block for registration";
+		mr->iova = RDMALOG_NOTICE_IOVA;
+		m.notice_addr = cpu_to_le64(mr->iova);
+		m.notice_rkey = cpu_to_le32(mr->rkey);
+		m.notice_len = cpu_to_le32(mr->length);
+	}
 
 	/*
 	 * Posted before the RING message on the same send queue: the primary
@@ -502,6 +577,18 @@ static const char *rdmalog_ep_grant_ring(struct rdmalog_ep *ep, bool work)
 		err = ib_post_send(ep->qp, i ? &reg.wr :
 				   rdmalog_ep_reg_fence(ep, &fence, &reg.wr),
 				   NULL);
+	}
+	if (!err) {
+		/* The notice block: REMOTE_WRITE, as the ring. */
+		struct ib_reg_wr reg = {};
+
+		reg.wr.opcode = IB_WR_REG_MR;
+		reg.wr.wr_cqe = &ep->ring_cqe;
+		reg.wr.send_flags = IB_SEND_SIGNALED;
+		reg.mr = ep->notice_mr;
+		reg.key = ep->notice_mr->rkey;
+		reg.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
+		err = ib_post_send(ep->qp, &reg.wr, NULL);
 	}
 	spin_unlock(&ep->lock);
 	if (work)
@@ -680,6 +767,15 @@ const char *rdmalog_ep_ring_received(struct rdmalog_ep *ep,
 					RDMALOG_MSG_RING);
 	if (why)
 		return why;
+	ep->remote_notice.addr = le64_to_cpu(m->notice_addr);
+	ep->remote_notice.rkey = le32_to_cpu(m->notice_rkey);
+	if (!ep->remote_notice.rkey)
+		return "RING with a zero notice key";
+	if (le32_to_cpu(m->notice_len) < RDMALOG_NOTICE_LEN)
+		return "RING with a notice block too short";
+	if (ep->remote_notice.addr + le32_to_cpu(m->notice_len) <
+	    ep->remote_notice.addr)
+		return "RING with a notice block whose address range wraps";
 	return rdmalog_ep_get_ops()->ring(ep, le64_to_cpu(m->head),
 					  le64_to_cpu(m->next_lsn),
 					  le64_to_cpu(m->tail),

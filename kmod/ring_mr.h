@@ -37,6 +37,14 @@ int rdmalog_ring_mr_setup(struct rdmalog_ep *ep, struct rdmalog_log *log);
  */
 int rdmalog_ring_mr_setup_primary(struct rdmalog_ep *ep);
 /*
+ * Copy the first @len bytes of @ep's notice block (backup side: what the
+ * primary RDMA-wrote there) to @buf. The device may write it meanwhile:
+ * the caller checks what it read. Any context, while @ep's resources are
+ * there (until the release); only on an endpoint with
+ * %RDMALOG_EP_RING_REG set.
+ */
+void rdmalog_ring_notice_read(struct rdmalog_ep *ep, void *buf, size_t len);
+/*
  * Deregister the MRs and put the mapping; after the QP is destroyed, when
  * nothing can use the rkeys any more. Idempotent.
  */

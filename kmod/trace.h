@@ -6,9 +6,9 @@
  *
  *   rdmalog_append      a record is about to be published (primary or a
  *                       node that appends locally)
- *   rdmalog_post        a batch of RDMA WRITEs and its APPEND was posted
+ *   rdmalog_post        a batch of RDMA WRITEs and its notice was posted
  *                       to a backup (primary)
- *   rdmalog_completion  an APPEND completed (primary)
+ *   rdmalog_completion  a notice completed (primary)
  *   rdmalog_commit      the commit LSN moved (primary)
  *   rdmalog_apply       a backup verified and published records
  *   rdmalog_fwd         a forwarded append finished (backup) or was
@@ -51,15 +51,15 @@ TRACE_EVENT(rdmalog_append,
 );
 
 /**
- * rdmalog_post - WRITEs and the APPEND that closes them were posted
+ * rdmalog_post - WRITEs and the notice that closes them were posted
  * @peer: the backup's node id
  * @from: first stream position written
- * @to: stream position after the last one written (@from when the APPEND
+ * @to: stream position after the last one written (@from when the notice
  *	only carries a new commit LSN)
  * @bytes: bytes written (@to - @from)
  * @writes: RDMA WRITEs posted
- * @end_lsn: the APPEND's next LSN: the backup holds every record below it
- *	once the APPEND completes
+ * @end_lsn: the notice's next LSN: the backup holds every record below it
+ *	once the notice completes
  */
 TRACE_EVENT(rdmalog_post,
 	    TP_PROTO(u32 peer, u64 from, u64 to, u64 bytes, u32 writes,
@@ -83,9 +83,9 @@ TRACE_EVENT(rdmalog_post,
 );
 
 /**
- * rdmalog_completion - an APPEND (and the WRITEs before it) completed
+ * rdmalog_completion - a notice (and the WRITEs before it) completed
  * @peer: the backup's node id
- * @end_lsn: the APPEND's next LSN
+ * @end_lsn: the notice's next LSN
  * @ok: the completion succeeded (false: flushed or failed)
  */
 TRACE_EVENT(rdmalog_completion,

@@ -245,6 +245,10 @@ struct session {
 	struct rdmalog_msg_catchup peer_cu;
 	uint8_t *ring_mem;
 	struct ibv_mr *ring_mr;
+	/* as a primary: notices written to the backup's notice block */
+	uint32_t notice_seq;
+	/* ACKs received */
+	unsigned int acks;
 };
 
 #define SEND_OFF	(RECV_DEPTH * RDMALOG_MSG_SIZE)
@@ -781,7 +785,7 @@ static int handle_msg(struct session *s, const uint8_t *buf, uint32_t len)
 			return -1;
 		memcpy(&s->peer_ring, buf, len);
 		s->nr_segs = le32toh(s->peer_ring.nr_segs);
-		if (!s->nr_segs || s->nr_segs > RDMALOG_RING_MAX_SEGS ||
+		if (!s->nr_segs || s->nr_segs > RDMALOG_RING_MSG_SEGS ||
 		    len != RDMALOG_MSG_RING_LEN(s->nr_segs)) {
 			diag("RING with %u segments in %u bytes", s->nr_segs,
 			     len);
@@ -820,8 +824,11 @@ static int handle_msg(struct session *s, const uint8_t *buf, uint32_t len)
 		s->fwd_done++;
 		break;
 	}
+	case RDMALOG_MSG_ACK:
+		s->acks++;
+		break;
 	default:
-		/* HEARTBEAT, ACK: nothing to do but take the credits */
+		/* HEARTBEAT, WAIT: nothing to do but take the credits */
 		break;
 	}
 	return 0;
@@ -1604,13 +1611,14 @@ static int run_catchup_probe(const struct opts *o)
 		return 2;
 	}
 	/* An empty log, so that the primary must have us pull. */
-	s.ring_mem = aligned_alloc(4096, o->capacity);
+	/* the ring, then a page for our notice block */
+	s.ring_mem = aligned_alloc(4096, o->capacity + 4096);
 	if (!s.ring_mem || o->capacity > (1ULL << 31)) {
 		session_close(&s);
 		return 2;
 	}
-	memset(s.ring_mem, 0, o->capacity);
-	s.ring_mr = ibv_reg_mr(s.pd, s.ring_mem, o->capacity,
+	memset(s.ring_mem, 0, o->capacity + 4096);
+	s.ring_mr = ibv_reg_mr(s.pd, s.ring_mem, o->capacity + 4096,
 			       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	if (!s.ring_mr) {
 		diag("ibv_reg_mr: %s", strerror(errno));
@@ -1625,6 +1633,9 @@ static int run_catchup_probe(const struct opts *o)
 	m.seg[0].addr = htole64((uintptr_t)s.ring_mem);
 	m.seg[0].length = htole32(o->capacity);
 	m.seg[0].rkey = htole32(s.ring_mr->rkey);
+	m.notice_addr = htole64((uintptr_t)s.ring_mem + o->capacity);
+	m.notice_rkey = htole32(s.ring_mr->rkey);
+	m.notice_len = htole32(4096);
 	if (send_msg(&s, &m, RDMALOG_MSG_RING_LEN(1), RDMALOG_MSG_RING) ||
 	    progress(&s, have_catchup, STEP_MS)) {
 		tap(false, "catch-up probe: a CATCHUP for our empty ring");
@@ -1794,7 +1805,10 @@ static void hb_fill(struct session *s, struct rdmalog_msg_heartbeat *m)
 	hdr_fill(s, m, RDMALOG_MSG_HEARTBEAT, sizeof(*m));
 }
 
-/* An APPEND with these positions, header filled (epoch: the session's). */
+/*
+ * A notice (an APPEND) with these positions, its header filled as a
+ * notice's (epoch: the session's; its number: append_send()'s).
+ */
 static void append_fill(struct session *s, struct rdmalog_msg_append *m,
 			uint64_t head, uint64_t next, uint64_t cpos,
 			uint64_t clsn, uint64_t first)
@@ -1806,17 +1820,23 @@ static void append_fill(struct session *s, struct rdmalog_msg_append *m,
 	m->commit_lsn = htole64(clsn);
 	m->first_lsn = htole64(first);
 	m->gen = htole32(1);
-	hdr_fill(s, m, RDMALOG_MSG_APPEND, sizeof(*m));
+	m->hdr.magic = htole32(RDMALOG_MSG_MAGIC);
+	m->hdr.version = RDMALOG_PROTO_VERSION;
+	m->hdr.type = RDMALOG_MSG_APPEND;
+	m->hdr.length = htole16(sizeof(*m));
+	m->hdr.epoch = htole64(s->epoch);
 }
 
 /*
  * RDMA WRITE @len bytes of @data at the backup's stream position @pos
  * (inside one segment) and wait for its completion: 0 when it succeeded.
  */
+static int remote_write(struct session *s, uint64_t addr, uint32_t rkey,
+			const void *data, uint32_t len);
+
 static int ring_write(const struct opts *o, struct session *s, uint64_t pos,
 		      const void *data, uint32_t len)
 {
-	enum ibv_wc_status st;
 	uint64_t addr;
 	uint32_t rkey;
 
@@ -1825,6 +1845,22 @@ static int ring_write(const struct opts *o, struct session *s, uint64_t pos,
 		     " do not fit one segment", len, pos);
 		return -1;
 	}
+	if (remote_write(s, addr, rkey, data, len))
+		return -1;
+	diag("wrote %u bytes at stream position %" PRIu64 " (0x%" PRIx64
+	     " rkey 0x%x)", len, pos, addr, rkey);
+	return 0;
+}
+
+/*
+ * RDMA WRITE @len bytes (at most 4096) of @data to @addr / @rkey of the
+ * peer and wait for its completion: 0 when it succeeded.
+ */
+static int remote_write(struct session *s, uint64_t addr, uint32_t rkey,
+			const void *data, uint32_t len)
+{
+	enum ibv_wc_status st;
+
 	memcpy(s->mem + PROBE_OFF, data, len);
 	{
 		struct ibv_sge sge = {
@@ -1853,12 +1889,33 @@ static int ring_write(const struct opts *o, struct session *s, uint64_t pos,
 		return -1;
 	st = s->probe_status;
 	if (st != IBV_WC_SUCCESS) {
-		diag("WRITE into the ring: %s", status_name(st));
+		diag("WRITE to 0x%" PRIx64 ": %s", addr, status_name(st));
 		return -1;
 	}
-	diag("wrote %u bytes at stream position %" PRIu64 " (0x%" PRIx64
-	     " rkey 0x%x)", len, pos, addr, rkey);
 	return 0;
+}
+
+/*
+ * What a primary does with a notice since version 12: RDMA WRITE it into
+ * the backup's notice block (the next notice number, its CRC32C) and send
+ * a NOTIFY that names it.
+ */
+static int append_send(struct session *s, const struct rdmalog_msg_append *m)
+{
+	struct rdmalog_notice nb = {};
+	struct rdmalog_msg_notify n = {};
+
+	nb.append = *m;
+	nb.append.hdr.seq = htole32(++s->notice_seq);
+	nb.crc = htole32(crc32c(&nb.append, sizeof(nb.append)));
+	if (remote_write(s, le64toh(s->peer_ring.notice_addr),
+			 le32toh(s->peer_ring.notice_rkey), &nb, sizeof(nb)))
+		return -1;
+	diag("notice %u written: head %" PRIu64 ", commit LSN %" PRIu64,
+	     s->notice_seq, le64toh(m->head), le64toh(m->commit_lsn));
+	n.notice_seq = htole64(s->notice_seq);
+	hdr_fill(s, &n, RDMALOG_MSG_NOTIFY, sizeof(n));
+	return raw_send(s, &n, sizeof(n));
 }
 
 /* Wait up to @ms for the rdma_cm's DISCONNECTED event. */
@@ -2162,7 +2219,7 @@ static int g_append_pos(const struct opts *o, struct session *s)
 	positions(s, &p);
 	/* commit_pos above head */
 	append_fill(s, &m, p.head, p.next, p.head + 64, p.commit, p.first);
-	return raw_send(s, &m, sizeof(m));
+	return append_send(s, &m);
 }
 
 static int g_append_lsn(const struct opts *o, struct session *s)
@@ -2174,13 +2231,25 @@ static int g_append_lsn(const struct opts *o, struct session *s)
 	positions(s, &p);
 	/* first_lsn above commit_lsn */
 	append_fill(s, &m, p.head, p.next, p.head, p.commit, p.commit + 1);
-	return raw_send(s, &m, sizeof(m));
+	return append_send(s, &m);
+}
+
+/* An ACK arrived since the last look (see g_append_back()). */
+static unsigned int acks_seen;
+
+static bool have_ack(struct session *s)
+{
+	if (s->acks == acks_seen)
+		return false;
+	acks_seen = s->acks;
+	return true;
 }
 
 static int g_append_back(const struct opts *o, struct session *s)
 {
 	struct rdmalog_msg_append m;
 	struct positions p;
+	unsigned int acks;
 
 	(void)o;
 	positions(s, &p);
@@ -2191,11 +2260,17 @@ static int g_append_back(const struct opts *o, struct session *s)
 	}
 	/* the backup's own positions: accepted, nothing to apply */
 	append_fill(s, &m, p.head, p.next, p.head, p.commit, p.first);
-	if (raw_send(s, &m, sizeof(m)))
+	m.flags = htole32(RDMALOG_APPEND_F_ACK);
+	acks = acks_seen = s->acks;
+	if (append_send(s, &m) || progress(s, have_ack, STEP_MS))
 		return -1;
+	if (s->acks == acks) {
+		diag("no ACK for the first notice");
+		return -1;
+	}
 	/* then the commit LSN one back, everything else consistent */
 	append_fill(s, &m, p.head, p.next, p.head, p.commit - 1, p.first);
-	return raw_send(s, &m, sizeof(m));
+	return append_send(s, &m);
 }
 
 /*
@@ -2211,7 +2286,7 @@ static int g_other_log(const struct opts *o, struct session *s)
 	(void)o;
 	positions(s, &p);
 	append_fill(s, &m, p.head, p.next, p.head, p.commit, p.first);
-	return raw_send(s, &m, sizeof(m));
+	return append_send(s, &m);
 }
 
 static int g_append_garbage(const struct opts *o, struct session *s)
@@ -2231,7 +2306,7 @@ static int g_append_garbage(const struct opts *o, struct session *s)
 	/* one committed record in those bytes */
 	append_fill(s, &m, p.head + sizeof(junk), p.next + 1,
 		    p.head + sizeof(junk), p.next + 1, p.first);
-	return raw_send(s, &m, sizeof(m));
+	return append_send(s, &m);
 }
 
 /*
@@ -2271,7 +2346,7 @@ static int append_one(const struct opts *o, struct session *s,
 	m.hdr.epoch = htole64(append_epoch);
 	diag("LSN %" PRIu64 ": record epoch %" PRIu64 " generation %u, APPEND "
 	     "epoch %" PRIu64, p.next, rec_epoch, gen, append_epoch);
-	return raw_send(s, &m, sizeof(m));
+	return append_send(s, &m);
 }
 
 /* An APPEND of the next epoch on a connection whose HELLO was of ours. */
@@ -2583,7 +2658,7 @@ static int g_append_torn(const struct opts *o, struct session *s)
 	/* committed by an APPEND of the session's epoch: only torn */
 	append_fill(s, &m, p.head + sizeof(rec), p.next + 1,
 		    p.head + sizeof(rec), p.next + 1, p.first);
-	return raw_send(s, &m, sizeof(m));
+	return append_send(s, &m);
 }
 
 static int g_join(const struct opts *o, struct session *s)

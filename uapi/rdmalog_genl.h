@@ -671,8 +671,8 @@ enum rdmalog_peer_state {
  *	commit timeout (their appends failed with ETIMEDOUT)
  * @RDMALOG_STAT_REPL_WRITES: RDMA WRITEs posted to backups
  * @RDMALOG_STAT_REPL_BYTES: bytes RDMA-written to backups
- * @RDMALOG_STAT_REPL_BATCHES: APPEND notices posted to backups (each
- *	closes a batch of WRITEs: group commit)
+ * @RDMALOG_STAT_REPL_BATCHES: notices RDMA-written to backups' notice
+ *	blocks (each closes a batch of WRITEs: group commit)
  * @RDMALOG_STAT_APPLIED_RECORDS: records a backup verified and exposed
  * @RDMALOG_STAT_FWD_SENT: appends a backup forwarded to the primary
  * @RDMALOG_STAT_FWD_SERVED: forwarded appends the primary answered
@@ -724,6 +724,13 @@ enum rdmalog_peer_state {
  *	those that read its block too: the peer's HEARTBEAT had not told the
  *	block of the word's opening (Documentation/protocol.rst, "By
  *	compare-and-swap")
+ * @RDMALOG_STAT_NOTIFIES_SENT: NOTIFY messages a primary sent: a backup
+ *	asked to take its notice block now (a reader waits, a trim, every
+ *	notify_kib of stream, or every notice in ACK mode)
+ * @RDMALOG_STAT_APPLY_RUNS: times a backup took a new notice from its
+ *	notice block and verified and exposed what it says is committed
+ * @RDMALOG_STAT_WAITS_SENT: WAIT messages a backup sent: a reader there
+ *	waits for a record its notice block does not say is committed
  * @__RDMALOG_STAT_MAX: number of counters
  */
 enum rdmalog_stat {
@@ -784,6 +791,9 @@ enum rdmalog_stat {
 	RDMALOG_STAT_LEADS_RECEIVED,
 	RDMALOG_STAT_LEADS_SENT,
 	RDMALOG_STAT_CAS_BLOCK_READS,
+	RDMALOG_STAT_NOTIFIES_SENT,
+	RDMALOG_STAT_APPLY_RUNS,
+	RDMALOG_STAT_WAITS_SENT,
 
 	__RDMALOG_STAT_MAX
 };

@@ -157,6 +157,11 @@ def a_backup_behind_catches_up_from_the_new_primary(c):
     # committed by nodes 1 and 2 while node 3 is away: about 1.3 MiB
     write(c[1], 60, "1,65536,20000,77", "b")
     committed = log_of(c[1])["commit_lsn"]
+    # node 2 takes its notice when asked (status): the new primary then
+    # has them committed, and node 3 pulls them (what it had not taken
+    # would be adopted, and written to node 3 after its JOIN)
+    wait_for(lambda: log_of(c[2])["commit_lsn"] == committed, timeout=WAIT,
+             interval=1, what="node 2 took the notice of the commit")
     c[1].run("rdmalogctl node down", timeout=120, check=True)
     restore(c, 3)
     # two backups, connected to each other, no primary

@@ -17,6 +17,7 @@ selftests/dp_writer.c is the odd-size, trimming, non-blocking writer.
 import json
 import re
 import shlex
+import time
 
 from testlib import test, wait_for
 import functools
@@ -223,6 +224,85 @@ def group_commit_under_concurrent_load(c):
     # notices than appends, or there was no group commit
     assert batches / 2 < appends, \
         f"{batches} APPEND notices to 2 backups for {appends} appends"
+
+
+@test
+def backups_take_no_part_per_record(c):
+    """Passive backups (Documentation/protocol.rst, "The notice block"):
+    the primary RDMA-writes its notices into the backups' notice blocks,
+    and no backup CPU takes them per record. Four writers append 6,000
+    records of 64 bytes on node 1; each backup may take a notice (an
+    apply run) at most once per 1,000 commits, plus one, and receive no
+    more messages than at its idle rate (heartbeats, measured first) plus
+    as many. Version 11 took two APPEND messages per record. Then every
+    backup's log, read (which takes the notice), is the primary's."""
+    up(c, cluster_file(capacity="4M"))
+    wait_effective(c[1], "quorum")
+    wait_idle(c)
+    i0 = {n: stats(c[n]) for n in (2, 3)}
+    t0 = time.monotonic()
+    time.sleep(20)
+    i1 = {n: stats(c[n]) for n in (2, 3)}
+    idle = {n: (i1[n]["msgs_received"] - i0[n]["msgs_received"]) /
+            (time.monotonic() - t0) for n in (2, 3)}
+    s0 = {n: stats(c[n]) for n in (1, 2, 3)}
+    t0 = time.monotonic()
+    r = c[1].run("rdmalog-bench -t 4 -s 64 -n 1500 -j", timeout=600,
+                 check=True)
+    s1 = {n: stats(c[n]) for n in (1, 2, 3)}
+    secs = time.monotonic() - t0
+    b = json.loads(r.out)
+    assert b["appends"] == 6000 and b["failed"] == 0, b
+    commits = s1[1]["appends"] - s0[1]["appends"]
+    assert commits == 6000, (commits, s0[1], s1[1])
+    allowed = commits // 1000 + 1
+    notifies = s1[1]["notifies_sent"] - s0[1]["notifies_sent"]
+    print(f"# {commits} commits in {secs:.1f} s; node 1 sent {notifies} "
+          "NOTIFYs")
+    for n in (2, 3):
+        d = {k: s1[n][k] - s0[n][k]
+             for k in ("apply_runs", "msgs_received", "waits_sent")}
+        extra = d["msgs_received"] - idle[n] * secs
+        runs = 1000 * d["apply_runs"] / commits
+        print(f"# node {n}: per 1,000 commits {runs:.2f} apply runs and "
+              f"{1000 * extra / commits:.2f} messages above its idle rate "
+              f"({idle[n]:.2f}/s): {d}")
+        assert d["apply_runs"] <= allowed, (n, d, commits)
+        # two more: heartbeats timed on the guest, the window on the host
+        assert extra <= allowed + 2, (n, d, idle[n], secs)
+        assert d["waits_sent"] == 0, (n, d)
+    assert notifies <= 2 * allowed, (notifies, commits)
+    assert_same_logs(c)
+
+
+@test
+def a_reader_on_a_backup_is_woken_by_notify(c):
+    """A reader blocked on a backup (rdmalogcat -f on node 2) has node 2
+    send a WAIT, and node 1 answers with one NOTIFY once a notice says the
+    record committed: the reader prints every record node 1 appends, one
+    at a time, although node 2 takes no notice of its own."""
+    up(c, cluster_file())
+    wait_effective(c[1], "quorum")
+    st = wait_idle(c)
+    nxt = st["next_lsn"]
+    s0 = {n: stats(c[n]) for n in (1, 2)}
+    job = c[2].spawn(f"rdmalogcat -f -s {nxt} -n 10", timeout=300)
+    texts = [f"woken-{i}" for i in range(10)]
+    for t in texts:
+        # the reader waits for each one before it is appended
+        time.sleep(1)
+        assert append(c[1], t) == [nxt + texts.index(t)]
+    res = job.wait(320)
+    assert res.rc == 0, res.out
+    out = res.out.split()
+    assert out[1::2] == texts, out
+    assert [int(x) for x in out[0::2]] == list(range(nxt, nxt + 10)), out
+    s1 = {n: stats(c[n]) for n in (1, 2)}
+    waits = s1[2]["waits_sent"] - s0[2]["waits_sent"]
+    notifies = s1[1]["notifies_sent"] - s0[1]["notifies_sent"]
+    print(f"# node 2 sent {waits} WAITs, node 1 {notifies} NOTIFYs")
+    assert 1 <= waits <= 22, waits
+    assert 1 <= notifies, notifies
 
 
 @test

@@ -253,9 +253,9 @@ GARBAGE = [
     ("credits", BAD, "peer handed back more credits than it has buffers"),
     ("hello2", BAD, "second HELLO"),
     ("ring", BAD, "RING sent to a node that is not the primary"),
-    ("append_pos", BAD, "APPEND with inconsistent positions"),
-    ("append_lsn", BAD, "APPEND with inconsistent positions"),
-    ("append_back", BAD, "APPEND moved the commit or first LSN back"),
+    ("append_pos", BAD, "notice with inconsistent positions"),
+    ("append_lsn", BAD, "notice with inconsistent positions"),
+    ("append_back", BAD, "notice moved the commit or first LSN back"),
     ("append_garbage", "crc_errors",
      r"record failed verification: bad record magic, version or flags"),
     ("epoch", BAD, "data of another epoch than the primary's HELLO"),
@@ -284,7 +284,7 @@ GARBAGE = [
     ("join", BAD, "JOIN before RING"),
     # review-kernel.md #1: no trim on the word of another log's HELLO
     # (node 2's first LSN is checked unchanged), and none of its APPENDs
-    ("other_log", BAD, "APPEND from the primary of another log"),
+    ("other_log", BAD, "notice from the primary of another log"),
     # a peer's grant of its ballot word (protocol.rst, "Ballot grant"):
     # node 2's device has atomics, so a BALLOT is one it may take
     ("ballot_key", BAD, "BALLOT with a zero key"),

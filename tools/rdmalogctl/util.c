@@ -458,6 +458,9 @@ const char *stat_name(unsigned int stat, char *buf, size_t len)
 		[RDMALOG_STAT_LEADS_RECEIVED] = "leads_received",
 		[RDMALOG_STAT_LEADS_SENT] = "leads_sent",
 		[RDMALOG_STAT_CAS_BLOCK_READS] = "cas_block_reads",
+		[RDMALOG_STAT_NOTIFIES_SENT] = "notifies_sent",
+		[RDMALOG_STAT_APPLY_RUNS] = "apply_runs",
+		[RDMALOG_STAT_WAITS_SENT] = "waits_sent",
 	};
 
 	if (stat < ARRAY_SIZE(names) && names[stat])
