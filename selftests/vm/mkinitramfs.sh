@@ -89,8 +89,10 @@ LIBDIR=/usr/lib/x86_64-linux-gnu
 
 # Kernel modules the guest needs (dependencies are added automatically).
 # shellcheck disable=SC2206 # RDMALOG_EXTRA_MODULES is a list of names
+# crc32c_intel: what libcrc32c binds when the CPU has SSE4.2 (TCG's -cpu
+# max has it), as on a real host; crc32c_generic where it does not.
 MODULES=(virtio_pci virtio_net virtio_console crc32_generic crc32c_generic
-	 libcrc32c rdma_rxe rdma_cm ib_uverbs rdma_ucm ib_core ib_cm iw_cm
+	 crc32c_intel libcrc32c rdma_rxe rdma_cm ib_uverbs rdma_ucm ib_core ib_cm iw_cm
 	 configfs
 	 # fault injection: netem delay/loss, ingress drop ("blackhole")
 	 sch_netem sch_ingress cls_matchall act_gact
