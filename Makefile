@@ -8,6 +8,8 @@
 #                   in QEMU and show the log working
 #   make check      the same set-up, then lint and the whole test suite
 #   make bench      rdmalog-bench beside perftest, in the same VMs and run
+#   make bench-ab   one writer's commit with each data-path knob on and off
+#                   (passive backups, the commit delay, the spin), interleaved
 #   make bench-failover  the primary's VM killed 20 times under load: each
 #                   leader change's phases beside ib_write_lat's round trip
 #   make soak       the history checker under faults for DURATION (default
@@ -93,7 +95,7 @@ TEST_BIN := $(patsubst selftests/%.c,$(BUILD)/selftests/%,$(TEST_SRC))
 
 .PHONY: all module tools selftests siw deps lint checkpatch sparse wbuild \
 	check demo install uninstall clean ksft dkms-build lintbuild bench soak \
-	check-run demo-run bench-run bench-failover bench-failover-run soak-run stress stress-run check-debug \
+	check-run demo-run bench-run bench-ab bench-ab-run bench-failover bench-failover-run soak-run stress stress-run check-debug \
 	check-debug-run
 
 # The module and the tools only: what a real host needs. The test
@@ -238,7 +240,7 @@ lint: doccheck checkpatch lintbuild
 -include selftests/vm/Makefile.inc
 
 # The entry points: deps in this make, the rest in a fresh one (above).
-demo bench bench-failover soak stress check check-debug: deps
+demo bench bench-ab bench-failover soak stress check check-debug: deps
 	@$(MAKE) --no-print-directory $@-run
 
 demo-run: all selftests vm
@@ -248,6 +250,11 @@ demo-run: all selftests vm
 # same VMs and the same run. make bench BENCH_ARGS=--quick for a smoke run.
 bench-run: all selftests vm
 	RDMALOG_KVER=$(VM_KVER) python3 selftests/bench.py $(BENCH_ARGS)
+
+# The data path's knobs on and off in turn, rounds interleaved, in the
+# same VMs: make bench-ab BENCH_ARGS="--threads 16 --count 300".
+bench-ab-run: all selftests vm
+	RDMALOG_KVER=$(VM_KVER) python3 selftests/bench_ab.py $(BENCH_ARGS)
 
 # Leader change: the primary's VM killed 20 times under load, each time
 # from the kill to the new primary's first commit, split into its phases,

@@ -6,36 +6,53 @@ Boots three QEMU guests (soft-RoCE rxe0 on a private switch) and, in one
 run on the same VMs:
 
   * for each configuration (3 nodes durability quorum, 2 nodes durability
-    all) and each record size, applies a cluster file on the nodes of the
-    configuration and runs rdmalog-bench on the primary (node 1):
-    THREADS threads x COUNT appends, every record read back and checked
-    (--verify);
-  * as the baseline of the same link, perftest between node 1 and node 2:
-    ib_write_lat -s SIZE -n ITERS and ib_write_bw -s SIZE -n ITERS.
+    all, 3 nodes durability async) applies a cluster file on the nodes of
+    the configuration and runs rdmalog-bench on the primary (node 1),
+    timed only (no read-back): 3 nodes quorum at 64 B with 1, THREADS and
+    16 writers, every other size and 2 nodes all with THREADS writers,
+    3 nodes async with 1 writer at 64 B (the local software floor: an
+    append commits without waiting for backups); then one run per
+    configuration with every record read back and checked (--verify), the
+    correctness check, marked "verify";
+  * around the 3 nodes quorum 64 B THREADS-writer row, and once more with
+    a reader (rdmalogcat -f) on node 2, the backup-side work: the backups'
+    rdmalogctl stats and /proc/stat before and after, above an idle
+    baseline of about the run's length taken just before (nothing
+    appended), per 1,000 commits;
+  * as the baselines of the same link, perftest between node 1 and node 2
+    (logs down): ib_write_lat -s SIZE -n ITERS and ib_write_bw -s SIZE -n
+    ITERS at every size; at 64 B ib_write_lat -I 0 (no inline) and
+    ib_send_lat; at 64 KiB ib_write_bw from node 1 to node 2 and to node 3
+    at the same time (the primary writes both backups).
 
 Before measuring a configuration it waits until the primary has the
 requested durability in force (`rdmalogctl wait durable`: durability
 effective == requested, that is enough backups connected, granted their
-rings and in sync), so every append is a replicated commit: it returns once
-floor(N/2) (quorum) or N - 1 (all) backups hold the record. The durability
-in force after each run is printed next to its numbers; a configuration that
-never reached it is measured anyway, marked in the table, and fails the run.
+rings and in sync), then until every backup is in sync, so every append is
+a replicated commit: it returns once floor(N/2) (quorum) or N - 1 (all)
+backups hold the record (async: none). The durability in force after each
+run is printed next to its numbers; a configuration that never reached it
+is measured anyway, marked in the table, and fails the run.
 
-Output: a side-by-side table on stdout, OUT/results.json, OUT/latency.png
-and OUT/throughput.png (gnuplot; the data and scripts are kept next to
-them). OUT defaults to build/bench.
+Output: the environment (guest vCPUs, accel, the module's CRC32C driver,
+the QP's inline size, poll_us, notify_kib, host load), a side-by-side table,
+the perftest baselines, the goals (each measured value beside its goal)
+and the backup-side work on stdout; OUT/results.json, OUT/latency.png and
+OUT/throughput.png (gnuplot; the data and scripts are kept next to them).
+OUT defaults to build/bench.
 
-Nothing here passes or fails on a clock: the exit status is non-zero only
-when an rdmalog benchmark could not run, an append failed or did not
-verify, or a kernel problem showed up on a console. A perftest baseline
-that could not be measured is shown as "-" and said why (ib_write_lat runs
-at most 100 iterations above 4 KiB: rxe under TCG stalls for minutes on
-large messages at more).
+Nothing here passes or fails on a clock, nor on a goal: the exit status is
+non-zero only when an rdmalog benchmark could not run, an append failed or
+did not verify, or a kernel problem showed up on a console. A perftest
+baseline that could not be measured is shown as "-" and said why
+(ib_write_lat runs at most 100 iterations above 4 KiB: rxe under TCG
+stalls for minutes on large messages at more).
 """
 
 import argparse
 import datetime
 import json
+import math
 import os
 import platform
 import re
@@ -52,12 +69,20 @@ from cluster import Cluster, VMError  # noqa: E402
 
 CLUSTER_ID = 4242
 PRIMARY = 1
+READER = 2                  # the backup that gets a reader (rdmalogcat -f)
 SIZES = (64, 4096, 65536)
+WRITERS_SMALL = (1, 16)     # more writer rows at 64 B, beside --threads
+SMALL = 64                  # the size of those rows and of the goals'
+VERIFY_SIZE = 4096          # the verified run of each configuration
 CONFIGS = (
     {"name": "3 nodes, quorum", "key": "3n-quorum", "nodes": 3,
-     "durability": "quorum"},
+     "durability": "quorum", "small_writers": True, "work": True},
     {"name": "2 nodes, all", "key": "2n-all", "nodes": 2,
      "durability": "all"},
+    # the local software floor: an append commits without waiting for
+    # the backups (they are still written)
+    {"name": "3 nodes, async", "key": "3n-async", "nodes": 3,
+     "durability": "async", "only": (SMALL, 1)},
 )
 RECORD_HDR = 48             # sizeof(struct rdmalog_ring_record)
 MIB = 1 << 20
@@ -86,6 +111,35 @@ def ring_bytes(size):
     return (RECORD_HDR + size + 7) // 8 * 8
 
 
+def plan(cfg, args):
+    """The runs of a configuration, in order: dicts of size, threads and
+    kind ("timed"; "reader": timed with a reader on node READER; "verify":
+    every record read back, the correctness check), work: measure the
+    backup-side work around it."""
+    runs = []
+    if cfg.get("only"):
+        size, threads = cfg["only"]
+        runs.append({"size": size, "threads": threads, "kind": "timed"})
+    else:
+        for size in args.sizes:
+            writers = [args.threads]
+            if size == SMALL and cfg.get("small_writers"):
+                writers = sorted(set(writers) | set(WRITERS_SMALL))
+            for t in writers:
+                work = bool(cfg.get("work")) and size == SMALL and \
+                    t == args.threads
+                runs.append({"size": size, "threads": t, "kind": "timed",
+                             "work": work})
+                if work:
+                    runs.append({"size": size, "threads": t,
+                                 "kind": "reader", "work": True})
+    vsize = VERIFY_SIZE if VERIFY_SIZE in args.sizes else args.sizes[0]
+    if cfg.get("only"):
+        vsize = cfg["only"][0]
+    runs.append({"size": vsize, "threads": args.threads, "kind": "verify"})
+    return runs
+
+
 def cluster_file(cfg, capacity):
     # Timers wider than the defaults (100 ms / 1 s): TCG guests under load
     # must not declare each other dead in the middle of a run.
@@ -101,6 +155,11 @@ def cluster_file(cfg, capacity):
 
 
 # --------------------------------------------------------------- perftest
+
+class NotFinite(ValueError):
+    """perftest printed inf/nan times or no bandwidth (its timing went
+    wrong: worth one more try)."""
+
 
 def _perftest_row(out, header_word):
     """The numbers of the result line that follows perftest's header."""
@@ -121,6 +180,9 @@ def parse_write_lat(out):
     v = _perftest_row(out, "t_typical")
     if len(v) < 9:
         raise ValueError(f"short ib_write_lat result: {v}")
+    if not all(math.isfinite(x) for x in v):
+        # seen once from ib_send_lat under TCG: every time "inf"
+        raise NotFinite(f"perftest timed nothing: {v}")
     return {"bytes": int(v[0]), "iterations": int(v[1]), "t_min_us": v[2],
             "t_max_us": v[3], "t_typical_us": v[4], "t_avg_us": v[5],
             "t_stdev_us": v[6], "p99_us": v[7], "p999_us": v[8]}
@@ -132,21 +194,54 @@ def parse_write_bw(out):
     v = _perftest_row(out, "BW average")
     if len(v) < 5:
         raise ValueError(f"short ib_write_bw result: {v}")
+    if not all(math.isfinite(x) for x in v) or v[3] <= 0 or v[4] <= 0:
+        # seen once under TCG from one of two clients run together
+        raise NotFinite(f"perftest timed nothing: {v}")
     return {"bytes": int(v[0]), "iterations": int(v[1]),
             "bw_peak_mib_s": v[2], "bw_avg_mib_s": v[3], "msg_rate_mpps": v[4]}
 
 
-def perftest(c, tool, size, iters, parse):
-    """Run perftest tool: server on node 2, client on node 1. The client is
+def perftest_inline(out):
+    """The inline size perftest's header reports ("Max inline data"), or
+    None, and whether perftest turned inline off for the device (perftest
+    4.5 does for rxe, whatever -I says: "Device not recognized to
+    implement inline feature. Disabling it")."""
+    m = re.search(r"Max inline data\s*:\s*(\d+)", out)
+    return (int(m.group(1)) if m else None,
+            "not recognized to implement inline" in out)
+
+
+def perftest_args(tool, size, iters, extra=""):
+    # -F: do not fail when the CPU frequency looks inconsistent (it does
+    # under TCG); times come from the TSC the guest calibrated.
+    return f"{tool} -d rxe0 -F{' ' + extra if extra else ''} -s {size} " \
+        f"-n {iters}"
+
+
+def perftest_timeout(size, iters):
+    return 120 + iters * (size // 1024 + 10) // 50
+
+
+def perftest(c, tool, size, iters, parse, server=2, extra=""):
+    """Run perftest tool: server on node server (default 2), client on
+    node 1; extra: more options for both sides (-I 0). The client is
     retried only until the server listens (the first 60 s, and only while
     the server runs): a client that fails after that, or a server that
     exits without a successful client, is an error, not a reason to retry
-    for the whole timeout. Returns (parsed result or None, error or None)."""
-    server, client = c[2], c[1]
-    args = f"{tool} -d rxe0 -F -s {size} -n {iters}"
-    # -F: do not fail when the CPU frequency looks inconsistent (it does
-    # under TCG); times come from the TSC the guest calibrated.
-    timeout = 120 + iters * (size // 1024 + 10) // 50
+    for the whole timeout; a run that printed inf/nan times is run once
+    more. Returns (parsed result or None, error or None)."""
+    val, err = perftest_once(c, tool, size, iters, parse, server, extra)
+    if val is None and err.startswith("not finite: "):
+        val, err = perftest_once(c, tool, size, iters, parse, server, extra)
+        if val is not None:
+            val["retried"] = "the first run printed inf/nan times"
+    return val, err
+
+
+def perftest_once(c, tool, size, iters, parse, server, extra):
+    server, client = c[server], c[1]
+    args = perftest_args(tool, size, iters, extra)
+    timeout = perftest_timeout(size, iters)
     srv = server.spawn(args, timeout=timeout + 120)
     start = time.monotonic()
     try:
@@ -158,18 +253,96 @@ def perftest(c, tool, size, iters, parse):
                     time.monotonic() - start > 60:
                 srv.kill()
                 sres = srv.wait(60)
-                return None, (f"{tool} -s {size}: client rc={cli.rc}"
+                return None, (f"{args}: client rc={cli.rc}"
                               f"{' (timed out)' if cli.timed_out else ''}: "
                               f"{cli.out.strip()[-400:]} | server rc="
                               f"{sres.rc}: {sres.out.strip()[-400:]}")
             time.sleep(1)
         res = srv.wait(120)
         if not res.ok:
-            return None, f"{tool} server rc={res.rc}: {res.out[-500:]}"
-        return parse(cli.out), None
+            return None, f"{args}: server rc={res.rc}: {res.out[-500:]}"
+        val = parse(cli.out)
+        val["inline"], val["inline_disabled"] = perftest_inline(cli.out)
+        val["command"] = f"{args} {server.ip}"
+        return val, None
+    except NotFinite as e:
+        return None, f"not finite: {args}: {e}"
     except (VMError, ValueError) as e:
         srv.kill()
-        return None, f"{tool} -s {size}: {e}"
+        return None, f"{args}: {e}"
+
+
+# perftest's out-of-band TCP port, 18515 (0x4853), listening (state 0A)
+LISTENING = ("cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | "
+             "grep -qiE ':4853 [0-9a-f]+:0000 0A'")
+
+
+def perftest_pair(c, tool, size, iters, parse, servers=(2, 3)):
+    """Run perftest tool from node 1 to each node of servers at the same
+    time: both servers are started and listening first, then node 1 starts
+    both clients together; run once more when a client printed inf/nan
+    times or no bandwidth. Returns ({"nodeN": parsed result, "sum_mib_s"}
+    or None, error or None)."""
+    val, err = perftest_pair_once(c, tool, size, iters, parse, servers)
+    if val is None and err.startswith("not finite: "):
+        val, err = perftest_pair_once(c, tool, size, iters, parse, servers)
+        if val is not None:
+            val["retried"] = "a client of the first run timed nothing"
+    return val, err
+
+
+def perftest_pair_once(c, tool, size, iters, parse, servers):
+    args = perftest_args(tool, size, iters)
+    timeout = perftest_timeout(size, iters)
+    srvs = {i: c[i].spawn(args, timeout=timeout + 180) for i in servers}
+
+    def stop(why, prefix=""):
+        for j in srvs.values():
+            j.kill()
+        outs = []
+        for i, j in srvs.items():
+            try:
+                r = j.wait(60)
+                outs.append(f"server node{i} rc={r.rc}: "
+                            f"{r.out.strip()[-300:]}")
+            except VMError as e:
+                outs.append(f"server node{i}: {e}")
+        return None, f"{prefix}{args} (pair): {why} | " + " | ".join(outs)
+
+    try:
+        for i in servers:
+            c[i].wait_until(LISTENING, timeout=60, interval=0.5)
+        ips = " ".join(c[i].ip for i in servers)
+        script = (f"for ip in {ips}; do ({args} $ip > /tmp/pt-$ip.out 2>&1;"
+                  f" echo $? > /tmp/pt-$ip.rc) & done; wait; "
+                  f"for ip in {ips}; do echo \"=== $ip rc=$(cat "
+                  f"/tmp/pt-$ip.rc)\"; cat /tmp/pt-$ip.out; done")
+        cli = c[1].run(script, timeout=timeout)
+        parts = re.split(r"^=== (\S+) rc=(\d*)\s*$", cli.out, flags=re.M)
+        outs = {parts[k]: (parts[k + 1], parts[k + 2])
+                for k in range(1, len(parts) - 2, 3)}
+        val = {}
+        for i in servers:
+            rc, out = outs.get(c[i].ip, ("?", ""))
+            if rc != "0" or cli.timed_out:
+                return stop(f"client to node{i} rc={rc}"
+                            f"{' (timed out)' if cli.timed_out else ''}: "
+                            f"{out.strip()[-400:]}")
+            try:
+                val[f"node{i}"] = parse(out)
+            except NotFinite as e:
+                return stop(f"client to node{i}: {e}", "not finite: ")
+        for i, j in srvs.items():
+            r = j.wait(120)
+            if not r.ok:
+                return None, f"{args}: server node{i} rc={r.rc}: " \
+                    f"{r.out[-500:]}"
+        val["sum_mib_s"] = round(sum(val[f"node{i}"]["bw_avg_mib_s"]
+                                     for i in servers), 2)
+        val["command"] = f"{args} {ips} (together)"
+        return val, None
+    except (VMError, ValueError) as e:
+        return stop(str(e))
 
 
 # ---------------------------------------------------------------- rdmalog
@@ -197,27 +370,41 @@ def apply_config(c, cfg, capacity):
 
 def wait_in_force(node, timeout=180):
     """Status of node once the requested durability is in force (enough
-    backups in sync), or after timeout s (the caller reports that)."""
+    backups in sync) and then every backup is in sync (so that a quorum
+    or async configuration writes both backups, as it will in its runs),
+    or after timeout s (the caller reports that)."""
     # rdmalogctl wait follows the events (exit 5 on the timeout).
     node.run(f"rdmalogctl wait durable --timeout {timeout}",
              timeout=timeout + 60)
-    return status(node)
+    r = node.run(f"rdmalogctl wait in-sync --timeout {timeout // 2}",
+                 timeout=timeout // 2 + 60)
+    st = status(node)
+    st["all_in_sync"] = r.ok
+    return st
 
 
 def reconnects(st):
     return sum(p.get("reconnects") or 0 for p in st.get("peers") or [])
 
 
-def run_rdmalog(node, size, args):
-    """One rdmalog-bench run on an emptied log; returns a result dict."""
-    st = status(node)
-    log = st["log"]
+def empty_log(node):
+    """Trim node's (the primary's) log empty; the backups follow. Returns
+    the log's status afterwards (commit_lsn: the next record's LSN)."""
+    log = status(node)["log"]
     if log["commit_lsn"] > log["first_lsn"]:
         node.run(f"rdmalogctl log trim {log['commit_lsn']}", timeout=60,
                  check=True)
-    cmd = (f"rdmalog-bench -j --verify -t {args.threads} -s {size} "
-           f"-n {args.count} -w {args.warmup}")
-    r = node.run(cmd, timeout=args.run_timeout)
+        log = status(node)["log"]
+    return log
+
+
+def run_rdmalog(node, size, threads, args, verify=False):
+    """One rdmalog-bench run (the log emptied first by the caller);
+    returns a result dict. verify: read every record back (the
+    correctness check; its times are not the timed rows')."""
+    cmd = (f"rdmalog-bench -j{' --verify' if verify else ''} -t {threads} "
+           f"-s {size} -n {args.count} -w {args.warmup}")
+    r = node.run(cmd, timeout=run_timeout(threads, args))
     res = {"command": cmd, "rc": r.rc, "guest_elapsed_s": r.elapsed}
     try:
         res["bench"] = json.loads(r.out.strip().splitlines()[-1])
@@ -230,6 +417,182 @@ def run_rdmalog(node, size, args):
     st = status(node)
     res["durability"] = st["durability"]
     res["message"] = st.get("message")
+    return res
+
+
+def run_timeout(threads, args):
+    return 300 + threads * (args.count + args.warmup) // 4
+
+
+# ------------------------------------------------------ backup-side work
+
+USER_HZ = 100               # /proc/stat's unit on x86 (getconf CLK_TCK)
+CPU_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq",
+              "steal")
+SNAPSHOT = ("rdmalogctl -j stats; echo @@; head -n 1 /proc/stat; "
+            "cat /proc/uptime")
+
+
+def parse_snapshot(out):
+    """{"stats": rdmalogctl -j stats, "cpu": /proc/stat's cpu line (in
+    USER_HZ jiffies), "uptime_s"} from the output of SNAPSHOT."""
+    stats, rest = out.split("@@", 1)
+    lines = [line.split() for line in rest.splitlines() if line.strip()]
+    if len(lines) < 2 or lines[0][0] != "cpu":
+        raise ValueError(f"no cpu and uptime lines in {rest!r}")
+    cpu = dict(zip(CPU_FIELDS, (int(x) for x in lines[0][1:9])))
+    return {"stats": json.loads(stats), "cpu": cpu,
+            "uptime_s": float(lines[1][0])}
+
+
+def snapshot(c, nodes):
+    """Counters and CPU of nodes, taken in parallel: {index: snapshot}."""
+    jobs = {i: c[i].spawn(SNAPSHOT, timeout=60) for i in nodes}
+    snap = {}
+    for i, j in jobs.items():
+        r = j.wait(90)
+        if not r.ok:
+            raise VMError(f"node{i}: {SNAPSHOT!r} rc={r.rc}: "
+                          f"{r.out.strip()[-500:]}")
+        snap[i] = parse_snapshot(r.out)
+    return snap
+
+
+def delta(before, after):
+    """Per node: counter and CPU differences, and the seconds between."""
+    out = {}
+    for i in before:
+        b, a = before[i], after[i]
+        out[i] = {"stats": {k: v - b["stats"].get(k, 0)
+                            for k, v in a["stats"].items()},
+                  "cpu": {k: a["cpu"][k] - b["cpu"][k] for k in a["cpu"]},
+                  "seconds": round(a["uptime_s"] - b["uptime_s"], 2)}
+    return out
+
+
+def sys_jiffies(cpu):
+    return cpu["system"] + cpu["irq"] + cpu["softirq"]
+
+
+def per_k(v, commits):
+    return round(v * 1000 / commits, 3) if v is not None and commits else None
+
+
+def backup_work(idle, run, backups, primary=PRIMARY):
+    """Backup-side work of a run, per 1,000 committed records (the
+    primary's appends in the run's window), above an idle baseline of
+    (about) the same length, scaled to the run's length. idle and run are
+    delta()s."""
+    commits = run[primary]["stats"].get("appends", 0)
+    notifies = run[primary]["stats"].get("notifies_sent", 0)
+    rows = []
+    for b in backups:
+        r, i = run[b], idle[b]
+        scale = r["seconds"] / i["seconds"] if i["seconds"] > 0 else None
+        rs, is_ = r["stats"], i["stats"]
+        msgs_idle = (is_.get("msgs_received", 0) * scale
+                     if scale is not None else None)
+        cpu_idle = (sys_jiffies(i["cpu"]) * scale
+                    if scale is not None else None)
+        apply_runs = rs.get("apply_runs", 0)
+        msgs = rs.get("msgs_received", 0)
+        above = msgs - msgs_idle if msgs_idle is not None else None
+        events = apply_runs + above if above is not None else None
+        cpu_ms = ((sys_jiffies(r["cpu"]) - cpu_idle) * 1000 / USER_HZ
+                  if cpu_idle is not None else None)
+        rows.append({
+            "backup": b, "commits": commits,
+            "run_s": r["seconds"], "idle_s": i["seconds"],
+            "apply_runs": apply_runs, "msgs_received": msgs,
+            "idle_msgs_received": is_.get("msgs_received", 0),
+            "waits_sent": rs.get("waits_sent", 0),
+            "applied_records": rs.get("applied_records", 0),
+            "cpu_sys_jiffies": sys_jiffies(r["cpu"]),
+            "idle_cpu_sys_jiffies": sys_jiffies(i["cpu"]),
+            "cpu_user_jiffies": r["cpu"]["user"],
+            "idle_cpu_user_jiffies": i["cpu"]["user"],
+            "events_per_k": per_k(events, commits),
+            "apply_runs_per_k": per_k(apply_runs, commits),
+            "msgs_above_idle_per_k": per_k(above, commits),
+            "cpu_ms_above_idle_per_k": per_k(cpu_ms, commits),
+            "waits_per_k": per_k(rs.get("waits_sent", 0), commits),
+            "primary_notifies_per_k": per_k(notifies, commits),
+            "primary_batches_per_k": per_k(
+                run[primary]["stats"].get("repl_batches", 0), commits),
+        })
+    return rows
+
+
+def start_reader(node, lsn):
+    """rdmalogcat -f from lsn on node, in the background; None and an
+    error when it exited at once."""
+    job = node.spawn(f"rdmalogcat -f -s {lsn} > /dev/null")
+    time.sleep(2)
+    if job.done():
+        r = job.wait(5)
+        return None, f"node{node.index}: rdmalogcat -f -s {lsn} exited " \
+            f"rc={r.rc}: {r.out.strip()[-300:]}"
+    return job, None
+
+
+def stop_reader(job):
+    """Kill the reader; an error if it had exited by itself."""
+    if job.done():
+        r = job.wait(5)
+        return f"the reader exited during the run: rc={r.rc}: " \
+            f"{r.out.strip()[-300:]}"
+    job.kill()
+    try:
+        job.wait(30)
+    except VMError as e:
+        return f"the reader did not stop: {e}"
+    return None
+
+
+def measure_run(c, cfg, spec, args, idle_s):
+    """One row of the plan: empty the log, and for a backup-work row
+    (spec["work"]) start the reader if any, take the idle baseline
+    (idle_s seconds, nothing appended) and the counters before and after
+    the run. Returns the result dict; a backup-work measurement that went
+    wrong is said in its "error" (the run's numbers stand)."""
+    primary = c[PRIMARY]
+    log = empty_log(primary)
+    nodes = list(range(1, cfg["nodes"] + 1))
+    reader, before, work = None, None, None
+    if spec.get("work"):
+        work = {"reader": f"node{READER}" if spec["kind"] == "reader"
+                else None, "idle_target_s": round(idle_s, 1)}
+        try:
+            if spec["kind"] == "reader":
+                reader, err = start_reader(c[READER], log["commit_lsn"])
+                if err:
+                    raise VMError(err)
+            else:
+                time.sleep(2)   # as long as the reader's start: the trim
+            s0 = snapshot(c, nodes)
+            time.sleep(idle_s)
+            s1 = snapshot(c, nodes)
+            work["idle"] = delta(s0, s1)
+            before = snapshot(c, nodes)
+        except (VMError, ValueError) as e:
+            work["error"] = str(e)
+    res = run_rdmalog(primary, spec["size"], spec["threads"], args,
+                      verify=spec["kind"] == "verify")
+    if before is not None:
+        try:
+            work["run"] = delta(before, snapshot(c, nodes))
+            work["backups"] = backup_work(work["idle"], work["run"],
+                                          [i for i in nodes
+                                           if i != PRIMARY])
+        except (VMError, ValueError) as e:
+            work["error"] = str(e)
+    if reader:
+        err = stop_reader(reader)
+        if err:
+            work["error"] = err
+    if work is not None:
+        res["backup_work"] = work
+    res.update(size=spec["size"], threads=spec["threads"], kind=spec["kind"])
     return res
 
 
@@ -247,6 +610,10 @@ def num(v, digits=1):
     return f"{v:.{digits}f}"
 
 
+KIND_LABEL = {"timed": "timed", "reader": f"+reader n{READER}",
+              "verify": "verify"}
+
+
 def build_rows(results):
     rows = []
     base = {p["size"]: p for p in results["perftest"]}
@@ -259,9 +626,13 @@ def build_rows(results):
             d = run.get("durability", {})
             req, eff = d.get("requested", "?"), d.get("effective", "?")
             rows.append({
-                "config": cfg["name"], "size": run["size"],
+                "config": cfg["name"], "key": cfg["key"],
+                "size": run["size"],
+                "threads": run.get("threads"),
+                "kind": run.get("kind", "verify"),
                 "durability": req if eff == req else f"{req}->{eff}",
                 "replicated": d.get("effective") not in (None, "async"),
+                "requested": req,
                 "in_force": eff == req,
                 "ok": "error" not in run,
                 "appends_s": b.get("appends_per_s"),
@@ -276,8 +647,110 @@ def build_rows(results):
     return rows
 
 
+def find_run(results, key, size, threads, kind="timed"):
+    """The run of configuration key with that size, writers and kind."""
+    for cfg in results["configs"]:
+        if cfg["key"] != key:
+            continue
+        for run in cfg["runs"]:
+            if (run["size"], run.get("threads"), run.get("kind")) == \
+                    (size, threads, kind) and "error" not in run:
+                return run
+    return None
+
+
+def perftest_at(results, size, key):
+    for p in results["perftest"]:
+        if p["size"] == size:
+            return p.get(key) or {}
+    return {}
+
+
+def goal(name, measured, op, target, unit, note=""):
+    """One row of the goals table: measured op target (op "<=" or ">="),
+    ratio measured / target; met is None when either is missing."""
+    met = None
+    if measured is not None and target:
+        met = measured <= target if op == "<=" else measured >= target
+    return {"goal": name, "measured": measured, "op": op,
+            "target": target, "unit": unit,
+            "ratio": None if measured is None or not target
+            else round(measured / target, 3),
+            "met": met, "note": note}
+
+
+def build_goals(results, threads):
+    """The issue's goals, each with its measured value, from this run."""
+    goals = []
+    lat = perftest_at(results, SMALL, "write_lat")
+    rtt = 2 * lat["t_typical_us"] if lat.get("t_typical_us") else None
+    one = find_run(results, "3n-quorum", SMALL, 1)
+    b1 = (one or {}).get("bench") or {}
+    p50 = (b1.get("latency_us") or {}).get("p50")
+    p99 = (b1.get("latency_us") or {}).get("p99")
+    goals.append(goal(
+        f"1 writer x {fmt_size(SMALL)}, 3 nodes quorum: p50 <= 1.3 x RTT",
+        p50, "<=", 1.3 * rtt if rtt else None, "us",
+        f"RTT = 2 x ib_write_lat t_typical = {num(rtt)} us (perftest "
+        f"inline {lat.get('inline', '?')}); p50/RTT = "
+        f"{'-' if ratio(p50, rtt) is None else ratio(p50, rtt)}"))
+    goals.append(goal(
+        f"1 writer x {fmt_size(SMALL)}, 3 nodes quorum: p99/p50 <= 3",
+        ratio(p99, p50), "<=", 3, "",
+        f"p99 {num(p99)} us, p50 {num(p50)} us"))
+    sixteen = find_run(results, "3n-quorum", SMALL, 16)
+    a16 = ((sixteen or {}).get("bench") or {}).get("appends_per_s")
+    bw = perftest_at(results, SMALL, "write_bw")
+    rate = bw["msg_rate_mpps"] * 1e6 if bw.get("msg_rate_mpps") else None
+    goals.append(goal(
+        f"16 writers x {fmt_size(SMALL)}: appends/s >= 0.5 x ib_write_bw "
+        f"msg rate", a16, ">=", 0.5 * rate if rate else None, "/s",
+        f"ib_write_bw {fmt_size(SMALL)}: "
+        f"{num(bw.get('msg_rate_mpps'), 4)} Mpps"))
+    big = find_run(results, "3n-quorum", 65536, threads)
+    mib = ((big or {}).get("bench") or {}).get("mib_per_s")
+    bw64 = perftest_at(results, 65536, "write_bw").get("bw_avg_mib_s")
+    dual = (results.get("perftest_extra") or {}).get("write_bw_pair") or {}
+    goals.append(goal(
+        f"{threads} writers x 64 KiB: MiB/s >= 0.9 x ib_write_bw / 2 "
+        f"backups", mib, ">=", 0.9 * bw64 / 2 if bw64 else None, "MiB/s",
+        f"ib_write_bw 64 KiB {num(bw64, 2)} MiB/s; node 1 to nodes 2 and 3 "
+        f"together: {num(dual.get('sum_mib_s'), 2)} MiB/s"))
+    work = find_run(results, "3n-quorum", SMALL, threads)
+    bw_rows = ((work or {}).get("backup_work") or {}).get("backups") or []
+    for r in bw_rows or [{"backup": i} for i in (2, 3)]:
+        goals.append(goal(
+            f"backup node{r['backup']}, no reader: events per 1,000 commits "
+            f"<= 1", r.get("events_per_k"), "<=", 1, "/1k",
+            f"{threads} writers x {fmt_size(SMALL)}, 3 nodes quorum"))
+    return goals
+
+
+def print_grid(cols, lines):
+    """cols: (key, header, align); lines: dicts of strings."""
+    widths = {k: max([len(h)] + [len(t[k]) for t in lines])
+              for k, h, _ in cols}
+    print("  ".join(f"{h:{a}{widths[k]}}" for k, h, a in cols).rstrip())
+    print("  ".join("-" * widths[k] for k, _, _ in cols))
+    for t in lines:
+        print("  ".join(f"{t[k]:{a}{widths[k]}}" for k, _, a in cols)
+              .rstrip())
+
+
+def print_env(results):
+    e = results.get("environment") or {}
+    load = e.get("host_loadavg_start")
+    print(f"environment: {e.get('guest_vcpus', '?')} vCPUs per guest, accel "
+          f"{e.get('accel', '?')}, crc32c {e.get('crc32c_driver') or '?'}, "
+          f"inline {e.get('inline') if e.get('inline') is not None else '?'}"
+          f" (node 1 -> node 2), poll_us {e.get('poll_us', '?')}, "
+          f"notify_kib {e.get('notify_kib', '?')}, host load "
+          f"{' '.join(f'{x:.2f}' for x in load) if load else '?'} at start")
+
+
 def print_table(results, rows):
     cols = [("config", "config", "<"), ("size", "size", ">"),
+            ("threads", "wr", ">"), ("kind", "run", "<"),
             ("durability", "durability", "<"),
             ("appends_s", "appends/s", ">"), ("mib_s", "MiB/s", ">"),
             ("p50", "p50us", ">"), ("p99", "p99us", ">"),
@@ -293,6 +766,10 @@ def print_table(results, rows):
                 line[key] = "|"
             elif key == "size":
                 line[key] = fmt_size(r["size"])
+            elif key == "threads":
+                line[key] = str(r["threads"] or "-")
+            elif key == "kind":
+                line[key] = KIND_LABEL.get(r["kind"], r["kind"])
             elif key in ("config", "durability"):
                 line[key] = r[key] + ("" if key != "config" or r["ok"]
                                       else " (FAILED)")
@@ -306,29 +783,32 @@ def print_table(results, rows):
     widths = {k: max([len(h)] + [len(t[k]) for t in table])
               for k, h, _ in cols}
     head1 = "rdmalog-bench on node 1".ljust(
-        sum(widths[k] + 2 for k, _, _ in cols[:8]) - 2)
+        sum(widths[k] + 2 for k, _, _ in cols[:10]) - 2)
     head2 = "perftest node1->node2 (us, MiB/s)".ljust(
-        sum(widths[k] + 2 for k, _, _ in cols[9:12]) - 2)
+        sum(widths[k] + 2 for k, _, _ in cols[11:14]) - 2)
+    print()
+    print_env(results)
     print(f"\n{head1}  |  {head2}  |  rdmalog / perftest")
-    print("  ".join(f"{h:{a}{widths[k]}}" for k, h, a in cols))
-    print("  ".join("-" * widths[k] for k, _, _ in cols))
-    for t in table:
-        print("  ".join(f"{t[k]:{a}{widths[k]}}" for k, _, a in cols))
+    print_grid(cols, table)
     print()
     m = results["meta"]
     print(f"{m['date']}  accel {m['accel']}  guest kernel "
-          f"{m['guest_kernel']}  host {m['host_cpus']} CPUs, guests {m.get('smp', 1)} vCPU")
-    print(f"rdmalog: {m['threads']} threads x {m['count']} appends "
-          f"(+{m['warmup']} warmup) per size, every record read back and "
-          f"verified; perftest: {m['perftest_iters']} iterations "
+          f"{m['guest_kernel']}  host {m['host_cpus']} CPUs, guests "
+          f"{m.get('smp', 1)} vCPU")
+    print(f"rdmalog: wr writers x {m['count']} appends (+{m['warmup']} "
+          f"warmup) each; 'timed' rows are timed only, 'verify' rows read "
+          f"every record back and check it (the correctness check: slower, "
+          f"not for comparison); perftest: {m['perftest_iters']} iterations "
           f"(ib_write_lat above 4 KiB: at most 100)")
     print("latency in microseconds: rdmalog = one write() until durable; "
           "perftest lat = ib_write_lat (half a round trip)")
+    repl = [r for r in rows if r["requested"] != "async"]
     if rows and all(r["in_force"] for r in rows):
-        print("durability in force = requested for every row: each append "
-              "returned once the backups the mode needs held it (RDMA WRITE "
-              "+ APPEND completion on soft-RoCE)")
-    elif not any(r["replicated"] for r in rows):
+        print("durability in force = requested for every row: each "
+              "replicated append returned once the backups the mode needs "
+              "held it (RDMA WRITE + APPEND completion on soft-RoCE); the "
+              "async rows commit locally, without waiting for a backup")
+    elif repl and not any(r["replicated"] for r in repl):
         print("\n*** REPLICATION WAS NOT IN EFFECT: rdmalogctl status reports "
               "durability 'effective' = async for every configuration, so "
               "the rdmalog numbers are local appends on node 1, not "
@@ -338,6 +818,142 @@ def print_table(results, rows):
               "marked 'requested->in force'. ***")
     print("*** QEMU TCG numbers say nothing about hardware. ***"
           if m["accel"] == "tcg" else "")
+
+
+def print_perftest(results):
+    """The same-run perftest baselines, node 1 to node 2 unless said."""
+    lines = []
+    for p in results["perftest"]:
+        pl, pb = p.get("write_lat") or {}, p.get("write_bw") or {}
+        if pl:
+            lines.append(("ib_write_lat", p["size"], pl))
+        if pb:
+            lines.append(("ib_write_bw", p["size"], pb))
+    ex = results.get("perftest_extra") or {}
+    for key, name in (("write_lat_no_inline", "ib_write_lat -I 0"),
+                      ("send_lat", "ib_send_lat")):
+        if ex.get(key):
+            lines.append((name, ex[key]["bytes"], ex[key]))
+    table = []
+    for name, size, v in lines:
+        typ = v.get("t_typical_us")
+        table.append({
+            "tool": name, "size": fmt_size(size),
+            "typ": num(typ), "rtt": num(2 * typ if typ else None),
+            "p99": num(v.get("p99_us")),
+            "bw": num(v.get("bw_avg_mib_s"), 2),
+            "rate": num(v.get("msg_rate_mpps"), 4),
+            "inline": str(v.get("inline", "-"))})
+    pair = ex.get("write_bw_pair")
+    if pair:
+        table.append({
+            "tool": "ib_write_bw to nodes 2+3", "size": fmt_size(65536),
+            "typ": "-", "rtt": "-", "p99": "-",
+            "bw": f"{num(pair['sum_mib_s'], 2)} (" + " + ".join(
+                num(pair[k]["bw_avg_mib_s"], 2) for k in sorted(pair)
+                if k.startswith("node")) + ")",
+            "rate": "-", "inline": "-"})
+    cols = [("tool", "perftest (node 1 -> node 2)", "<"),
+            ("size", "size", ">"), ("typ", "t_typ us", ">"),
+            ("rtt", "RTT us", ">"), ("p99", "p99 us", ">"),
+            ("bw", "MiB/s", ">"), ("rate", "Mpps", ">"),
+            ("inline", "inline", ">")]
+    print("\nperftest baselines, same run (logs down; RTT = 2 x t_typical: "
+          "perftest reports half a round trip)")
+    print_grid(cols, table)
+    off = [name for name, _, v in lines
+           if name.endswith(("_lat", "_lat -I 0")) and v.get("inline") == 0]
+    if off:
+        k = (results.get("environment") or {}).get("inline")
+        said = any(v.get("inline_disabled") for _, _, v in lines)
+        print(f"perftest ran without inline (Max inline data 0) in "
+              f"{', '.join(sorted(set(off)))}"
+              + (" (\"Device not recognized to implement inline feature. "
+                 "Disabling it\" where -I was given)" if said else "")
+              + f": its default and -I 0 are the same test here; rdmalog's"
+              f" QP to node 2 has inline {'?' if k is None else k}")
+    errs = [v for p in results["perftest"] for k, v in p.items()
+            if k.endswith("_error")] + \
+        [v for k, v in ex.items() if k.endswith("_error")]
+    if errs:
+        print(f"({len(errs)} perftest baseline(s) missing: see the end)")
+
+
+def print_goals(goals):
+    def val(v, unit):
+        if v is None:
+            return "-"
+        if unit == "/s":
+            return f"{v:.0f}/s"
+        if unit in ("us", "MiB/s"):
+            return f"{num(v, 2)} {unit}"
+        return f"{v:.3g}{unit}"
+    table = [{"goal": g["goal"], "measured": val(g["measured"], g["unit"]),
+              "target": f"{g['op']} {val(g['target'], g['unit'])}",
+              "ratio": "-" if g["ratio"] is None else f"{g['ratio']:.3g}",
+              "met": {True: "met", False: "NOT MET", None: "-"}[g["met"]],
+              "note": g["note"]} for g in goals]
+    cols = [("goal", "goal", "<"), ("measured", "measured", ">"),
+            ("target", "goal value", ">"), ("ratio", "ratio", ">"),
+            ("met", "", "<"), ("note", "", "<")]
+    print("\ngoals (ratio = measured / goal value; reported only, they do "
+          "not change the exit status)")
+    print_grid(cols, table)
+
+
+def print_work(results, threads):
+    run = find_run(results, "3n-quorum", SMALL, threads)
+    rd = find_run(results, "3n-quorum", SMALL, threads, "reader")
+    table = []
+    errs = []
+    for name, r in (("no reader", run), (f"reader on node{READER}", rd)):
+        w = (r or {}).get("backup_work") or {}
+        if w.get("error"):
+            errs.append(f"{name}: {w['error']}")
+        for b in w.get("backups") or []:
+            table.append({
+                "run": name, "backup": f"node{b['backup']}",
+                "commits": str(b["commits"]),
+                "secs": f"{b['run_s']:.1f}/{b['idle_s']:.1f}",
+                "events": num(b["events_per_k"], 2),
+                "apply": num(b["apply_runs_per_k"], 2),
+                "msgs": num(b["msgs_above_idle_per_k"], 2),
+                "cpu": num(b["cpu_ms_above_idle_per_k"], 1),
+                "waits": num(b["waits_per_k"], 2),
+                "notifies": num(b["primary_notifies_per_k"], 2)})
+    print(f"\nbackup-side work per 1,000 commits, 3 nodes quorum, {threads} "
+          f"writers x {fmt_size(SMALL)} (commits: the primary's appends "
+          f"in the window)")
+    if table:
+        cols = [("run", "run", "<"), ("backup", "backup", "<"),
+                ("commits", "commits", ">"), ("secs", "run/idle s", ">"),
+                ("events", "events", ">"), ("apply", "apply runs", ">"),
+                ("msgs", "msgs>idle", ">"), ("cpu", "CPU ms>idle", ">"),
+                ("waits", "WAITs", ">"),
+                ("notifies", "primary NOTIFYs", ">")]
+        print_grid(cols, table)
+    else:
+        print("(not measured)")
+    for e in errs:
+        print(f"  backup work {e}")
+    res = [b for b in ((run or {}).get("backup_work") or {})
+           .get("backups") or [] if b["commits"] and b["idle_s"] > 0]
+    if res:
+        print(f"resolution (no reader): one message = "
+              f"{1000 / res[0]['commits']:.2f} per 1,000 commits; idle, "
+              + ", ".join(f"node{b['backup']} received "
+                          f"{b['idle_msgs_received'] / b['idle_s']:.1f}"
+                          for b in res)
+              + " messages/s (heartbeats): msgs>idle is only as exact as "
+              "that rate is steady")
+    print("events = apply runs + messages received above idle (an idle "
+          "baseline of about the run's length, nothing appended, taken just "
+          "before, scaled to the run's length); CPU = system + irq + "
+          "softirq time above idle.\nUnder rxe the backup's CPU also runs "
+          "the RDMA transport (software RoCE: every RDMA WRITE into its "
+          "ring is received, checked and placed by its kernel), so CPU "
+          "above idle is not zero even with passive backups; the rdmalog "
+          "event counts are the measure of the goal.")
 
 
 GNUPLOT = r"""
@@ -365,18 +981,27 @@ def plot(results, out):
     if not shutil.which("gnuplot"):
         print("bench: gnuplot not found: no plot", file=sys.stderr)
         return []
-    sizes = sorted({r["size"] for c in results["configs"] for r in c["runs"]})
+    # one line per configuration: its timed rows with --threads writers
+    threads = results["meta"]["threads"]
+
+    def plotted(run):
+        return run.get("kind") == "timed" and run.get("threads") == threads
+
+    sizes = sorted({r["size"] for c in results["configs"] for r in c["runs"]
+                    if plotted(r)})
     if not sizes:
         return []
     files = {}
     for cfg in results["configs"]:
+        if not any(plotted(r) for r in cfg["runs"]):
+            continue
         path = os.path.join(out, f"rdmalog-{cfg['key']}.dat")
         with open(path, "w") as f:
             f.write("# size appends_s mib_s p50_us p99_us p999_us\n")
             for run in cfg["runs"]:
                 b = run.get("bench") or {}
                 lat = b.get("latency_us") or {}
-                if "error" in run or not lat:
+                if "error" in run or not lat or not plotted(run):
                     continue
                 f.write(f"{run['size']} {b['appends_per_s']} "
                         f"{b['mib_per_s']} {lat['p50']} {lat['p99']} "
@@ -392,6 +1017,8 @@ def plot(results, out):
     colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd"]
     lat, bw = [], []
     for i, cfg in enumerate(results["configs"]):
+        if cfg["key"] not in files:
+            continue
         col = colors[i % len(colors)]
         eff = cfg["durability"].get("effective", "?")
         name = f"rdmalog {cfg['name']} (in force: {eff})"
@@ -445,7 +1072,8 @@ def main():
     ap.add_argument("--out", default=os.path.join(REPO, "build", "bench"),
                     help="output directory (default build/bench)")
     ap.add_argument("--threads", type=int, default=4,
-                    help="rdmalog-bench threads (default 4)")
+                    help="rdmalog-bench writer threads (default 4); 3 "
+                    "nodes quorum at 64 B also runs 1 and 16")
     ap.add_argument("--count", type=int, default=None,
                     help="measured appends per thread and size "
                     "(default 500, --quick 20)")
@@ -474,13 +1102,13 @@ def main():
         ap.error("--threads and --count >= 1, --warmup >= 0, --iters >= 5")
     if any(s < 1 or s > MIB for s in args.sizes):
         ap.error("sizes must be 1 B .. 1 MiB (the bench's max-record)")
-    args.run_timeout = 300 + args.threads * (args.count + args.warmup) // 4
 
-    # Every run verifies what it wrote, so each one's records must fit in
-    # the ring at once: size the ring (and the guests' memory) for the
-    # largest record.
-    need = args.threads * (args.count + args.warmup) * \
-        ring_bytes(max(args.sizes))
+    # No run reads back more than its own records, but rdmalog-bench
+    # refuses a run whose records would not fit in the free ring: size the
+    # ring (and the guests' memory) for the largest run.
+    plans = {cfg["key"]: plan(cfg, args) for cfg in CONFIGS}
+    need = max(r["threads"] * (args.count + args.warmup) *
+               ring_bytes(r["size"]) for p in plans.values() for r in p)
     capacity = 64 * MIB
     while capacity < need * 1.25 or capacity < 4 * MIB:
         capacity *= 2
@@ -497,7 +1125,10 @@ def main():
     t0 = time.monotonic()
     errors = []
     warnings = []
-    results = {"meta": {}, "configs": [], "perftest": []}
+    results = {"meta": {}, "environment": {}, "configs": [], "perftest": [],
+               "perftest_extra": {}}
+    env = results["environment"]
+    env["host_loadavg_start"] = [round(x, 2) for x in os.getloadavg()]
     say(f"booting 3 VMs ({mem} each)")
     with Cluster(3, mem=mem, keep=args.keep, smp=args.smp) as c:
         meta = results["meta"]
@@ -522,6 +1153,9 @@ def main():
         print(f"booted in {time.monotonic() - t0:.0f}s: accel {c.accel}, "
               f"guest kernel {meta['guest_kernel']}")
         c.run_all("modprobe rdmalog", timeout=120, check=True)
+        env.update(guest_env(c[PRIMARY]))
+        env["accel"] = c.accel
+        print_env(results)
 
         for cfg in CONFIGS:
             say(f"{cfg['name']}: cluster file on node 1..{cfg['nodes']}")
@@ -531,33 +1165,63 @@ def main():
                      "runs": []}
             st = wait_in_force(c[PRIMARY])
             entry["durability"] = st["durability"]
+            entry["all_in_sync"] = st["all_in_sync"]
             entry["message"] = st.get("message")
             entry["peers"] = st.get("peers")
             d = st["durability"]
             flag = ("" if d["effective"] == d["requested"] else
                     "  <-- NOT IN FORCE")
+            sync = "every" if st["all_in_sync"] else "NOT every"
             print(f"    durability requested {d['requested']}, in force "
-                  f"{d['effective']}{flag}; {st.get('message') or ''}")
+                  f"{d['effective']}{flag}; {sync} backup in sync"
+                  + (f"; {st['message']}" if st.get("message") else ""))
             if flag:
                 errors.append(f"{cfg['name']}: durability {d['requested']} "
                               f"not in force ({d['effective']}): "
                               f"{st.get('message')}")
-            for size in args.sizes:
-                res = run_rdmalog(c[PRIMARY], size, args)
-                res["size"] = size
+            if env.get("inline") is None and cfg["nodes"] >= 2:
+                env.update(inline_size(c[PRIMARY]))
+                print(f"    inline {env.get('inline', '?')}: "
+                      f"{env.get('inline_line') or 'no connected line'}")
+            idle_s, measured = 5.0, False
+            for spec in plans[cfg["key"]]:
+                res = measure_run(c, cfg, spec, args, idle_s)
                 entry["runs"].append(res)
+                what = (f"{fmt_size(spec['size']):>6} x{spec['threads']:<2}"
+                        f" {KIND_LABEL[spec['kind']]:<12}")
                 b = res.get("bench") or {}
                 lat = b.get("latency_us") or {}
                 if "error" in res:
-                    errors.append(f"{cfg['name']} {fmt_size(size)}: "
+                    errors.append(f"{cfg['name']} {what.strip()}: "
                                   f"{res['error']}")
-                    print(f"    {fmt_size(size):>6}: FAILED: {res['error']}")
+                    print(f"    {what}: FAILED: {res['error']}")
                 else:
-                    print(f"    {fmt_size(size):>6}: "
+                    v = b.get("verify") or {}
+                    print(f"    {what}: "
                           f"{b['appends_per_s']:.0f} appends/s, "
                           f"{b['mib_per_s']:.2f} MiB/s, p50 {lat['p50']} us, "
-                          f"p99 {lat['p99']} us, {b['verify']['checked']} "
-                          f"records verified")
+                          f"p99 {lat['p99']} us"
+                          + (f", {v.get('checked')} records verified"
+                             if spec["kind"] == "verify" else ""))
+                work = res.get("backup_work")
+                if work:
+                    if work.get("error"):
+                        warnings.append(f"backup work, {what.strip()}: "
+                                        f"{work['error']}")
+                    rows = work.get("backups") or []
+                    print("           backup work: " + ("; ".join(
+                        f"node{r['backup']} {num(r['events_per_k'], 2)} "
+                        f"events, {num(r['cpu_ms_above_idle_per_k'], 1)} "
+                        f"CPU ms per 1k commits" for r in rows)
+                        or f"not measured: {work.get('error')}"))
+                    # the next idle baseline: about this run's length
+                    secs = [r["run_s"] for r in rows]
+                    if secs:
+                        idle_s = min(max(max(secs), 2.0), 120.0)
+                        measured = True
+                elif not measured and res.get("guest_elapsed_s"):
+                    # none yet: about the length of the run before
+                    idle_s = min(max(res["guest_elapsed_s"], 2.0), 120.0)
                 if res["durability"] != entry["durability"]:
                     entry["durability_changed"] = res["durability"]
             st = status(c[PRIMARY])
@@ -568,7 +1232,7 @@ def main():
                       "the numbers include waiting for them ***")
             results["configs"].append(entry)
 
-        say("perftest between node 1 and node 2 (the same link)")
+        say("perftest from node 1 (the same link)")
         for nd in c:
             if status(nd)["log"]["up"]:
                 nd.run("rdmalogctl node down", timeout=60, check=True)
@@ -596,7 +1260,29 @@ def main():
             print(f"    {fmt_size(size):>6}: lat typical "
                   f"{num(pl.get('t_typical_us'))} us, p99 "
                   f"{num(pl.get('p99_us'))} us; bw "
-                  f"{num(pb.get('bw_avg_mib_s'), 2)} MiB/s")
+                  f"{num(pb.get('bw_avg_mib_s'), 2)} MiB/s, "
+                  f"{num(pb.get('msg_rate_mpps'), 4)} Mpps")
+        ex = results["perftest_extra"]
+        for key, tool, extra in (("write_lat_no_inline", "ib_write_lat",
+                                  "-I 0"),
+                                 ("send_lat", "ib_send_lat", "")):
+            val, err = perftest(c, tool, SMALL, args.iters, parse_write_lat,
+                                extra=extra)
+            ex[key] = val
+            if err:
+                ex[key + "_error"] = err
+                warnings.append(err)
+            print(f"    {fmt_size(SMALL):>6}: {tool} {extra}".rstrip() +
+                  f": typical {num((val or {}).get('t_typical_us'))} us, "
+                  f"p99 {num((val or {}).get('p99_us'))} us")
+        val, err = perftest_pair(c, "ib_write_bw", 65536, args.iters,
+                                 parse_write_bw)
+        ex["write_bw_pair"] = val
+        if err:
+            ex["write_bw_pair_error"] = err
+            warnings.append(err)
+        print(f"    64 KiB: ib_write_bw to node 2 and node 3 together: "
+              f"{num((val or {}).get('sum_mib_s'), 2)} MiB/s in all")
 
         problems = c.kernel_log_problems()
         results["kernel_problems"] = problems
@@ -607,6 +1293,8 @@ def main():
     meta["wall_s"] = round(time.monotonic() - t0, 1)
     rows = build_rows(results)
     results["table"] = rows
+    results["goals"] = build_goals(results, args.threads)
+    results["backup_work"] = work_table(results, args.threads)
     results["errors"] = errors
     results["warnings"] = warnings
     path = os.path.join(out, "results.json")
@@ -614,16 +1302,60 @@ def main():
         json.dump(results, f, indent=1)
         f.write("\n")
     print_table(results, rows)
+    print_perftest(results)
+    print_goals(results["goals"])
+    print_work(results, args.threads)
+    print()
     pngs = plot(results, out)
     print(f"results: {path}" + "".join(f"\nplot:    {p}" for p in pngs))
     print(f"bench done in {meta['wall_s']:.0f}s")
     if warnings:
-        print("\nbench: perftest baseline missing:\n  " +
-              "\n  ".join(warnings), file=sys.stderr)
+        print("\nbench: warnings (perftest baseline or backup-work "
+              "measurement missing):\n  " + "\n  ".join(warnings),
+              file=sys.stderr)
     if errors:
         print("\nbench: FAILED:\n  " + "\n  ".join(errors), file=sys.stderr)
         return 1
     return 0
+
+
+def guest_env(node):
+    """vCPUs, the module's parameters and USER_HZ as node sees them."""
+    r = node.run("nproc; cd /sys/module/rdmalog/parameters && "
+                 "for p in crc32c_driver poll_us notify_kib force_ack; do "
+                 "echo \"$p=$(cat $p 2>/dev/null)\"; done", timeout=60)
+    lines = r.out.split()
+    env = {"guest_vcpus": int(lines[0]) if lines and lines[0].isdigit()
+           else None}
+    for line in lines[1:]:
+        k, _, v = line.partition("=")
+        env[k] = int(v) if v.isdigit() else (v or None)
+    return env
+
+
+def inline_size(node, peer=2):
+    """The inline size node's QP to peer got, from its kernel log line
+    "node N: connected to node M (ADDR, connected|accepted, inline K)"
+    (the latest)."""
+    r = node.run(f"dmesg | grep 'node {node.index}: connected to node "
+                 f"{peer} (' | tail -n 1", timeout=60)
+    m = re.search(r"inline (\d+)\)", r.out)
+    return {"inline": int(m.group(1)) if m else None,
+            "inline_line": r.out.strip() or None}
+
+
+def work_table(results, threads):
+    """The backup-work rows for results.json."""
+    out = []
+    for kind in ("timed", "reader"):
+        run = find_run(results, "3n-quorum", SMALL, threads, kind)
+        w = (run or {}).get("backup_work") or {}
+        for b in w.get("backups") or []:
+            out.append(dict(b, reader=w.get("reader"),
+                            size=SMALL, threads=threads))
+        if w.get("error"):
+            out.append({"reader": w.get("reader"), "error": w["error"]})
+    return out
 
 
 def _cpu_model():
