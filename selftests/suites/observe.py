@@ -420,3 +420,19 @@ def a_reloaded_node_learns_before_it_may_vote(c):
     c[2].run("rdmalogctl node up", timeout=120, check=True)
     wait_for(lambda: election(c[3]) == learned, timeout=WAIT, interval=1,
              what="node 3 learned once it heard node 2")
+
+
+@test
+def the_crc32c_driver_is_named(c):
+    """rdmalog names the CRC32C driver its records are checked with
+    (/sys/module/rdmalog/parameters/crc32c_driver, read only). The test
+    guests load crc32c_intel before anything loads libcrc32c (TCG's -cpu
+    max has SSE4.2), so it is crc32c-intel there, as on an x86 host, and
+    not the table-driven crc32c-generic the guests used to have."""
+    for nd in c:
+        r = nd.run("cat /sys/module/rdmalog/parameters/crc32c_driver",
+                   timeout=60, check=True)
+        assert r.out.strip() == "crc32c-intel", (nd.name, r.out)
+        r = nd.run("echo x > /sys/module/rdmalog/parameters/crc32c_driver",
+                   timeout=60)
+        assert r.rc != 0, (nd.name, "crc32c_driver is writable", r.out)
