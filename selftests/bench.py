@@ -398,6 +398,100 @@ def empty_log(node):
     return log
 
 
+TRACING = "/sys/kernel/tracing"
+TRACE_LINE = re.compile(r"\s(\d+\.\d+): rdmalog_(\w+): (.*)$")
+STAGES = (("append", "post", "append to the first post carrying it (reserve, "
+           "copy, CRC, publish, kick)"),
+          ("post", "completion", "post to the first completion covering it "
+           "(the round trip, rxe's tasklets included)"),
+          ("completion", "commit", "that completion to the commit (the "
+           "commit rule)"),
+          ("commit", "next", "the commit to the writer's next append "
+           "(wakeup, return to user, next write())"))
+
+
+def parse_stages(out):
+    """Per-stage times (us) of each record of a one-writer traced run:
+    [{stage: us}] from the rdmalog tracepoints' lines of @out."""
+    evs = []
+    for line in out.splitlines():
+        m = TRACE_LINE.search(line)
+        if not m:
+            continue
+        f = dict(kv.split("=", 1) for kv in m.group(3).split())
+        evs.append((float(m.group(1)) * 1e6, m.group(2),
+                    {k: int(v) for k, v in f.items()}))
+    appends = [(t, f["lsn"]) for t, n, f in evs if n == "append"]
+    recs = []
+    for i, (t0, lsn) in enumerate(appends[:-1]):
+        def after(name, pred, t):
+            return next((te for te, n, f in evs
+                         if n == name and te >= t and pred(f)), None)
+        tp = after("post", lambda f: f["end_lsn"] > lsn, t0)
+        tc = tp and after("completion",
+                          lambda f: f["end_lsn"] > lsn and f["ok"], tp)
+        tk = tc and after("commit", lambda f: f["old"] <= lsn < f["new"],
+                          tc)
+        tn = appends[i + 1][0]
+        if tk is None or tn < tk:
+            continue
+        recs.append({"append": tp - t0, "post": tc - tp,
+                     "completion": tk - tc, "commit": tn - tk})
+    return recs
+
+
+def stage_breakdown(node, args):
+    """One writer x 64 B on @node with the rdmalog tracepoints on (global
+    clock): the median time of each stage of an append, over its records
+    (the first 20 are the warm-up)."""
+    node.run(f"grep -q ' {TRACING} tracefs' /proc/mounts || "
+             f"mount -t tracefs tracefs {TRACING}", timeout=60, check=True)
+    node.run(f"cd {TRACING} && echo 0 > tracing_on && echo global > "
+             "trace_clock && echo 8192 > buffer_size_kb && echo > trace && "
+             "for e in append post completion commit; do echo 1 > "
+             "events/rdmalog/rdmalog_$e/enable; done && echo 1 > tracing_on",
+             timeout=60, check=True)
+    n = 50 if args.quick else 400
+    try:
+        r = node.run(f"rdmalog-bench -j -t 1 -s {SMALL} -n {n} -w 20",
+                     timeout=run_timeout(1, args))
+        node.run(f"echo 0 > {TRACING}/tracing_on", timeout=60)
+        out = node.run(f"cat {TRACING}/trace", timeout=300).out
+    finally:
+        node.run(f"cd {TRACING} && echo 0 > events/rdmalog/enable && "
+                 "echo > trace", timeout=60)
+    recs = parse_stages(out)[20:]
+    res = {"records": len(recs), "command": f"rdmalog-bench -t 1 -s "
+           f"{SMALL} -n {n} -w 20, tracepoints rdmalog_append, _post, "
+           "_completion, _commit"}
+    try:
+        res["bench"] = json.loads(r.out.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        res["bench"] = None
+    if recs:
+        for a, _, _ in STAGES:
+            vals = sorted(x[a] for x in recs)
+            res[a] = round(vals[len(vals) // 2], 1)
+    return res
+
+
+def print_stages(results):
+    st = results.get("stages")
+    if not st:
+        return
+    print(f"\none append, 1 writer x {fmt_size(SMALL)}, 3 nodes quorum, "
+          f"from the tracepoints ({st['records']} records, medians; traced, "
+          "so slower than the rows above):")
+    total = 0
+    for a, _, what in STAGES:
+        v = st.get(a)
+        total += v or 0
+        print(f"  {num(v):>8} us  {what}")
+    print(f"  {num(total):>8} us  the cycle (p50 of the traced run: "
+          f"{num(((st.get('bench') or {}).get('latency_us') or {}).get('p50'))}"
+          " us per write())")
+
+
 def run_rdmalog(node, size, threads, args, verify=False):
     """One rdmalog-bench run (the log emptied first by the caller);
     returns a result dict. verify: read every record back (the
@@ -1224,6 +1318,11 @@ def main():
                     idle_s = min(max(res["guest_elapsed_s"], 2.0), 120.0)
                 if res["durability"] != entry["durability"]:
                     entry["durability_changed"] = res["durability"]
+            if cfg["key"] == "3n-quorum":
+                say("one append's stages (tracepoints), 1 writer")
+                st = results["stages"] = stage_breakdown(c[PRIMARY], args)
+                print(f"    {st['records']} records: " + ", ".join(
+                    f"{a} {num(st.get(a))} us" for a, _, _ in STAGES))
             st = status(c[PRIMARY])
             entry["peers_after"] = st.get("peers")
             n = reconnects(st) - reconnects({"peers": entry["peers"]})
@@ -1305,6 +1404,7 @@ def main():
     print_perftest(results)
     print_goals(results["goals"])
     print_work(results, args.threads)
+    print_stages(results)
     print()
     pngs = plot(results, out)
     print(f"results: {path}" + "".join(f"\nplot:    {p}" for p in pngs))

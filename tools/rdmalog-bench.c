@@ -3,7 +3,8 @@
  * rdmalog-bench - append load generator for /dev/rdmalog.
  *
  *   rdmalog-bench [-t THREADS] [-s SIZE] [-n COUNT | -d SECONDS]
- *                 [-w WARMUP] [-j] [--device PATH] [--verify | --trim]
+ *                 [-w WARMUP] [-r RATE] [-j] [--device PATH]
+ *                 [--verify | --trim]
  *
  * THREADS threads each open the device and append records of SIZE bytes,
  * one write() per record, COUNT times (or for SECONDS). Every write() is
@@ -12,6 +13,12 @@
  * application sees it. The first WARMUP appends of each thread are not
  * measured. The report gives appends/s, payload MiB/s, exact latency
  * percentiles over every measured append, and failed appends by errno.
+ *
+ * -r RATE is the open loop: the threads offer RATE appends/s in all, in
+ * turn at fixed intervals from the start, and an append's
+ * latency counts from the time it was meant to start, not from its
+ * write(): a stall is charged to every append it held back (coordinated
+ * omission), as an application with that arrival rate would see it.
  *
  * --verify reads every appended record back by LSN (RDMALOG_IOC_LAST_LSN
  * after each append, RDMALOG_IOC_READ_RECORD afterwards) and checks its
@@ -57,6 +64,7 @@ struct opts {
 	int json;
 	int verify;
 	int trim;
+	double rate;			/* -r: appends/s offered in all; 0 closed */
 	const char *device;
 };
 
@@ -272,13 +280,28 @@ static void stamp(unsigned char *buf, uint64_t size, unsigned int idx,
 
 /* ------------------------------------------------------------- workers */
 
-static int append_one(struct worker *w, uint64_t *seq, int measured)
+/*
+ * Append one record; @due: in the open loop, when it was meant to start
+ * (its latency counts from then; it waits for it if early), else 0.
+ */
+static int append_one(struct worker *w, uint64_t *seq, int measured,
+		      uint64_t due)
 {
 	uint64_t t0, t1, lsn = 0;
 	ssize_t r;
 
 	stamp(w->buf, o.size, w->idx, *seq);
-	t0 = now_ns();
+	if (due) {
+		struct timespec ts = {
+			.tv_sec = (time_t)(due / 1000000000ULL),
+			.tv_nsec = (long)(due % 1000000000ULL),
+		};
+
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts,
+				       NULL) == EINTR)
+			;
+	}
+	t0 = due ? due : now_ns();
 	r = write(w->fd, w->buf, o.size);
 	t1 = now_ns();
 	if (r != (ssize_t)o.size) {
@@ -319,7 +342,7 @@ static void *worker_main(void *arg)
 	if (w->fd < 0)
 		w->setup_err = errno;
 	for (uint64_t i = 0; w->fd >= 0 && i < o.warmup; i++) {
-		r = append_one(w, &seq, 0);
+		r = append_one(w, &seq, 0, 0);
 		if (r == -2 || (r && ++consecutive >= GIVE_UP_AFTER)) {
 			w->gave_up = 1;
 			break;
@@ -340,7 +363,13 @@ static void *worker_main(void *arg)
 		if (deadline && (now_ns() >= deadline ||
 				 atomic_load(&stop_flag)))
 			break;
-		r = append_one(w, &seq, 1);
+		/* the threads in turn: append i of thread k is due at
+		 * (i * threads + k) / rate from the start
+		 */
+		r = append_one(w, &seq, 1,
+			       o.rate ? w->t_start +
+			       (uint64_t)(((double)i * o.threads + w->idx) *
+					  1e9 / o.rate) : 0);
 		if (r == -2 || (r && ++consecutive >= GIVE_UP_AFTER)) {
 			w->gave_up = 1;
 			break;
@@ -546,7 +575,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: " PROG " [-t THREADS] [-s SIZE] [-n COUNT | -d SECONDS] [-w WARMUP]\n"
-		"                     [-j] [--device PATH] [--verify | --trim]\n"
+		"                     [-r RATE] [-j] [--device PATH] [--verify | --trim]\n"
 		"Append records to /dev/rdmalog from THREADS threads (one descriptor each),\n"
 		"timing every write() (it returns when the record is durable).\n"
 		"  -t, --threads N    writer threads (default 1)\n"
@@ -554,6 +583,9 @@ static void usage(FILE *f)
 		"  -n, --count N      measured appends per thread (default 1000)\n"
 		"  -d, --duration S   append for S seconds instead of a count\n"
 		"  -w, --warmup N     unmeasured appends per thread first (default 0)\n"
+		"  -r, --rate N       open loop: offer N appends/s in all, each thread\n"
+		"                     its share at fixed intervals; latency counts from\n"
+		"                     when an append was due, so stalls are not hidden\n"
 		"  -j, --json         print one JSON object\n"
 		"      --device PATH  device (default /dev/" RDMALOG_DEV_NAME ")\n"
 		"      --verify       read every appended record back by LSN; check\n"
@@ -583,6 +615,7 @@ int main(int argc, char **argv)
 		{ "count", required_argument, NULL, 'n' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "warmup", required_argument, NULL, 'w' },
+		{ "rate", required_argument, NULL, 'r' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "device", required_argument, NULL, 'D' },
 		{ "verify", no_argument, NULL, 'V' },
@@ -603,7 +636,7 @@ int main(int argc, char **argv)
 	double secs, aps, mibs;
 	char *end;
 
-	while ((c = getopt_long(argc, argv, "t:s:n:d:w:jh", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "t:s:n:d:w:r:jh", lopts, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			if (parse_u64(optarg, &v) || v < 1 || v > 1024)
@@ -632,6 +665,14 @@ int main(int argc, char **argv)
 		case 'w':
 			if (parse_u64(optarg, &o.warmup))
 				die_usage("invalid warmup count", optarg);
+			break;
+		case 'r':
+			errno = 0;
+			o.rate = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(o.rate > 0) ||
+			    o.rate > 1e9)
+				die_usage("rate must be a positive number of "
+					  "appends per second", optarg);
 			break;
 		case 'j':
 			o.json = 1;
@@ -811,6 +852,10 @@ int main(int argc, char **argv)
 			jw_double("duration_s", o.duration, -1);
 		}
 		jw_u64("warmup_per_thread", o.warmup);
+		if (o.rate)
+			jw_double("rate_offered", o.rate, 1);
+		else
+			jw_null("rate_offered");
 		jw_u64("appends", ok);
 		jw_u64("warmup_appends", warm_ok);
 		jw_u64("failed", failed);

@@ -306,6 +306,40 @@ def a_reader_on_a_backup_is_woken_by_notify(c):
 
 
 @test
+def open_loop_charges_a_stall_to_every_append_it_delays(c):
+    """rdmalog-bench -r (the open loop, Documentation/benchmarks.rst):
+    appends are offered at a fixed rate and each one's latency counts
+    from when it was due. Unhindered, 2 writers offered 100/s take at
+    least the time their 50 appends are spread over. With every append
+    held 200 ms on node 1 (inject_log_fill_ms, under the append mutex),
+    the closed loop's worst append waits about two holds, while the open
+    loop's last append, due 90 ms after the first but served after all
+    the others, waits about ten: the stall is charged to every append it
+    delayed (coordinated omission), as an application with that arrival
+    rate would see it."""
+    up(c, cluster_file())
+    wait_effective(c[1], "quorum")
+    b = json.loads(c[1].run("rdmalog-bench -j -t 2 -n 25 -r 100",
+                            timeout=300, check=True).out)
+    assert b["appends"] == 50 and b["rate_offered"] == 100, b
+    # the last append is due (49 / 100) s after the start
+    assert b["elapsed_s"] >= 0.49, b
+    rlnode.inject(c[1], "log_fill", 200)
+    try:
+        closed = json.loads(c[1].run("rdmalog-bench -j -t 2 -n 5",
+                                     timeout=300, check=True).out)
+        opened = json.loads(c[1].run("rdmalog-bench -j -t 2 -n 5 -r 100",
+                                     timeout=300, check=True).out)
+    finally:
+        rlnode.inject(c[1], "log_fill", 0)
+    cl, op = closed["latency_us"], opened["latency_us"]
+    print(f"# held 200 ms: closed loop max {cl['max']:.0f} us, open loop "
+          f"max {op['max']:.0f} us")
+    assert op["max"] >= 1_000_000, (cl, op)
+    assert op["max"] > 2 * cl["max"], (cl, op)
+
+
+@test
 def durability_all_blocks_without_every_backup(c):
     tmo = 3000
     up(c, cluster_file(durability="all", timeout=tmo))
