@@ -50,9 +50,11 @@ stalls for minutes on large messages at more).
 """
 
 import argparse
+import copy
 import datetime
 import json
 import math
+import statistics
 import os
 import platform
 import re
@@ -643,6 +645,52 @@ def stop_reader(job):
     return None
 
 
+LAT_KEYS = ("min", "mean", "p50", "p90", "p99", "p999", "max")
+
+
+def merge_reps(runs):
+    """Runs of one row, repeated: the first failed one if any failed, else
+    a copy of the first with appends/s, MiB/s and every latency figure the
+    median over the repetitions, and each one's in "reps"."""
+    for r in runs:
+        if "error" in r or not r.get("bench"):
+            return r
+    if len(runs) == 1:
+        return runs[0]
+    res = copy.deepcopy(runs[0])
+    b = res["bench"]
+    for k in ("appends_per_s", "mib_per_s"):
+        b[k] = statistics.median(r["bench"][k] for r in runs)
+    for k in LAT_KEYS:
+        vals = [r["bench"]["latency_us"].get(k) for r in runs]
+        if None not in vals:
+            b["latency_us"][k] = statistics.median(vals)
+    res["reps"] = [{"appends_per_s": r["bench"]["appends_per_s"],
+                    "p50": r["bench"]["latency_us"]["p50"],
+                    "p99": r["bench"]["latency_us"]["p99"]} for r in runs]
+    return res
+
+
+def perftest_median(c, tool, size, iters, parse, reps):
+    """perftest() @reps times: the median of every number over the runs
+    that worked (their count in "reps"), and the first error if none did."""
+    vals, err = [], None
+    for _ in range(reps):
+        v, e = perftest(c, tool, size, iters, parse)
+        if v:
+            vals.append(v)
+        else:
+            err = err or e
+    if not vals:
+        return None, err
+    res = dict(vals[0])
+    for k, v in vals[0].items():
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            res[k] = statistics.median(x[k] for x in vals)
+    res["reps"] = len(vals)
+    return res, None
+
+
 def measure_run(c, cfg, spec, args, idle_s):
     """One row of the plan: empty the log, and for a backup-work row
     (spec["work"]) start the reader if any, take the idle baseline
@@ -672,6 +720,14 @@ def measure_run(c, cfg, spec, args, idle_s):
             work["error"] = str(e)
     res = run_rdmalog(primary, spec["size"], spec["threads"], args,
                       verify=spec["kind"] == "verify")
+    if spec["kind"] == "timed" and before is None and args.reps > 1:
+        # each figure the median of --reps runs, the log emptied before each
+        runs = [res]
+        for _ in range(args.reps - 1):
+            empty_log(primary)
+            runs.append(run_rdmalog(primary, spec["size"], spec["threads"],
+                                    args))
+        res = merge_reps(runs)
     if before is not None:
         try:
             work["run"] = delta(before, snapshot(c, nodes))
@@ -893,14 +949,16 @@ def print_table(results, rows):
           f"warmup) each; 'timed' rows are timed only, 'verify' rows read "
           f"every record back and check it (the correctness check: slower, "
           f"not for comparison); perftest: {m['perftest_iters']} iterations "
-          f"(ib_write_lat above 4 KiB: at most 100)")
+          f"(ib_write_lat above 4 KiB: at most 100); every timed row "
+          f"without backup work and every ib_write_lat/ib_write_bw figure "
+          f"is the median of {m.get('reps', 1)} runs")
     print("latency in microseconds: rdmalog = one write() until durable; "
           "perftest lat = ib_write_lat (half a round trip)")
     repl = [r for r in rows if r["requested"] != "async"]
     if rows and all(r["in_force"] for r in rows):
         print("durability in force = requested for every row: each "
               "replicated append returned once the backups the mode needs "
-              "held it (RDMA WRITE + APPEND completion on soft-RoCE); the "
+              "held it (RDMA WRITEs and the notice's completion on soft-RoCE); the "
               "async rows commit locally, without waiting for a backup")
     elif repl and not any(r["replicated"] for r in repl):
         print("\n*** REPLICATION WAS NOT IN EFFECT: rdmalogctl status reports "
@@ -1180,6 +1238,10 @@ def main():
                                                for x in s.split(",")],
                     default=list(SIZES),
                     help="comma-separated record sizes (default 64,4K,64K)")
+    ap.add_argument("--reps", type=int, default=None,
+                    help="repetitions of each timed row and of each "
+                    "ib_write_lat and ib_write_bw baseline, their median "
+                    "printed (default 3, --quick 1)")
     ap.add_argument("--smp", type=int, default=2,
                     help="vCPUs per guest (default 2, so writer threads "
                     "are not all queued on one emulated CPU)")
@@ -1192,6 +1254,10 @@ def main():
         args.warmup = 2 if args.quick else 10
     if args.iters is None:
         args.iters = 100 if args.quick else 1000
+    if args.reps is None:
+        args.reps = 1 if args.quick else 3
+    if args.reps < 1:
+        ap.error("--reps must be at least 1")
     if args.threads < 1 or args.count < 1 or args.warmup < 0 or args.iters < 5:
         ap.error("--threads and --count >= 1, --warmup >= 0, --iters >= 5")
     if any(s < 1 or s > MIB for s in args.sizes):
@@ -1242,7 +1308,7 @@ def main():
             "threads": args.threads, "count": args.count,
             "warmup": args.warmup, "perftest_iters": args.iters,
             "sizes": args.sizes, "ring_capacity": capacity,
-            "quick": args.quick,
+            "quick": args.quick, "reps": args.reps,
         })
         print(f"booted in {time.monotonic() - t0:.0f}s: accel {c.accel}, "
               f"guest kernel {meta['guest_kernel']}")
@@ -1346,7 +1412,8 @@ def main():
                 iters = args.iters
                 if tool == "ib_write_lat" and size > 4096:
                     iters = min(iters, 100)
-                val, err = perftest(c, tool, size, iters, parse)
+                val, err = perftest_median(c, tool, size, iters, parse,
+                                           args.reps)
                 p[key] = val
                 p[key + "_iters"] = iters
                 if err:
