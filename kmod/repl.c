@@ -407,7 +407,12 @@ static void rdmalog_repl_push_locked(struct rdmalog_ep *ep,
 		 */
 		if (!data && !rdmalog_repl.commit_push &&
 		    READ_ONCE(commit_delay_us)) {
-			if (!hrtimer_active(&rdmalog_repl.commit_timer))
+			/*
+			 * Not hrtimer_active(): a callback past its kick
+			 * would leave this commit to nobody. Starting it
+			 * again while it runs queues it once more.
+			 */
+			if (!hrtimer_is_queued(&rdmalog_repl.commit_timer))
 				hrtimer_start(&rdmalog_repl.commit_timer,
 					      ns_to_ktime((u64)READ_ONCE(commit_delay_us) *
 							    NSEC_PER_USEC),
