@@ -22,13 +22,22 @@
  * first_lsn .. next_lsn (the last one being head, where the next record
  * will start): pos_of[lsn % nr_slots].
  *
- * Appending: an appender takes append_mutex, checks under lock that its
- * record fits, and then writes it into the free part of the ring without
- * holding lock: nobody else writes there (append_mutex), and the only
- * readers there are late readers of records trimmed meanwhile, which
- * throw away what they read (see below). Only then does it publish the
- * record under lock (next_lsn, head and the index move together), so a
- * partly written record is never visible. Commit is a separate step
+ * Appending: an appender takes append_mutex and, under lock, reserves the
+ * ring space of its record behind those reserved before it (their end is
+ * reserved_end) and takes the next LSN; it lets go of append_mutex at
+ * once. It then copies and checksums its record into that space with no
+ * lock held, beside the other appenders doing the same in theirs: nobody
+ * else writes there, and the only readers there are late readers of
+ * records trimmed meanwhile, which throw away what they read (see below).
+ * Records are published in LSN order, under lock (next_lsn, head and the
+ * index move together), so a partly written record is never visible:
+ * the appender that ends the fill of the oldest pending record publishes
+ * it and every filled one after it; one that ends its fill early waits
+ * for that. A fill that fails (-EFAULT: user memory went away) leaves a
+ * hole that the records after it cannot be published over: its appender
+ * takes append_mutex, waits for the fills in flight, and gives every
+ * record reserved after its own back to its appender, who reserves and
+ * copies it again (rdmalog_log_lock_appends()). Commit is a separate step
  * (rdmalog_log_commit): replication commits from its completion handlers
  * once enough backups hold a record, unless appends commit themselves
  * (async durability, or a cluster of one). An append waits for its commit
@@ -94,6 +103,22 @@
 #include "log_priv.h"
 #include "stats.h"
 #include "trace.h"
+
+/*
+ * Where an appender's record is (&struct rdmalog_log_waiter.state), under
+ * the log's lock: on @pending while RESERVED (being filled), FILLED or
+ * FAILED; then PUBLISHED (on @waiters), or RETRY (taken off @pending by a
+ * rollback: reserve again) or REMOVED (the failed one itself, or any on a
+ * dead log).
+ */
+enum rdmalog_fill_state {
+	RDMALOG_FILL_RESERVED,
+	RDMALOG_FILL_FILLED,
+	RDMALOG_FILL_FAILED,
+	RDMALOG_FILL_PUBLISHED,
+	RDMALOG_FILL_RETRY,
+	RDMALOG_FILL_REMOVED,
+};
 
 /*
  * The crc32c driver the crypto API picks now: the one libcrc32c bound
@@ -378,6 +403,8 @@ struct rdmalog_log *rdmalog_log_create(const struct rdmalog_log_params *p)
 	log->nr_slots = div_u64(p->capacity, RDMALOG_LOG_MIN_FOOTPRINT) + 1;
 	spin_lock_init(&log->lock);
 	mutex_init(&log->append_mutex);
+	init_waitqueue_head(&log->fill_wq);
+	INIT_LIST_HEAD(&log->pending);
 	init_waitqueue_head(&log->commit_wq);
 	init_waitqueue_head(&log->space_wq);
 	INIT_LIST_HEAD(&log->waiters);
@@ -445,6 +472,7 @@ void rdmalog_log_shutdown(struct rdmalog_log *log)
 	spin_lock_bh(&log->lock);
 	log->dead = true;
 	spin_unlock_bh(&log->lock);
+	rdmalog_log_wake(&log->fill_wq);
 	rdmalog_log_wake(&log->commit_wq);
 	rdmalog_log_wake(&log->space_wq);
 }
@@ -465,8 +493,9 @@ bool rdmalog_log_is_dead(struct rdmalog_log *log)
  */
 static bool rdmalog_log_fits_locked(struct rdmalog_log *log, u64 footprint)
 {
-	return log->head - min(log->tail, log->floor) + footprint <=
-	       log->capacity;
+	u64 end = log->reserved_end ?: log->head;
+
+	return end - min(log->tail, log->floor) + footprint <= log->capacity;
 }
 
 /* Wait condition of appenders blocked on a full ring. */
@@ -545,15 +574,19 @@ void rdmalog_log_commit(struct rdmalog_log *log, u64 upto_lsn)
 }
 
 /*
- * Wait until ring space for @footprint bytes is free and take
- * append_mutex; on success the space stays free (only appenders consume
- * it) and *pos, *lsn say where and what the record will be. -EROFS when
- * the log does not lead (a backup's, or its primary stepped down).
+ * Wait until ring space for @footprint bytes is free and reserve it for
+ * @w's record, behind every record reserved before it: @w goes on
+ * @pending, @w->pos and @w->lsn say where and what the record will be,
+ * *@epoch and *@gen what its header says. The space stays free until the
+ * record is published (only appenders consume it). -EROFS when the log
+ * does not lead (a backup's, or its primary stepped down).
  */
 static int rdmalog_log_reserve(struct rdmalog_log *log, u64 footprint,
-			       bool nonblock, u64 *pos, u64 *lsn)
+			       bool nonblock, struct rdmalog_log_waiter *w,
+			       u64 *epoch, u32 *gen)
 {
-	bool dead, fits, leading;
+	struct rdmalog_log_waiter *last;
+	bool dead, fits, leading, overlap = false;
 
 	for (;;) {
 		if (mutex_lock_interruptible(&log->append_mutex))
@@ -562,18 +595,31 @@ static int rdmalog_log_reserve(struct rdmalog_log *log, u64 footprint,
 		dead = log->dead;
 		leading = log->leading && !log->refusing;
 		fits = !log->paused && rdmalog_log_fits_locked(log, footprint);
-		*pos = log->head;
-		*lsn = log->next_lsn;
-		if (!dead && leading && fits)
-			log->reserved_end = log->head + footprint;
-		spin_unlock_bh(&log->lock);
-		if (dead || !leading) {
-			mutex_unlock(&log->append_mutex);
-			return dead ? -ENETDOWN : -EROFS;
+		if (!dead && leading && fits) {
+			last = list_empty(&log->pending) ? NULL :
+			       list_last_entry(&log->pending,
+					       struct rdmalog_log_waiter, node);
+			w->pos = last ? last->pos + last->footprint : log->head;
+			w->lsn = last ? last->lsn + 1 : log->next_lsn;
+			w->footprint = footprint;
+			w->state = RDMALOG_FILL_RESERVED;
+			w->err = 0;
+			list_add_tail(&w->node, &log->pending);
+			overlap = log->filling;
+			log->filling++;
+			log->reserved_end = w->pos + footprint;
+			*epoch = log->epoch;
+			*gen = log->gen;
 		}
-		if (fits)
-			return 0;
+		spin_unlock_bh(&log->lock);
 		mutex_unlock(&log->append_mutex);
+		if (dead || !leading)
+			return dead ? -ENETDOWN : -EROFS;
+		if (fits) {
+			if (overlap)
+				rdmalog_stats_inc(RDMALOG_STAT_APPEND_OVERLAPS);
+			return 0;
+		}
 
 		/*
 		 * Wait without append_mutex so that non-blocking appenders
@@ -617,11 +663,12 @@ static void rdmalog_log_put_header(struct rdmalog_log *log, u64 pos,
 
 /*
  * Write record @lsn (payload from @from, @len bytes) at stream position
- * @pos, in free ring space (read only by late readers of records trimmed
- * meanwhile, which discard what they see). Caller holds append_mutex.
+ * @pos, in free ring space the caller reserved (read only by late readers
+ * of records trimmed meanwhile, which discard what they see).
  */
 static int rdmalog_log_fill(struct rdmalog_log *log, u64 pos, u64 lsn,
-			    struct iov_iter *from, size_t len, u16 flags)
+			    struct iov_iter *from, size_t len, u16 flags,
+			    u64 epoch, u32 gen)
 {
 	u64 footprint = rdmalog_log_footprint(len);
 	u64 data = pos + RDMALOG_LOG_HDR_SIZE;
@@ -630,9 +677,8 @@ static int rdmalog_log_fill(struct rdmalog_log *log, u64 pos, u64 lsn,
 		return -EFAULT;
 	rdmalog_ring_zero(log, data + len,
 			  footprint - RDMALOG_LOG_HDR_SIZE - len);
-	/* gen: append_mutex held */
-	rdmalog_log_put_header(log, pos, lsn, len, flags, log->epoch,
-			       ktime_get_real_ns(), log->gen);
+	rdmalog_log_put_header(log, pos, lsn, len, flags, epoch,
+			       ktime_get_real_ns(), gen);
 	return 0;
 }
 
@@ -652,32 +698,136 @@ void rdmalog_log_write_es(struct rdmalog_log *log,
 }
 
 /*
- * Make record @lsn visible and put @w on the waiters; commit it at once
- * when appends commit themselves. Caller holds append_mutex.
+ * Publish the pending records that are filled and follow the published
+ * ones, in LSN order: each becomes visible (head, next_lsn and the index
+ * move) and its appender's waiter goes on @waiters. Lock held. Return:
+ * the LSN after the last one published, 0 if none was.
  */
-static int rdmalog_log_publish(struct rdmalog_log *log, u64 lsn,
-			       u64 footprint, struct rdmalog_log_waiter *w)
+static u64 rdmalog_log_publish_locked(struct rdmalog_log *log)
 {
-	bool self = false;
-	int ret = 0;
+	struct rdmalog_log_waiter *w, *n;
+	u64 upto = 0;
 
-	spin_lock_bh(&log->lock);
+	if (log->dead)
+		return 0;
+	list_for_each_entry_safe(w, n, &log->pending, node) {
+		if (w->state != RDMALOG_FILL_FILLED)
+			break;
+		log->head += w->footprint;
+		log->next_lsn = w->lsn + 1;
+		*rdmalog_log_slot(log, w->lsn + 1) = log->head;
+		w->state = RDMALOG_FILL_PUBLISHED;
+		list_move_tail(&w->node, &log->waiters);
+		upto = w->lsn + 1;
+	}
+	if (list_empty(&log->pending))
+		log->reserved_end = 0;
+	return upto;
+}
+
+/*
+ * Give every pending record back to its appender (RETRY; the failed one
+ * REMOVED): after a fill failed, once no fill is in flight, with
+ * append_mutex held. The records after the failed one are reserved again
+ * from its place. Lock held.
+ */
+static void rdmalog_log_rollback_locked(struct rdmalog_log *log)
+{
+	struct rdmalog_log_waiter *w, *n;
+
+	list_for_each_entry_safe(w, n, &log->pending, node) {
+		if (w->state == RDMALOG_FILL_FILLED)
+			rdmalog_stats_inc(RDMALOG_STAT_APPEND_RETRIES);
+		w->state = w->state == RDMALOG_FILL_FILLED ?
+			   RDMALOG_FILL_RETRY : RDMALOG_FILL_REMOVED;
+		list_del_init(&w->node);
+	}
 	log->reserved_end = 0;
-	if (log->dead) {
-		ret = -ENETDOWN;
-	} else {
-		/* Only appenders move head and next_lsn, under append_mutex. */
-		log->head += footprint;
-		log->next_lsn = lsn + 1;
-		*rdmalog_log_slot(log, lsn + 1) = log->head;
-		w->lsn = lsn;
-		w->err = 0;
-		list_add_tail(&w->node, &log->waiters);
-		self = log->self_commit;
+}
+
+void rdmalog_log_lock_appends(struct rdmalog_log *log)
+{
+	bool rolled = false;
+
+	mutex_lock(&log->append_mutex);
+	wait_event(log->fill_wq, !READ_ONCE(log->filling));
+	spin_lock_bh(&log->lock);
+	/* The rest were published when their fills ended, unless dead. */
+	if (!list_empty(&log->pending)) {
+		rdmalog_log_rollback_locked(log);
+		rolled = true;
 	}
 	spin_unlock_bh(&log->lock);
-	if (self)
-		rdmalog_log_commit(log, lsn + 1);
+	if (rolled)
+		rdmalog_log_wake(&log->fill_wq);
+}
+
+void rdmalog_log_unlock_appends(struct rdmalog_log *log)
+{
+	mutex_unlock(&log->append_mutex);
+}
+
+/* Wait condition of a filled record waiting for its publish. */
+static bool rdmalog_log_settled(struct rdmalog_log *log,
+				struct rdmalog_log_waiter *w)
+{
+	bool ret;
+
+	spin_lock_bh(&log->lock);
+	ret = w->state != RDMALOG_FILL_FILLED || log->dead;
+	spin_unlock_bh(&log->lock);
+	return ret;
+}
+
+/*
+ * The end of @w's fill (@err: its outcome): publish what can be, then
+ * wait until @w's record is published (0, and @w is on the waiters; the
+ * record commits itself when appends do), to be reserved again
+ * (-EAGAIN) or lost with the log (-ENETDOWN), or, when its own fill
+ * failed, give back the records reserved after it and return @err.
+ */
+static int rdmalog_log_fill_done(struct rdmalog_log *log,
+				 struct rdmalog_log_waiter *w, int err)
+{
+	bool wake, self;
+	u64 upto;
+	int ret;
+
+	spin_lock_bh(&log->lock);
+	w->state = err ? RDMALOG_FILL_FAILED : RDMALOG_FILL_FILLED;
+	log->filling--;
+	upto = rdmalog_log_publish_locked(log);
+	wake = upto || !log->filling;
+	self = log->self_commit;
+	spin_unlock_bh(&log->lock);
+	if (wake)
+		rdmalog_log_wake(&log->fill_wq);
+	if (upto && self)
+		rdmalog_log_commit(log, upto);
+	if (err) {
+		/* Whoever drains first takes @w off @pending. */
+		rdmalog_log_lock_appends(log);
+		rdmalog_log_unlock_appends(log);
+		return err;
+	}
+
+	wait_event(log->fill_wq, rdmalog_log_settled(log, w));
+	spin_lock_bh(&log->lock);
+	switch (w->state) {
+	case RDMALOG_FILL_PUBLISHED:
+		ret = 0;
+		break;
+	case RDMALOG_FILL_RETRY:
+		ret = -EAGAIN;
+		break;
+	default:
+		/* dead, still pending */
+		list_del_init(&w->node);
+		w->state = RDMALOG_FILL_REMOVED;
+		ret = -ENETDOWN;
+		break;
+	}
+	spin_unlock_bh(&log->lock);
 	return ret;
 }
 
@@ -812,8 +962,9 @@ static int rdmalog_log_post(struct rdmalog_log *log, struct iov_iter *from,
 			    struct rdmalog_log_waiter *w, u64 *lsnp)
 {
 	size_t len = iov_iter_count(from);
-	u64 footprint, pos, lsn;
+	u64 footprint, epoch;
 	int ret;
+	u32 gen;
 
 	if (rdmalog_log_is_dead(log))
 		return -ENETDOWN;
@@ -823,32 +974,33 @@ static int rdmalog_log_post(struct rdmalog_log *log, struct iov_iter *from,
 		return -EMSGSIZE;
 	footprint = rdmalog_log_footprint(len);
 
-	ret = rdmalog_log_reserve(log, footprint, nonblock, &pos, &lsn);
-	if (ret)
-		return ret;
-	/* Holding the reservation: the interleaving of review-kernel.md #5. */
-	rdmalog_inject_delay(RDMALOG_INJ_LOG_FILL);
-	ret = rdmalog_log_fill(log, pos, lsn, from, len, flags);
-	if (!ret) {
+	do {
+		ret = rdmalog_log_reserve(log, footprint, nonblock, w, &epoch,
+					  &gen);
+		if (ret)
+			return ret;
+		/* Holding the reservation: the interleaving of review-kernel.md #5. */
+		rdmalog_inject_delay(RDMALOG_INJ_LOG_FILL);
+		ret = rdmalog_log_fill(log, w->pos, w->lsn, from, len, flags,
+				       epoch, gen);
 		/* Before replication can see it: traces stay in order. */
-		trace_rdmalog_append(lsn, len, pos);
-		ret = rdmalog_log_publish(log, lsn, footprint, w);
-	} else {
-		spin_lock_bh(&log->lock);
-		log->reserved_end = 0;
-		spin_unlock_bh(&log->lock);
-	}
-	mutex_unlock(&log->append_mutex);
+		if (!ret)
+			trace_rdmalog_append(w->lsn, len, w->pos);
+		ret = rdmalog_log_fill_done(log, w, ret);
+		/* An earlier fill failed: ours goes where that one was. */
+		if (ret == -EAGAIN)
+			iov_iter_revert(from, len);
+	} while (ret == -EAGAIN);
 	if (ret)
 		goto err;
 
 	/*
 	 * Replication writes it to the backups and commits it from its
-	 * completion handlers (or it committed itself in publish).
+	 * completion handlers (or it committed itself when published).
 	 */
 	if (log->hooks)
 		log->hooks->kick();
-	*lsnp = lsn;
+	*lsnp = w->lsn;
 	return 0;
 
 err:
@@ -1311,7 +1463,7 @@ u64 rdmalog_log_truncate(struct rdmalog_log *log)
 
 	/* A timed-out writer: the interleaving of review-kernel.md #6. */
 	rdmalog_inject_delay(RDMALOG_INJ_LOG_TRUNCATE);
-	mutex_lock(&log->append_mutex);
+	rdmalog_log_lock_appends(log);
 	/* A dead log has nothing to remove and nothing to tell. */
 	spin_lock_bh(&log->lock);
 	hooks = log->hooks && !log->dead;
@@ -1336,7 +1488,7 @@ u64 rdmalog_log_truncate(struct rdmalog_log *log)
 	spin_unlock_bh(&log->lock);
 	if (hooks)
 		log->hooks->resume(log, head, next);
-	mutex_unlock(&log->append_mutex);
+	rdmalog_log_unlock_appends(log);
 	if (n) {
 		rdmalog_stats_add(RDMALOG_STAT_TRUNCATED_RECORDS, n);
 		pr_warn_ratelimited("commit timeout: removed %llu uncommitted record%s from LSN %llu on\n",

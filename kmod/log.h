@@ -126,9 +126,14 @@ int rdmalog_log_append(struct rdmalog_log *log, struct iov_iter *from,
 		       bool nonblock, u64 *lsn);
 
 /**
- * struct rdmalog_log_waiter - an append waiting for its commit
- * @node: entry on the log's waiters, from publish to the end of the wait
+ * struct rdmalog_log_waiter - an append, from its reservation to the end
+ * of its wait for the commit
+ * @node: entry on the log's @pending from its reservation to its publish,
+ *	then on its @waiters to the end of the wait; under the log's lock
  * @lsn: its record
+ * @pos: where its record starts in the stream; set at its reservation
+ * @footprint: the ring bytes its record takes; the same
+ * @state: enum rdmalog_fill_state; under the log's lock
  * @err: set under the log's lock when the record is removed: by
  *	rdmalog_log_truncate() (-ETIMEDOUT) or rdmalog_log_step_down()
  *	(-ENOTCONN); checked before the commit LSN, because the LSN is
@@ -141,6 +146,9 @@ int rdmalog_log_append(struct rdmalog_log *log, struct iov_iter *from,
 struct rdmalog_log_waiter {
 	struct list_head node;
 	u64 lsn;
+	u64 pos;
+	u64 footprint;
+	u8 state;
 	int err;
 };
 
@@ -642,8 +650,9 @@ struct rdmalog_log_held {
  *	that follow it in the ring and verify (contiguous LSNs, the log's
  *	epoch, no older generation, both CRC32C) although no primary said
  *	they are committed yet. What was trimmed counts: a log whose
- *	records were all trimmed still holds its last one's LSN. Process
- *	context.
+ *	records were all trimmed still holds its last one's LSN. A leading
+ *	log's: its last published record (what its appenders copy is not
+ *	held yet), with no wait for them. Process context.
  */
 void rdmalog_log_held(struct rdmalog_log *log, struct rdmalog_log_held *held);
 

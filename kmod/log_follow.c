@@ -221,7 +221,7 @@ static int rdmalog_log_apply_below(struct rdmalog_log *log, u64 limit,
 	u32 gen;
 
 	*why = NULL;
-	mutex_lock(&log->append_mutex);
+	rdmalog_log_lock_appends(log);
 	spin_lock_bh(&log->lock);
 	dead = log->dead;
 	pos = log->head;
@@ -297,7 +297,7 @@ static int rdmalog_log_apply_below(struct rdmalog_log *log, u64 limit,
 		rdmalog_log_wake(&log->commit_wq);
 	}
 out:
-	mutex_unlock(&log->append_mutex);
+	rdmalog_log_unlock_appends(log);
 	return ret;
 }
 
@@ -321,7 +321,7 @@ int rdmalog_log_reset(struct rdmalog_log *log, u64 lsn, u64 pos)
 	u64 dropped = 0;
 	int ret = 0;
 
-	mutex_lock(&log->append_mutex);
+	rdmalog_log_lock_appends(log);
 	spin_lock_bh(&log->lock);
 	if (log->dead) {
 		ret = -ENETDOWN;
@@ -342,7 +342,7 @@ int rdmalog_log_reset(struct rdmalog_log *log, u64 lsn, u64 pos)
 		*rdmalog_log_slot(log, lsn) = pos;
 	}
 	spin_unlock_bh(&log->lock);
-	mutex_unlock(&log->append_mutex);
+	rdmalog_log_unlock_appends(log);
 	if (ret)
 		return ret;
 	if (dropped)
@@ -382,7 +382,7 @@ int rdmalog_log_follow(struct rdmalog_log *log, u64 id, u64 epoch)
  * before), every record that verifies, contiguous, of no later epoch
  * than @max_epoch and of no older (epoch, generation) than the record
  * before it. On return they describe where that ends: *@lsn is the LSN
- * after the last one. Caller holds append_mutex.
+ * after the last one. Caller holds rdmalog_log_lock_appends().
  */
 static void rdmalog_log_walk_held(struct rdmalog_log *log, u64 *pos,
 				  u64 *lsn, u64 limit, u64 max_epoch,
@@ -409,23 +409,39 @@ static void rdmalog_log_walk_held(struct rdmalog_log *log, u64 *pos,
 void rdmalog_log_held(struct rdmalog_log *log, struct rdmalog_log_held *held)
 {
 	u64 pos, lsn, limit, max_epoch;
+	bool leading;
 
-	mutex_lock(&log->append_mutex);
-	spin_lock_bh(&log->lock);
-	pos = log->head;
-	lsn = log->next_lsn;
-	limit = log->tail + log->capacity;
-	held->gen = log->gen;
-	held->epoch = log->last_epoch;
-	max_epoch = log->epoch;
-	spin_unlock_bh(&log->lock);
 	/*
-	 * Past the head: what the primary wrote and had not (or not yet
-	 * here) said is committed.
+	 * A primary's ring holds nothing past its head but the records its
+	 * appenders are copying, which nobody holds yet: its head is all,
+	 * read without waiting for those copies (a periodic beat asks).
 	 */
-	rdmalog_log_walk_held(log, &pos, &lsn, limit, max_epoch, &held->epoch,
-			      &held->gen);
-	mutex_unlock(&log->append_mutex);
+	spin_lock_bh(&log->lock);
+	leading = log->leading;
+	if (leading) {
+		lsn = log->next_lsn;
+		held->gen = log->gen;
+		held->epoch = log->last_epoch;
+	}
+	spin_unlock_bh(&log->lock);
+	if (!leading) {
+		rdmalog_log_lock_appends(log);
+		spin_lock_bh(&log->lock);
+		pos = log->head;
+		lsn = log->next_lsn;
+		limit = log->tail + log->capacity;
+		held->gen = log->gen;
+		held->epoch = log->last_epoch;
+		max_epoch = log->epoch;
+		spin_unlock_bh(&log->lock);
+		/*
+		 * Past the head: what the primary wrote and had not (or not
+		 * yet here) said is committed.
+		 */
+		rdmalog_log_walk_held(log, &pos, &lsn, limit, max_epoch,
+				      &held->epoch, &held->gen);
+		rdmalog_log_unlock_appends(log);
+	}
 	held->lsn = lsn - 1;
 	if (!held->lsn) {
 		held->epoch = 0;
@@ -441,7 +457,7 @@ int rdmalog_log_hold_epoch_start(struct rdmalog_log *log, u64 id,
 	u32 gen;
 
 	fp = RDMALOG_LOG_ES_FOOTPRINT;
-	mutex_lock(&log->append_mutex);
+	rdmalog_log_lock_appends(log);
 	spin_lock_bh(&log->lock);
 	if (log->dead)
 		ret = -ENETDOWN;
@@ -485,7 +501,7 @@ int rdmalog_log_hold_epoch_start(struct rdmalog_log *log, u64 id,
 		log->epoch = max(log->epoch, es->epoch);
 	spin_unlock_bh(&log->lock);
 out:
-	mutex_unlock(&log->append_mutex);
+	rdmalog_log_unlock_appends(log);
 	return ret;
 }
 
@@ -498,7 +514,7 @@ int rdmalog_log_lead(struct rdmalog_log *log, u64 epoch, u64 id,
 	int ret = 0;
 	u32 g;
 
-	mutex_lock(&log->append_mutex);
+	rdmalog_log_lock_appends(log);
 	spin_lock_bh(&log->lock);
 	if (log->dead)
 		ret = -ENETDOWN;
@@ -554,7 +570,7 @@ int rdmalog_log_lead(struct rdmalog_log *log, u64 epoch, u64 id,
 		pr_info("took %llu record%s its primary had not committed, up to LSN %llu\n",
 			n, n == 1 ? "" : "s", lsn - 1);
 out:
-	mutex_unlock(&log->append_mutex);
+	rdmalog_log_unlock_appends(log);
 	return ret;
 }
 
@@ -565,7 +581,7 @@ u64 rdmalog_log_step_down(struct rdmalog_log *log)
 	u64 n = 0, last = 0;
 	bool read = false;
 
-	mutex_lock(&log->append_mutex);
+	rdmalog_log_lock_appends(log);
 	spin_lock_bh(&log->lock);
 	if (!log->dead) {
 		n = log->next_lsn - log->commit_lsn;
@@ -583,7 +599,7 @@ u64 rdmalog_log_step_down(struct rdmalog_log *log)
 			last = *rdmalog_log_slot(log, log->next_lsn - 1);
 	}
 	spin_unlock_bh(&log->lock);
-	/* append_mutex held: nothing writes the ring. */
+	/* rdmalog_log_lock_appends(): nothing writes the ring. */
 	if (read)
 		rdmalog_ring_read(log, last, &rec, sizeof(rec));
 	spin_lock_bh(&log->lock);
@@ -592,7 +608,7 @@ u64 rdmalog_log_step_down(struct rdmalog_log *log)
 		log->gen = le32_to_cpu(rec.gen);
 	}
 	spin_unlock_bh(&log->lock);
-	mutex_unlock(&log->append_mutex);
+	rdmalog_log_unlock_appends(log);
 	rdmalog_log_wake(&log->commit_wq);
 	rdmalog_log_wake(&log->space_wq);
 	return n;

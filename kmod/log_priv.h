@@ -29,7 +29,8 @@
  * @ref: references: the node holds one while the log is up, every open
  *	descriptor one; the last rdmalog_log_put() frees everything
  * @ring: @capacity bytes of ring, allocated at creation, freed on release;
- *	written only by the appender holding @append_mutex, in the free part
+ *	written only in its free part: by an appender in the space it
+ *	reserved, or by a holder of rdmalog_log_lock_appends()
  * @mem: the chunks behind @ring (rdmalog_log_ring_alloc()); constant
  * @capacity: ring size in bytes, a multiple of PAGE_SIZE (not necessarily
  *	a power of two); constant
@@ -63,9 +64,21 @@
  * @last_epoch: the epoch of the last published record (a primary's:
  *	@epoch once it appended); along the log (epoch, generation) never
  *	decreases. Under @append_mutex and @lock
- * @append_mutex: serializes appenders from reserving space to publishing;
- *	taken before @lock. Readers and rdmalog_log_trim() never take it:
- *	neither waits for the other nor for an appender
+ * @append_mutex: serializes appenders' reservations of ring space (only
+ *	that: they copy and checksum their records without it, at once);
+ *	rdmalog_log_lock_appends() takes it to stop new reservations and
+ *	waits for the fills in flight. Taken before @lock. Readers and
+ *	rdmalog_log_trim() never take it: neither waits for the other nor
+ *	for an appender
+ * @fill_wq: appenders whose filled record waits for the ones reserved
+ *	before it (records are published in LSN order), and holders of
+ *	append_mutex waiting for the fills in flight to end; woken when a
+ *	record is published or the last fill in flight ends, on a rollback
+ *	and on shutdown
+ * @pending: &struct rdmalog_log_waiter of the records reserved and not
+ *	published yet, in LSN order (their LSNs follow @next_lsn, their
+ *	positions @head); under @lock
+ * @filling: how many of them are still being filled; under @lock
  * @commit_wq: readers waiting for a record to be committed, appenders
  *	waiting for their own commit, pollers; woken on commit, trim and
  *	shutdown
@@ -73,9 +86,9 @@
  *	floor rise, truncation and shutdown
  * @floor: replication's floor (rdmalog_log_set_floor()), U64_MAX for
  *	none; under @lock
- * @reserved_end: where the space an appender reserved and has not
- *	published yet ends (0: none); under @lock. rdmalog_log_plan() must
- *	not lower @floor under it
+ * @reserved_end: where the space appenders reserved and have not
+ *	published yet ends (the end of the last of @pending; 0: none); under
+ *	@lock. rdmalog_log_plan() must not lower @floor under it
  * @lead_lsn: a primary's first LSN of its epoch: rdmalog_log_truncate()
  *	removes nothing below it (the records before it, adopted when it
  *	won its election, may have been committed by the primary before it).
@@ -129,6 +142,9 @@ struct rdmalog_log {
 	u64 last_epoch;
 
 	struct mutex append_mutex;	/* before @lock */
+	wait_queue_head_t fill_wq;
+	struct list_head pending;
+	unsigned int filling;
 	wait_queue_head_t commit_wq;
 	wait_queue_head_t space_wq;
 
@@ -193,6 +209,16 @@ void rdmalog_log_write_es(struct rdmalog_log *log,
  */
 bool rdmalog_log_es_current_locked(struct rdmalog_log *log,
 				   const struct rdmalog_log_es *es);
+/*
+ * Stop appenders from writing the ring: take append_mutex (no new
+ * reservation) and wait for the fills in flight to end; a record reserved
+ * after one whose fill failed is given back to its appender, who reserves
+ * again. On return no record is reserved and unpublished (the ring's free
+ * part is the caller's, head and next_lsn are where the next record goes).
+ * Sleeps, uninterruptibly: a fill ends when its copy from user memory does.
+ */
+void rdmalog_log_lock_appends(struct rdmalog_log *log);
+void rdmalog_log_unlock_appends(struct rdmalog_log *log);
 /* Wake @wq's sleepers, if any (after the state they wait for changed). */
 void rdmalog_log_wake(wait_queue_head_t *wq);
 

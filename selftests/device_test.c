@@ -251,10 +251,14 @@ static short poll_now(int fd, short events)
 	return pfd.revents;
 }
 
+/* the delay point log_fill, in ms (0: off) */
+#define FILL_DELAY "/sys/module/rdmalog/parameters/inject_log_fill_ms"
+
 FIXTURE(dev) {
 	int fd;
 	struct shared *sh;
 	pid_t child;
+	int fill_delay;		/* a test set FILL_DELAY: teardown resets it */
 };
 
 FIXTURE_SETUP(dev)
@@ -279,6 +283,8 @@ FIXTURE_SETUP(dev)
 
 FIXTURE_TEARDOWN(dev)
 {
+	if (self->fill_delay)
+		rl_sh(NULL, 0, "echo 0 > " FILL_DELAY);
 	rl_reap(self->child);
 	if (self->fd >= 0)
 		close(self->fd);
@@ -1296,6 +1302,146 @@ TEST_F_TIMEOUT(dev, efault_write_appends_nothing, RL_TIMEOUT)
 	ASSERT_EQ(1, rl_last_lsn(self->fd));
 	ASSERT_EQ(100, read(self->fd, rbuf, sizeof(rbuf)));
 	ASSERT_EQ(0x5a, rbuf[99]);
+	munmap(m, 2 * pg);
+}
+
+/* A counter of `rdmalogctl -j stats`, or ~0 when it cannot be read. */
+static uint64_t ctl_stat(const char *name)
+{
+	char out[16384], key[64], *p;
+
+	if (rl_ctl(out, sizeof(out), "-j stats"))
+		return ~0ULL;
+	snprintf(key, sizeof(key), "\"%s\":", name);
+	p = strstr(out, key);
+	if (!p)
+		return ~0ULL;
+	return strtoull(p + strlen(key), NULL, 10);
+}
+
+/* Until @pid sleeps (S or D: a delay point sleeps uninterruptibly). */
+static int wait_blocked(pid_t pid, unsigned int ms)
+{
+	uint64_t end = rl_mono_ms() + ms;
+	char path[64], buf[512], *p;
+	int seen = 0, fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	while (rl_mono_ms() < end) {
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			return -1;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			return -1;
+		buf[n] = '\0';
+		p = strrchr(buf, ')');
+		if (!p || !p[1] || !p[2] || p[2] == 'Z' || p[2] == 'X')
+			return -1;
+		seen = (p[2] == 'S' || p[2] == 'D') ? seen + 1 : 0;
+		if (seen >= 3)
+			return 0;
+		rl_msleep(20);
+	}
+	return -1;
+}
+
+/*
+ * A child that appends 100 bytes of pattern @seed (or, @bad, 200 bytes
+ * whose last 100 are unreadable) and exits 0 when the outcome is right.
+ */
+static pid_t fork_append(const uint8_t *bad, uint64_t seed)
+{
+	pid_t pid = fork();
+	uint8_t buf[100];
+	int fd;
+
+	if (pid)
+		return pid;
+	fd = open_log(O_WRONLY);
+	if (fd < 0)
+		_exit(2);
+	if (bad)
+		_exit(write(fd, bad, 200) == -1 && errno == EFAULT ? 0 : 3);
+	rl_pattern(buf, sizeof(buf), seed);
+	_exit(write(fd, buf, sizeof(buf)) == sizeof(buf) ? 0 : 4);
+}
+
+/*
+ * The append mutex covers only the reservation: appenders copy side by
+ * side. Each append is held 5 s between its reservation and its copy
+ * (delay point log_fill). A first appender reserves LSN 1 for a buffer
+ * whose tail is unreadable; while it is held, two more reserve LSNs 2
+ * and 3 (append_overlaps: 2). Its copy fails, and the two records
+ * copied behind it cannot be published over the hole: they are given
+ * back (append_retries: 2) and reserved again, side by side
+ * (append_overlaps: 3), and copied again, as LSNs 1 and 2. The
+ * failed append gets -EFAULT, the others their records, whole, with no
+ * hole between.
+ */
+TEST_F_TIMEOUT(dev, efault_copy_behind_others_loses_no_record, RL_TIMEOUT)
+{
+	uint64_t ov0, rt0, ov1, rt1, seen = 0;
+	long pg = sysconf(_SC_PAGESIZE);
+	struct rdmalog_read_record rr;
+	struct rdmalog_state st;
+	pid_t pids[3];
+	uint8_t *m, want[100];
+	int i, j, status;
+
+	m = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, m);
+	ASSERT_EQ(0, mprotect(m + pg, pg, PROT_NONE));
+	memset(m, 0x5a, pg);
+	ov0 = ctl_stat("append_overlaps");
+	rt0 = ctl_stat("append_retries");
+	ASSERT_NE(~0ULL, ov0);
+	ASSERT_NE(~0ULL, rt0);
+
+	self->fill_delay = 1;
+	ASSERT_EQ(0, rl_sh(NULL, 0, "echo 5000 > " FILL_DELAY));
+	pids[0] = fork_append(m + pg - 100, 0);
+	ASSERT_LT(0, pids[0]);
+	EXPECT_EQ(0, wait_blocked(pids[0], BLOCK_MS));
+	for (i = 1; i < 3; i++) {
+		pids[i] = fork_append(NULL, 700 + i);
+		ASSERT_LT(0, pids[i]);
+	}
+	/* both reserved while the first is held (5 s: room for a slow VM) */
+	for (i = 0; i < 250 && ctl_stat("append_overlaps") < ov0 + 2; i++)
+		rl_msleep(20);
+	EXPECT_EQ(ov0 + 2, ctl_stat("append_overlaps"));
+	for (i = 0; i < 3; i++) {
+		EXPECT_EQ(pids[i], rl_waitpid_ms(pids[i], &status, BLOCK_MS));
+		EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) {
+			TH_LOG("appender %d: %s", i, rl_status_str(status));
+		}
+	}
+	ASSERT_EQ(0, rl_sh(NULL, 0, "echo 0 > " FILL_DELAY));
+	self->fill_delay = 0;
+	ov1 = ctl_stat("append_overlaps");
+	rt1 = ctl_stat("append_retries");
+	/* and once more when the two reserve again side by side */
+	EXPECT_EQ(3, ov1 - ov0);
+	EXPECT_EQ(2, rt1 - rt0);
+
+	ASSERT_EQ(0, rl_get_state(self->fd, &st));
+	EXPECT_EQ(3, st.next_lsn);
+	EXPECT_EQ(3, st.commit_lsn);
+	for (i = 1; i <= 2; i++) {
+		ASSERT_EQ(100, rl_read_record(self->fd, i, 0, rbuf,
+					      sizeof(rbuf), &rr));
+		ASSERT_EQ(100, rr.hdr.len);
+		for (j = 1; j < 3; j++) {
+			rl_pattern(want, sizeof(want), 700 + j);
+			if (!memcmp(rbuf, want, sizeof(want)))
+				seen |= 1 << j;
+		}
+	}
+	EXPECT_EQ(6, seen);
 	munmap(m, 2 * pg);
 }
 

@@ -731,6 +731,12 @@ enum rdmalog_peer_state {
  *	notice block and verified and exposed what it says is committed
  * @RDMALOG_STAT_WAITS_SENT: WAIT messages a backup sent: a reader there
  *	waits for a record its notice block does not say is committed
+ * @RDMALOG_STAT_APPEND_OVERLAPS: appends that reserved their record's
+ *	space while another appender was still copying its own: the copies
+ *	and checksums of appenders run side by side, not one at a time
+ * @RDMALOG_STAT_APPEND_RETRIES: appends whose record, copied, was given
+ *	back to be reserved and copied again, because the copy of a record
+ *	reserved before it failed (-EFAULT) and left a hole
  * @__RDMALOG_STAT_MAX: number of counters
  */
 enum rdmalog_stat {
@@ -794,6 +800,8 @@ enum rdmalog_stat {
 	RDMALOG_STAT_NOTIFIES_SENT,
 	RDMALOG_STAT_APPLY_RUNS,
 	RDMALOG_STAT_WAITS_SENT,
+	RDMALOG_STAT_APPEND_OVERLAPS,
+	RDMALOG_STAT_APPEND_RETRIES,
 
 	__RDMALOG_STAT_MAX
 };

@@ -311,12 +311,13 @@ def open_loop_charges_a_stall_to_every_append_it_delays(c):
     appends are offered at a fixed rate and each one's latency counts
     from when it was due. Unhindered, 2 writers offered 100/s take at
     least the time their 50 appends are spread over. With every append
-    held 200 ms on node 1 (inject_log_fill_ms, under the append mutex),
-    the closed loop's worst append waits about two holds, while the open
-    loop's last append, due 90 ms after the first but served after all
-    the others, waits about ten: the stall is charged to every append it
-    delayed (coordinated omission), as an application with that arrival
-    rate would see it."""
+    held 200 ms on node 1 (inject_log_fill_ms, after its reservation;
+    the two writers' holds overlap), the closed loop's worst append waits
+    about one hold, while the open loop's last append of each writer, due
+    at most 90 ms after the first but served after its writer's four
+    others, waits about four and a half: the stall is charged to every
+    append it delayed (coordinated omission), as an application with
+    that arrival rate would see it."""
     up(c, cluster_file())
     wait_effective(c[1], "quorum")
     b = json.loads(c[1].run("rdmalog-bench -j -t 2 -n 25 -r 100",
@@ -335,7 +336,7 @@ def open_loop_charges_a_stall_to_every_append_it_delays(c):
     cl, op = closed["latency_us"], opened["latency_us"]
     print(f"# held 200 ms: closed loop max {cl['max']:.0f} us, open loop "
           f"max {op['max']:.0f} us")
-    assert op["max"] >= 1_000_000, (cl, op)
+    assert op["max"] >= 800_000, (cl, op)
     assert op["max"] > 2 * cl["max"], (cl, op)
 
 

@@ -461,6 +461,8 @@ const char *stat_name(unsigned int stat, char *buf, size_t len)
 		[RDMALOG_STAT_NOTIFIES_SENT] = "notifies_sent",
 		[RDMALOG_STAT_APPLY_RUNS] = "apply_runs",
 		[RDMALOG_STAT_WAITS_SENT] = "waits_sent",
+		[RDMALOG_STAT_APPEND_OVERLAPS] = "append_overlaps",
+		[RDMALOG_STAT_APPEND_RETRIES] = "append_retries",
 	};
 
 	if (stat < ARRAY_SIZE(names) && names[stat])
