@@ -2,18 +2,28 @@
 # SPDX-License-Identifier: GPL-2.0
 """make bench: rdmalog append latency and throughput next to perftest.
 
-Boots three QEMU guests (soft-RoCE rxe0 on a private switch) and, in one
-run on the same VMs:
+Boots three QEMU guests (soft-RoCE rxe0 on a private switch), and two
+more for the 5-node configuration only, and, in one run on the same VMs:
 
   * for each configuration (3 nodes durability quorum, 2 nodes durability
-    all, 3 nodes durability async) applies a cluster file on the nodes of
-    the configuration and runs rdmalog-bench on the primary (node 1),
-    timed only (no read-back): 3 nodes quorum at 64 B with 1, THREADS and
-    16 writers, every other size and 2 nodes all with THREADS writers,
-    3 nodes async with 1 writer at 64 B (the local software floor: an
-    append commits without waiting for backups); then one run per
-    configuration with every record read back and checked (--verify), the
-    correctness check, marked "verify";
+    all, 3 nodes durability async, 5 nodes durability quorum) applies a
+    cluster file on the nodes of the configuration and runs rdmalog-bench
+    on the primary (node 1), timed only (no read-back): 3 nodes quorum at
+    64 B with 1, THREADS and 16 writers, every other size and 2 nodes all
+    with THREADS writers, 3 nodes async with 1 writer at 64 B (the local
+    software floor: an append commits without waiting for backups), 5
+    nodes quorum at 64 B with 1 and THREADS writers and at 4 KiB with
+    THREADS; then one run per configuration with every record read back
+    and checked (--verify), the correctness check, marked "verify";
+  * for 3 nodes quorum at 64 B, right after its 1-writer row, the open
+    loop (rdmalog-bench -r RATE, marked "open"): max(4, THREADS) writers
+    offer 50% and 90% of that row's appends/s in all, at fixed times, and
+    each append's latency counts from when it was due (a stall is charged
+    to every append it held back: no coordinated omission);
+  * the three 3-node configurations run first on the three guests alone;
+    then nodes 4 and 5 boot, 5 nodes quorum runs, and they are powered
+    off again, so that the perftest baselines run on the three guests, as
+    the 3-node rows did;
   * around the 3 nodes quorum 64 B THREADS-writer row, and once more with
     a reader (rdmalogcat -f) on node 2, the backup-side work: the backups'
     rdmalogctl stats and /proc/stat before and after, above an idle
@@ -23,7 +33,12 @@ run on the same VMs:
     (logs down): ib_write_lat -s SIZE -n ITERS and ib_write_bw -s SIZE -n
     ITERS at every size; at 64 B ib_write_lat -I 0 (no inline) and
     ib_send_lat; at 64 KiB ib_write_bw from node 1 to node 2 and to node 3
-    at the same time (the primary writes both backups).
+    at the same time (the primary writes both backups);
+  * what a user would pick instead (selftests/bench_alt.py, its own
+    section of the output, results.json's "alternatives", OUT/drbd.png):
+    DRBD protocol C over TCP with fio at QD1 and QD16 beside rdmalog 2
+    nodes all at 4 KiB with 1 and 16 writers, and a TCP ping-pong beside
+    ib_write_lat's round trip.
 
 Before measuring a configuration it waits until the primary has the
 requested durability in force (`rdmalogctl wait durable`: durability
@@ -35,11 +50,14 @@ run is printed next to its numbers; a configuration that never reached it
 is measured anyway, marked in the table, and fails the run.
 
 Output: the environment (guest vCPUs, accel, the module's CRC32C driver,
-the QP's inline size, poll_us, notify_kib, host load), a side-by-side table,
-the perftest baselines, the goals (each measured value beside its goal)
-and the backup-side work on stdout; OUT/results.json, OUT/latency.png and
-OUT/throughput.png (gnuplot; the data and scripts are kept next to them).
-OUT defaults to build/bench.
+the QP's inline size, poll_us, notify_kib, host load), a side-by-side table
+(the open-loop rows with their offered rate in the run column, achieved in
+appends/s), the perftest baselines, the goals (each measured value beside
+its goal) and the backup-side work on stdout; OUT/results.json,
+OUT/latency.png, OUT/throughput.png, OUT/latency-writers.png (p50, p99,
+p99.9 against writers at 64 B, 3 and 5 nodes quorum) and
+OUT/latency-sizes.png (the same against size, THREADS writers) (gnuplot;
+the data and scripts are kept next to them). OUT defaults to build/bench.
 
 Nothing here passes or fails on a clock, nor on a goal: the exit status is
 non-zero only when an rdmalog benchmark could not run, an append failed or
@@ -67,7 +85,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(HERE, "vm"))
 
-from cluster import Cluster, VMError  # noqa: E402
+from cluster import Cluster, CommandFailed, VMError  # noqa: E402
+import bench_alt  # noqa: E402  (what a user would pick instead: DRBD, TCP)
 
 CLUSTER_ID = 4242
 PRIMARY = 1
@@ -76,15 +95,24 @@ SIZES = (64, 4096, 65536)
 WRITERS_SMALL = (1, 16)     # more writer rows at 64 B, beside --threads
 SMALL = 64                  # the size of those rows and of the goals'
 VERIFY_SIZE = 4096          # the verified run of each configuration
+OPEN_LOADS = (0.5, 0.9)     # open-loop rows: shares of the 1-writer rate
+OPEN_THREADS = 4            # their writers (at least; --threads if more)
+BOOT_FIRST = 3              # guests booted at the start; more on demand
 CONFIGS = (
     {"name": "3 nodes, quorum", "key": "3n-quorum", "nodes": 3,
-     "durability": "quorum", "small_writers": True, "work": True},
+     "durability": "quorum", "small_writers": WRITERS_SMALL, "work": True,
+     "open_loop": True},
     {"name": "2 nodes, all", "key": "2n-all", "nodes": 2,
      "durability": "all"},
     # the local software floor: an append commits without waiting for
     # the backups (they are still written)
     {"name": "3 nodes, async", "key": "3n-async", "nodes": 3,
      "durability": "async", "only": (SMALL, 1)},
+    # last: its guests 4 and 5 are booted for it and powered off after,
+    # so that everything else runs on the three guests alone; few rows
+    # (the 2-core host runs five guests for them)
+    {"name": "5 nodes, quorum", "key": "5n-quorum", "nodes": 5,
+     "durability": "quorum", "small_writers": (1,), "sizes": (SMALL, 4096)},
 )
 RECORD_HDR = 48             # sizeof(struct rdmalog_ring_record)
 MIB = 1 << 20
@@ -115,7 +143,9 @@ def ring_bytes(size):
 
 def plan(cfg, args):
     """The runs of a configuration, in order: dicts of size, threads and
-    kind ("timed"; "reader": timed with a reader on node READER; "verify":
+    kind ("timed"; "reader": timed with a reader on node READER; "open":
+    the open loop, offering load x the 1-writer timed row's appends/s
+    (spec["rate"], set once that row has run: open_rate()); "verify":
     every record read back, the correctness check), work: measure the
     backup-side work around it."""
     runs = []
@@ -124,9 +154,11 @@ def plan(cfg, args):
         runs.append({"size": size, "threads": threads, "kind": "timed"})
     else:
         for size in args.sizes:
+            if cfg.get("sizes") and size not in cfg["sizes"]:
+                continue
             writers = [args.threads]
             if size == SMALL and cfg.get("small_writers"):
-                writers = sorted(set(writers) | set(WRITERS_SMALL))
+                writers = sorted(set(writers) | set(cfg["small_writers"]))
             for t in writers:
                 work = bool(cfg.get("work")) and size == SMALL and \
                     t == args.threads
@@ -135,7 +167,16 @@ def plan(cfg, args):
                 if work:
                     runs.append({"size": size, "threads": t,
                                  "kind": "reader", "work": True})
+                if cfg.get("open_loop") and size == SMALL and t == 1:
+                    # enough writers for the rate: each has one append
+                    # outstanding, and the rate is near one writer's
+                    runs += [{"size": size, "threads":
+                              max(OPEN_THREADS, args.threads),
+                              "kind": "open", "load": load}
+                             for load in OPEN_LOADS]
     vsize = VERIFY_SIZE if VERIFY_SIZE in args.sizes else args.sizes[0]
+    if cfg.get("sizes") and vsize not in cfg["sizes"]:
+        vsize = next((s for s in args.sizes if s in cfg["sizes"]), vsize)
     if cfg.get("only"):
         vsize = cfg["only"][0]
     runs.append({"size": vsize, "threads": args.threads, "kind": "verify"})
@@ -354,11 +395,43 @@ def status(node):
     return json.loads(r.out)
 
 
+def running(c):
+    """The guests of c that are running (nodes 4 and 5 only for the
+    5-node configuration)."""
+    return [nd for nd in c if nd.alive]
+
+
+def set_guests(c, n):
+    """Guests 1..n running and no other: boot the missing ones (in
+    parallel) and load rdmalog on them; take every log down and power off
+    the ones above n. Returns the indices booted."""
+    up = [nd for nd in c if nd.index <= n and not nd.alive]
+    down = [nd for nd in running(c) if nd.index > n]
+    if down:
+        # logs down first: no peer is lost with a log up
+        for nd in running(c):
+            try:
+                if status(nd)["log"]["up"]:
+                    nd.run("rdmalogctl node down", timeout=60, check=True)
+            except (VMError, CommandFailed, ValueError):
+                if nd not in down:
+                    raise
+        for nd in down:
+            nd.poweroff(timeout=60)
+    for nd in up:
+        nd.start()
+    for nd in up:
+        nd.wait_ready()
+    for nd in up:
+        nd.run("modprobe rdmalog", timeout=120, check=True)
+    return [nd.index for nd in up]
+
+
 def apply_config(c, cfg, capacity):
     """Take every log down, then apply cfg's cluster file on its nodes.
     A fresh log (LSN 1) on every node of the configuration."""
     text = cluster_file(cfg, capacity)
-    for nd in c:
+    for nd in running(c):
         st = status(nd)
         if st["log"]["up"]:
             nd.run("rdmalogctl node down", timeout=60, check=True)
@@ -494,12 +567,14 @@ def print_stages(results):
           " us per write())")
 
 
-def run_rdmalog(node, size, threads, args, verify=False):
+def run_rdmalog(node, size, threads, args, verify=False, rate=None):
     """One rdmalog-bench run (the log emptied first by the caller);
     returns a result dict. verify: read every record back (the
-    correctness check; its times are not the timed rows')."""
+    correctness check; its times are not the timed rows'). rate: the open
+    loop (-r), appends/s offered in all."""
     cmd = (f"rdmalog-bench -j{' --verify' if verify else ''} -t {threads} "
-           f"-s {size} -n {args.count} -w {args.warmup}")
+           f"-s {size} -n {args.count} -w {args.warmup}"
+           + (f" -r {rate:.1f}" if rate else ""))
     r = node.run(cmd, timeout=run_timeout(threads, args))
     res = {"command": cmd, "rc": r.rc, "guest_elapsed_s": r.elapsed}
     try:
@@ -518,6 +593,21 @@ def run_rdmalog(node, size, threads, args, verify=False):
 
 def run_timeout(threads, args):
     return 300 + threads * (args.count + args.warmup) // 4
+
+
+def open_rate(spec, entry):
+    """An open-loop spec with its rate: spec["load"] x the appends/s of
+    the configuration's 1-writer timed row at the spec's size, the one
+    measured just before (entry: the configuration's results so far);
+    unchanged (no rate) when that row failed."""
+    for run in entry["runs"]:
+        if (run["size"], run.get("threads"), run.get("kind")) == \
+                (spec["size"], 1, "timed") and "error" not in run:
+            base = (run.get("bench") or {}).get("appends_per_s")
+            if base:
+                return dict(spec, rate=round(spec["load"] * base, 1),
+                            closed_rate=base)
+    return spec
 
 
 # ------------------------------------------------------ backup-side work
@@ -698,6 +788,16 @@ def measure_run(c, cfg, spec, args, idle_s):
     the run. Returns the result dict; a backup-work measurement that went
     wrong is said in its "error" (the run's numbers stand)."""
     primary = c[PRIMARY]
+    extra = ({"rate": spec.get("rate"), "load": spec["load"],
+              "closed_rate": spec.get("closed_rate")}
+             if spec["kind"] == "open" else {})
+    if spec["kind"] == "open" and not spec.get("rate"):
+        st = status(primary)
+        return dict(extra, size=spec["size"], threads=spec["threads"],
+                    kind="open", durability=st["durability"],
+                    message=st.get("message"), bench=None,
+                    error="no rate to offer: the 1-writer timed row at "
+                    f"{fmt_size(spec['size'])} failed")
     log = empty_log(primary)
     nodes = list(range(1, cfg["nodes"] + 1))
     reader, before, work = None, None, None
@@ -719,14 +819,16 @@ def measure_run(c, cfg, spec, args, idle_s):
         except (VMError, ValueError) as e:
             work["error"] = str(e)
     res = run_rdmalog(primary, spec["size"], spec["threads"], args,
-                      verify=spec["kind"] == "verify")
-    if spec["kind"] == "timed" and before is None and args.reps > 1:
+                      verify=spec["kind"] == "verify",
+                      rate=extra.get("rate"))
+    if spec["kind"] in ("timed", "open") and before is None and \
+            args.reps > 1:
         # each figure the median of --reps runs, the log emptied before each
         runs = [res]
         for _ in range(args.reps - 1):
             empty_log(primary)
             runs.append(run_rdmalog(primary, spec["size"], spec["threads"],
-                                    args))
+                                    args, rate=extra.get("rate")))
         res = merge_reps(runs)
     if before is not None:
         try:
@@ -742,6 +844,7 @@ def measure_run(c, cfg, spec, args, idle_s):
             work["error"] = err
     if work is not None:
         res["backup_work"] = work
+    res.update(extra)
     res.update(size=spec["size"], threads=spec["threads"], kind=spec["kind"])
     return res
 
@@ -761,7 +864,17 @@ def num(v, digits=1):
 
 
 KIND_LABEL = {"timed": "timed", "reader": f"+reader n{READER}",
-              "verify": "verify"}
+              "verify": "verify", "open": "open"}
+
+
+def run_label(run):
+    """The run column: the kind; an open-loop row's share of the 1-writer
+    rate and the rate it offered."""
+    if run.get("kind") == "open":
+        rate = run.get("rate") or run.get("rate_offered")
+        return (f"open {run['load']:.0%} {num(rate, 0)}/s"
+                if run.get("load") is not None else "open")
+    return KIND_LABEL.get(run.get("kind"), run.get("kind"))
 
 
 def build_rows(results):
@@ -780,6 +893,7 @@ def build_rows(results):
                 "size": run["size"],
                 "threads": run.get("threads"),
                 "kind": run.get("kind", "verify"),
+                "rate_offered": run.get("rate"), "load": run.get("load"),
                 "durability": req if eff == req else f"{req}->{eff}",
                 "replicated": d.get("effective") not in (None, "async"),
                 "requested": req,
@@ -919,7 +1033,7 @@ def print_table(results, rows):
             elif key == "threads":
                 line[key] = str(r["threads"] or "-")
             elif key == "kind":
-                line[key] = KIND_LABEL.get(r["kind"], r["kind"])
+                line[key] = run_label(r)
             elif key in ("config", "durability"):
                 line[key] = r[key] + ("" if key != "config" or r["ok"]
                                       else " (FAILED)")
@@ -952,6 +1066,15 @@ def print_table(results, rows):
           f"(ib_write_lat above 4 KiB: at most 100); every timed row "
           f"without backup work and every ib_write_lat/ib_write_bw figure "
           f"is the median of {m.get('reps', 1)} runs")
+    opens = [r for r in rows if r["kind"] == "open"]
+    if opens:
+        print(f"'open' rows: the open loop (rdmalog-bench -r RATE), "
+              f"{opens[0]['threads']} writers offering RATE appends/s in "
+              f"all, a share of the 1-writer timed row's appends/s just "
+              f"before (offered in the run column, achieved in appends/s); "
+              f"latency counts from when each append was due, so a stall "
+              f"is charged to every append it held back (no coordinated "
+              f"omission)")
     print("latency in microseconds: rdmalog = one write() until durable; "
           "perftest lat = ib_write_lat (half a round trip)")
     repl = [r for r in rows if r["requested"] != "async"]
@@ -1210,7 +1333,96 @@ def plot(results, out):
               file=sys.stderr)
         return []
     return [os.path.join(out, "latency.png"),
-            os.path.join(out, "throughput.png")]
+            os.path.join(out, "throughput.png")] + \
+        plot_percentiles(results, out)
+
+
+GNUPLOT_PCT = r"""
+set terminal pngcairo size 1000,750 font "sans,10"
+set output '{png}'
+set title "{title}" noenhanced
+set logscale xy
+set xlabel "{xlabel}"
+set ylabel "append latency (microseconds, log scale)"
+set xtics ({xtics})
+set xrange [{xmin}:{xmax}]
+set grid
+set key below left maxrows 3 noenhanced spacing 1.2
+set bmargin 9
+plot {plots}
+"""
+
+# p50 solid, p99 dashed, p99.9 dotted; a colour per configuration
+PERCENTILES = (("p50", "p50", 1, 7), ("p99", "p99", 2, 6),
+               ("p999", "p99.9", 3, 4))
+PCT_COLORS = {"3n-quorum": "#1f77b4", "2n-all": "#d62728",
+              "3n-async": "#2ca02c", "5n-quorum": "#9467bd"}
+
+
+def plot_percentiles(results, out):
+    """latency-writers.png: p50, p99 and p99.9 against writers at 64 B
+    (the quorum configurations' timed rows), latency-sizes.png: the same
+    against size (each configuration's --threads-writer timed rows; the
+    async floor has one row). Returns the PNGs drawn."""
+    m = results["meta"]
+    threads = m["threads"]
+    where = f"{m['accel'].upper()}, soft-RoCE, {m['date'][:10]}"
+    note = ("\\nQEMU TCG: these numbers say nothing about hardware"
+            if m["accel"] == "tcg" else "")
+    figs = (
+        ("latency-writers.png", "writers (threads, one append outstanding "
+         "each)", f"append latency percentiles by writers at "
+         f"{fmt_size(SMALL)}", "threads",
+         lambda cfg, r: r["size"] == SMALL and
+         cfg["key"] in ("3n-quorum", "5n-quorum"), str),
+        ("latency-sizes.png", "record size (bytes)",
+         f"append latency percentiles by size, {threads} writers", "size",
+         lambda cfg, r: r.get("threads") == threads and
+         cfg["key"] != "3n-async", fmt_size),
+    )
+    pngs = []
+    for png, xlabel, title, xkey, want, tic in figs:
+        plots, xs = [], set()
+        for cfg in results["configs"]:
+            pts = sorted(((r[xkey], r["bench"]["latency_us"])
+                          for r in cfg["runs"]
+                          if r.get("kind") == "timed" and "error" not in r
+                          and (r.get("bench") or {}).get("latency_us")
+                          and want(cfg, r)), key=lambda p: p[0])
+            if not pts:
+                continue
+            dat = os.path.join(out, f"pct-{xkey}-{cfg['key']}.dat")
+            with open(dat, "w") as f:
+                f.write(f"# {xkey} p50_us p99_us p999_us\n")
+                for x, lat in pts:
+                    f.write(f"{x} {lat['p50']} {lat['p99']} "
+                            f"{lat['p999']}\n")
+                    xs.add(x)
+            col = PCT_COLORS.get(cfg["key"], "black")
+            for i, (_, label, dt, pt) in enumerate(PERCENTILES):
+                plots.append(f"'{dat}' using 1:{i + 2} with linespoints "
+                             f"lw 2 dt {dt} pt {pt} lc rgb '{col}' "
+                             f"title '{cfg['name']} {label}'")
+        if not plots:
+            continue
+        xs = sorted(xs)
+        script = GNUPLOT_PCT.format(
+            png=os.path.join(out, png), xlabel=xlabel,
+            title=f"{title} ({where}){note}",
+            xtics=", ".join(f'"{tic(x)}" {x}' for x in xs),
+            xmin=xs[0] / 2, xmax=xs[-1] * 2,
+            plots=", \\\n     ".join(plots))
+        gp = os.path.join(out, png.replace(".png", ".gp"))
+        with open(gp, "w") as f:
+            f.write(script)
+        r = subprocess.run(["gnuplot", gp], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, timeout=120)
+        if r.returncode:
+            print(f"bench: gnuplot failed ({png}):\n"
+                  f"{r.stdout.decode(errors='replace')}", file=sys.stderr)
+            continue
+        pngs.append(os.path.join(out, png))
+    return pngs
 
 
 # ------------------------------------------------------------------- main
@@ -1225,7 +1437,8 @@ def main():
                     help="output directory (default build/bench)")
     ap.add_argument("--threads", type=int, default=4,
                     help="rdmalog-bench writer threads (default 4); 3 "
-                    "nodes quorum at 64 B also runs 1 and 16")
+                    "nodes quorum at 64 B also runs 1 and 16, 5 nodes "
+                    "quorum 1; the open-loop rows run max(4, N)")
     ap.add_argument("--count", type=int, default=None,
                     help="measured appends per thread and size "
                     "(default 500, --quick 20)")
@@ -1289,8 +1502,13 @@ def main():
                "perftest_extra": {}}
     env = results["environment"]
     env["host_loadavg_start"] = [round(x, 2) for x in os.getloadavg()]
-    say(f"booting 3 VMs ({mem} each)")
-    with Cluster(3, mem=mem, keep=args.keep, smp=args.smp) as c:
+    guests = max(cfg["nodes"] for cfg in CONFIGS)
+    say(f"booting {BOOT_FIRST} VMs ({mem} each)"
+        + (f"; {guests - BOOT_FIRST} more later, for the configurations "
+           f"of more nodes" if guests > BOOT_FIRST else ""))
+    with Cluster(guests, mem=mem, keep=args.keep, smp=args.smp,
+                 start=False, initrd=bench_alt.initrd()) as c:
+        set_guests(c, BOOT_FIRST)
         meta = results["meta"]
         meta.update({
             "date": datetime.datetime.now(datetime.timezone.utc)
@@ -1303,7 +1521,7 @@ def main():
             "host_cpu": _cpu_model(),
             "qemu": _qemu_version(),
             "guest_vcpus": c.smp,
-            "guest_mem": mem,
+            "guest_mem": mem, "guests": guests, "guests_first": BOOT_FIRST,
             "link": "soft-RoCE (rxe0) over virtio-net on one vde_switch",
             "threads": args.threads, "count": args.count,
             "warmup": args.warmup, "perftest_iters": args.iters,
@@ -1318,6 +1536,19 @@ def main():
         print_env(results)
 
         for cfg in CONFIGS:
+            if cfg["nodes"] > BOOT_FIRST:
+                t1 = time.monotonic()
+                try:
+                    new = set_guests(c, cfg["nodes"])
+                except (VMError, CommandFailed) as e:
+                    errors.append(f"{cfg['name']}: its guests did not "
+                                  f"start: {e}")
+                    print(f"    {cfg['name']}: FAILED: its guests did not "
+                          f"start: {e}")
+                    continue
+                if new:
+                    say(f"booted node {', '.join(map(str, new))} in "
+                        f"{time.monotonic() - t1:.0f}s")
             say(f"{cfg['name']}: cluster file on node 1..{cfg['nodes']}")
             entry = {"name": cfg["name"], "key": cfg["key"],
                      "nodes": cfg["nodes"], "primary": PRIMARY,
@@ -1345,10 +1576,12 @@ def main():
                       f"{env.get('inline_line') or 'no connected line'}")
             idle_s, measured = 5.0, False
             for spec in plans[cfg["key"]]:
+                if spec["kind"] == "open":
+                    spec = open_rate(spec, entry)
                 res = measure_run(c, cfg, spec, args, idle_s)
                 entry["runs"].append(res)
                 what = (f"{fmt_size(spec['size']):>6} x{spec['threads']:<2}"
-                        f" {KIND_LABEL[spec['kind']]:<12}")
+                        f" {run_label(spec):<12}")
                 b = res.get("bench") or {}
                 lat = b.get("latency_us") or {}
                 if "error" in res:
@@ -1397,8 +1630,10 @@ def main():
                       "the numbers include waiting for them ***")
             results["configs"].append(entry)
 
+        # perftest on the three guests alone, as the 3-node rows ran
+        set_guests(c, BOOT_FIRST)
         say("perftest from node 1 (the same link)")
-        for nd in c:
+        for nd in running(c):
             if status(nd)["log"]["up"]:
                 nd.run("rdmalogctl node down", timeout=60, check=True)
         for size in args.sizes:
@@ -1450,6 +1685,12 @@ def main():
         print(f"    64 KiB: ib_write_bw to node 2 and node 3 together: "
               f"{num((val or {}).get('sum_mib_s'), 2)} MiB/s in all")
 
+        # ---- what a user would pick instead (selftests/bench_alt.py)
+        results["alternatives"] = bench_alt.run(
+            c, sys.modules[__name__], args, capacity, results, errors,
+            warnings)
+        # ----
+
         problems = c.kernel_log_problems()
         results["kernel_problems"] = problems
         errors += [f"kernel: {p}" for p in problems]
@@ -1472,8 +1713,10 @@ def main():
     print_goals(results["goals"])
     print_work(results, args.threads)
     print_stages(results)
+    bench_alt.print_section(results)    # what a user would pick instead
     print()
     pngs = plot(results, out)
+    pngs += bench_alt.plot(results, out)
     print(f"results: {path}" + "".join(f"\nplot:    {p}" for p in pngs))
     print(f"bench done in {meta['wall_s']:.0f}s")
     if warnings:

@@ -41,6 +41,9 @@ pkgs=(
 	dkms
 	python3			# harness and test runner (stdlib only)
 	gnuplot-nox		# benchmark plots
+	# make bench's "what a user would pick instead": DRBD (the kernel's
+	# drbd.ko driven by drbd-utils) measured with fio, in the guests
+	drbd-utils fio
 )
 
 missing=()

@@ -223,6 +223,20 @@ static int parse_u64(const char *s, uint64_t *out)
 	return 0;
 }
 
+/* A positive number no larger than @max (-d seconds, -r appends/s). */
+static int parse_positive(const char *s, double max, double *out)
+{
+	double v;
+	char *end;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v > 0) || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
 static int get_state(int fd, struct rdmalog_state *st)
 {
 	memset(st, 0, sizeof(*st));
@@ -634,7 +648,6 @@ int main(int argc, char **argv)
 	int c, have_n = 0, have_d = 0, fd, rc = 0, gave_up = 0, open_err = 0;
 	int have_watcher = 0, verified = 0;
 	double secs, aps, mibs;
-	char *end;
 
 	while ((c = getopt_long(argc, argv, "t:s:n:d:w:r:jh", lopts, NULL)) != -1) {
 		switch (c) {
@@ -654,10 +667,7 @@ int main(int argc, char **argv)
 			have_n = 1;
 			break;
 		case 'd':
-			errno = 0;
-			o.duration = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(o.duration > 0) ||
-			    o.duration > 1e6)
+			if (parse_positive(optarg, 1e6, &o.duration))
 				die_usage("duration must be a positive number of "
 					  "seconds", optarg);
 			have_d = 1;
@@ -667,10 +677,7 @@ int main(int argc, char **argv)
 				die_usage("invalid warmup count", optarg);
 			break;
 		case 'r':
-			errno = 0;
-			o.rate = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(o.rate > 0) ||
-			    o.rate > 1e9)
+			if (parse_positive(optarg, 1e9, &o.rate))
 				die_usage("rate must be a positive number of "
 					  "appends per second", optarg);
 			break;

@@ -14,7 +14,9 @@
 # Contents: busybox-static (+ applet links), dash as /bin/sh, bash, kmod
 # (modprobe & co), the kernel modules below with their dependencies
 # (depmod'ed), iproute2 ip/tc/rdma, rdma-core + perftest tools with the
-# rxe/siw verbs providers, strace, the rdmalog agent and /init
+# rxe/siw verbs providers, drbd-utils (drbdsetup, drbdadm, drbdmeta and
+# their 8.4 helpers) with the drbd and brd modules, strace, the rdmalog
+# agent and /init
 # (selftests/vm/init.sh), and, when present, the project's build outputs:
 #   rdmalog.ko          -> /lib/modules/KVER/extra/rdmalog.ko (modprobe rdmalog):
 #                          build/k/KVER/rdmalog.ko or ./rdmalog.ko, the
@@ -96,6 +98,9 @@ MODULES=(virtio_pci virtio_net virtio_console crc32_generic crc32c_generic
 	 configfs
 	 # fault injection: netem delay/loss, ingress drop ("blackhole")
 	 sch_netem sch_ingress cls_matchall act_gact
+	 # make bench's "what a user would pick instead": DRBD (the
+	 # kernel's own, 8.4) over TCP on RAM disks
+	 drbd brd
 	 ${RDMALOG_EXTRA_MODULES:-})
 
 # Userspace programs shipped when present (first path that exists wins).
@@ -103,7 +108,13 @@ PROGRAMS=(dash bash kmod ip tc rdma strace pgrep pkill flock
 	  ibv_devices ibv_devinfo ibv_rc_pingpong ibv_ud_pingpong
 	  rping ucmatose udaddy rdma_client rdma_server rstream cmtime
 	  ib_write_lat ib_write_bw ib_read_lat ib_read_bw ib_send_lat
-	  ib_send_bw ib_atomic_lat ib_atomic_bw)
+	  ib_send_bw ib_atomic_lat ib_atomic_bw
+	  drbdsetup drbdadm drbdmeta)
+# drbd-utils 9's drbdsetup and drbdadm exec these for an 8.4 kernel module
+# (what /proc/drbd says): Debian's kernels have DRBD 8.4 in-tree. fio is
+# not here: its libraries (Ceph, Gluster, ICU...) add 74 MB to every guest;
+# make bench ships it in its own initramfs (EXTRA, selftests/bench_alt.py).
+HELPERS=(/lib/drbd/drbdsetup-84 /lib/drbd/drbdadm-84)
 # Verbs providers (dlopen'ed by libibverbs, so ldd on the tools misses them).
 PROVIDERS=(rxe siw)
 
@@ -123,7 +134,7 @@ fi
 # database (a proxy for busybox/libs/modules/tools from Debian packages).
 fingerprint() {
 	{
-		echo "$KVER ${MODULES[*]} ${PROGRAMS[*]} $EPOCH $MODROOT"
+		echo "$KVER ${MODULES[*]} ${PROGRAMS[*]} ${HELPERS[*]} $EPOCH $MODROOT"
 		echo "${RDMALOG_EXTRA_KO:-} $*"
 		sha256sum "$HERE/mkinitramfs.sh" "$HERE/init.sh"
 		local f
@@ -236,6 +247,9 @@ for p in "${PROGRAMS[@]}"; do
 	[ -n "$src" ] || { echo "mkinitramfs: note: $p not found, skipped" >&2; continue; }
 	case "$src" in /sbin/*|/bin/*) dst=/usr$src ;; *) dst=$src ;; esac
 	put_prog "$src" "$dst"
+done
+for h in "${HELPERS[@]}"; do
+	if [ -x "$h" ]; then put_bin "$h" "/usr$h"; fi
 done
 # /bin/sh must honour PATH: busybox ash runs its own applets (ip, modprobe,
 # ...) in preference to the real programs, so use dash like Debian does.
