@@ -55,10 +55,11 @@
  * the handler never destroys its own id: it returns non-zero to have the
  * rdma_cm destroy an id we do not keep (a rejected request), and leaves
  * every other id to the close work. rdma_connect_locked() and rdma_accept()
- * run inside the handler. Completion handlers (IB_POLL_SOFTIRQ) take only
- * the spinlocks and hand anything that sleeps to rdmalog_conn_wq.
+ * run inside the handler. Completion handlers (softirq, or a spinning
+ * appender with BH disabled: cq.c) take only the spinlocks and hand
+ * anything that sleeps to rdmalog_conn_wq.
  *
- * Why IB_POLL_SOFTIRQ: control messages are few and their handlers only
+ * Why softirq: control messages are few and their handlers only
  * copy, re-post, count and update a few fields; the data path (repl.c)
  * commits records from its completion handler (rdmalog_log_commit() takes
  * a spinlock only), where a softirq gives the lowest latency. Everything

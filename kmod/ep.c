@@ -522,12 +522,9 @@ int rdmalog_ep_setup(struct rdmalog_ep *ep)
 		return err;
 	}
 
-	ep->cq = ib_alloc_cq(ep->ibdev, ep, RDMALOG_CQ_SIZE,
-			     conn->peer_id % rdev->num_comp_vectors,
-			     IB_POLL_SOFTIRQ);
-	if (IS_ERR(ep->cq)) {
-		err = PTR_ERR(ep->cq);
-		ep->cq = NULL;
+	err = rdmalog_cq_create(&ep->rcq, ep->ibdev, RDMALOG_CQ_SIZE,
+				conn->peer_id % rdev->num_comp_vectors);
+	if (err) {
 		rdmalog_conn_set_msg(conn, "cannot allocate a CQ: error %d",
 				     err);
 		return err;
@@ -535,8 +532,8 @@ int rdmalog_ep_setup(struct rdmalog_ep *ep)
 
 	attr.event_handler = rdmalog_ep_qp_event;
 	attr.qp_context = ep;
-	attr.send_cq = ep->cq;
-	attr.recv_cq = ep->cq;
+	attr.send_cq = ep->rcq.cq;
+	attr.recv_cq = ep->rcq.cq;
 	attr.cap.max_send_wr = RDMALOG_SQ_SIZE;
 	attr.cap.max_recv_wr = RDMALOG_RQ_SIZE;
 	/* forwarded payloads are READ into pages (forward.c) */
@@ -616,6 +613,21 @@ int rdmalog_ep_setup(struct rdmalog_ep *ep)
 	return 0;
 }
 
+bool rdmalog_ep_poll_begin(struct rdmalog_ep *ep)
+{
+	return rdmalog_cq_own(&ep->rcq);
+}
+
+int rdmalog_ep_poll(struct rdmalog_ep *ep)
+{
+	return rdmalog_cq_reap_owned(&ep->rcq, RDMALOG_CQ_BATCH);
+}
+
+void rdmalog_ep_poll_end(struct rdmalog_ep *ep)
+{
+	rdmalog_cq_release(&ep->rcq);
+}
+
 void rdmalog_ep_release_resources(struct rdmalog_ep *ep)
 {
 	set_bit(RDMALOG_EP_DEAD, &ep->flags);
@@ -629,11 +641,8 @@ void rdmalog_ep_release_resources(struct rdmalog_ep *ep)
 		ep->qp = NULL;
 		rdmalog_live_add(RDMALOG_STAT_LIVE_QPS, -1);
 	}
-	if (ep->cq) {
-		/* No completion handler runs after this. */
-		ib_free_cq(ep->cq);
-		ep->cq = NULL;
-	}
+	/* No completion handler runs after this. */
+	rdmalog_cq_destroy(&ep->rcq);
 	/* Nothing queues it any more; its reference is not the last. */
 	if (cancel_delayed_work_sync(&ep->flush_work))
 		rdmalog_ep_put(ep);

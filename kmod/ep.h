@@ -28,6 +28,7 @@
 
 #include "conn.h"
 #include "addr.h"
+#include "cq.h"
 #include "../uapi/rdmalog_genl.h"
 #include "proto.h"
 #include "repl.h"
@@ -280,7 +281,8 @@ struct rdmalog_sbuf {
  * @pd: this connection's own protection domain (QP, buffers, ring and
  *	forwarding registrations), so that a remote key works on this QP
  *	only; deallocated by the release after everything on it is gone
- * @cq: completion queue (send and receive), IB_POLL_SOFTIRQ
+ * @rcq: completion queue (send and receive), reaped from softirq or by
+ *	a committing writer (cq.c: rdmalog_ep_poll())
  * @qp: the QP of @cm_id once created
  * @max_inline: bytes a send work request may carry inline on @qp (what
  *	the device granted of %RDMALOG_INLINE_WANT; 0: none); set with @qp
@@ -416,7 +418,7 @@ struct rdmalog_ep {
 	struct ib_device *ibdev;
 	struct rdmalog_rdev *rdev;
 	struct ib_pd *pd;
-	struct ib_cq *cq;
+	struct rdmalog_cq rcq;
 	struct ib_qp *qp;
 	u32 max_inline;
 	bool connect_sent;
@@ -628,6 +630,16 @@ struct ib_send_wr *rdmalog_ep_reg_fence(struct rdmalog_ep *ep,
  */
 bool rdmalog_ep_wc_ok(struct rdmalog_ep *ep, struct ib_wc *wc,
 		      const char *what);
+/*
+ * Busy polling: a committing writer reaps @ep's completions itself, in
+ * process context, from rdmalog_ep_poll_begin() (false: somebody else
+ * reaps them, or the endpoint is going away) to rdmalog_ep_poll_end();
+ * it holds a reference and does not sleep meanwhile. rdmalog_ep_poll()
+ * returns how many it reaped, or a negative errno when it must stop.
+ */
+bool rdmalog_ep_poll_begin(struct rdmalog_ep *ep);
+int rdmalog_ep_poll(struct rdmalog_ep *ep);
+void rdmalog_ep_poll_end(struct rdmalog_ep *ep);
 void rdmalog_ep_get(struct rdmalog_ep *ep);
 void rdmalog_ep_put(struct rdmalog_ep *ep);
 /**

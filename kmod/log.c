@@ -706,7 +706,7 @@ void rdmalog_log_write_es(struct rdmalog_log *log,
 static u64 rdmalog_log_publish_locked(struct rdmalog_log *log)
 {
 	struct rdmalog_log_waiter *w, *n;
-	u64 upto = 0;
+	u64 published = 0;
 
 	if (log->dead)
 		return 0;
@@ -718,11 +718,11 @@ static u64 rdmalog_log_publish_locked(struct rdmalog_log *log)
 		*rdmalog_log_slot(log, w->lsn + 1) = log->head;
 		w->state = RDMALOG_FILL_PUBLISHED;
 		list_move_tail(&w->node, &log->waiters);
-		upto = w->lsn + 1;
+		published = w->lsn + 1;
 	}
 	if (list_empty(&log->pending))
 		log->reserved_end = 0;
-	return upto;
+	return published;
 }
 
 /*
@@ -790,20 +790,20 @@ static int rdmalog_log_fill_done(struct rdmalog_log *log,
 				 struct rdmalog_log_waiter *w, int err)
 {
 	bool wake, self;
-	u64 upto;
+	u64 published;
 	int ret;
 
 	spin_lock_bh(&log->lock);
 	w->state = err ? RDMALOG_FILL_FAILED : RDMALOG_FILL_FILLED;
 	log->filling--;
-	upto = rdmalog_log_publish_locked(log);
-	wake = upto || !log->filling;
+	published = rdmalog_log_publish_locked(log);
+	wake = published || !log->filling;
 	self = log->self_commit;
 	spin_unlock_bh(&log->lock);
 	if (wake)
 		rdmalog_log_wake(&log->fill_wq);
-	if (upto && self)
-		rdmalog_log_commit(log, upto);
+	if (published && self)
+		rdmalog_log_commit(log, published);
 	if (err) {
 		/* Whoever drains first takes @w off @pending. */
 		rdmalog_log_lock_appends(log);
@@ -852,11 +852,28 @@ static u64 rdmalog_commit_ewma_ns;
 static unsigned int poll_us = 50;
 module_param(poll_us, uint, 0644);
 MODULE_PARM_DESC(poll_us,
-		 "an append spins up to this long for its commit before it sleeps, when commits have come that fast (0: never)");
+		 "an append spins up to this long for its commit, reaping the completions itself, before it sleeps, when commits have come that fast and no other append spins (0: never)");
+
+/* A spinning appender's: log and waiter. */
+struct rdmalog_log_spin {
+	struct rdmalog_log *log;
+	struct rdmalog_log_waiter *w;
+};
+
+/* Whether a spinning appender's record is decided (a hint, no lock). */
+static bool rdmalog_log_spun(void *arg)
+{
+	struct rdmalog_log_spin *spin = arg;
+
+	return READ_ONCE(spin->log->commit_lsn) > spin->w->lsn ||
+	       READ_ONCE(spin->w->err) || READ_ONCE(spin->log->dead);
+}
 
 /*
  * Until @w's record is decided or @timeout (jiffies) runs out: spin first
- * when commits come within poll_us (no sleep, no wakeup), then sleep on
+ * when commits come within poll_us and no other appender spins, reaping
+ * the completions that commit (no interrupt, no sleep, no wakeup), then
+ * sleep on
  * commit_wq, woken only by the commit of @w's record (or a shutdown or
  * removal). Killable. Return: jiffies left (at least 1), 0 when it ran
  * out, -ERESTARTSYS on a fatal signal.
@@ -868,15 +885,21 @@ static long rdmalog_log_sleep_commit(struct rdmalog_log *log,
 	u64 budget = (u64)READ_ONCE(poll_us) * NSEC_PER_USEC;
 	u64 start = ktime_get_ns(), took, avg;
 	struct rdmalog_commit_wait cw = { .lsn = w->lsn };
+	struct rdmalog_log_spin spin = { .log = log, .w = w };
 	long left = timeout;
 
 	avg = READ_ONCE(rdmalog_commit_ewma_ns);
-	if (budget && avg <= budget) {
+	if (budget && avg <= budget && !atomic_cmpxchg(&log->spinning, 0, 1)) {
 		budget = min(budget, 2 * avg + NSEC_PER_USEC);
-		while (READ_ONCE(log->commit_lsn) <= w->lsn &&
-		       !READ_ONCE(w->err) && !READ_ONCE(log->dead) &&
-		       ktime_get_ns() - start < budget && !need_resched())
-			cpu_relax();
+		if (log->hooks && log->hooks->busy_poll)
+			log->hooks->busy_poll(log, rdmalog_log_spun, &spin,
+					      start + budget);
+		else
+			while (!rdmalog_log_spun(&spin) &&
+			       ktime_get_ns() - start < budget &&
+			       !need_resched())
+				cpu_relax();
+		atomic_set_release(&log->spinning, 0);
 	}
 	init_wait_entry(&cw.wq, 0);
 	cw.wq.func = rdmalog_commit_wake;

@@ -389,6 +389,10 @@ void rdmalog_log_get_pos(struct rdmalog_log *log, struct rdmalog_log_pos *p);
  * @kick: records were published or trimmed: replicate them. Called
  *	without any log lock, in process or softirq context; it only posts
  *	what the log being replicated has, whichever log calls it
+ * @busy_poll: an appender of @log spins for its commit: until @done(@arg)
+ *	or ktime_get_ns() reaches @until_ns (or the CPU is wanted), reap the
+ *	completions that may commit it, in the caller's context (process,
+ *	no lock held, must not sleep); may be NULL
  * @quiesce: before uncommitted records of @log are removed: stop posting
  *	and wait until nothing of the ring is in flight. Process context, may
  *	sleep; called with the append mutex held. Does nothing unless @log
@@ -408,6 +412,8 @@ void rdmalog_log_get_pos(struct rdmalog_log *log, struct rdmalog_log_pos *p);
  */
 struct rdmalog_log_hooks {
 	void (*kick)(void);
+	void (*busy_poll)(struct rdmalog_log *log, bool (*done)(void *arg),
+			  void *arg, u64 until_ns);
 	void (*quiesce)(struct rdmalog_log *log);
 	void (*resume)(struct rdmalog_log *log, u64 head, u64 next_lsn);
 	bool (*demand)(struct rdmalog_log *log, u64 lsn, bool sync);

@@ -82,6 +82,9 @@
  * @commit_wq: readers waiting for a record to be committed, appenders
  *	waiting for their own commit, pollers; woken on commit, trim and
  *	shutdown
+ * @spinning: an appender spins for its commit (rdmalog_log_sleep_commit()),
+ *	reaping completions through &rdmalog_log_hooks.poll; one at a time,
+ *	the others sleep (its reaping commits their records too)
  * @space_wq: appenders waiting for ring space, pollers; woken on trim,
  *	floor rise, truncation and shutdown
  * @floor: replication's floor (rdmalog_log_set_floor()), U64_MAX for
@@ -147,6 +150,7 @@ struct rdmalog_log {
 	unsigned int filling;
 	wait_queue_head_t commit_wq;
 	wait_queue_head_t space_wq;
+	atomic_t spinning;
 
 	u64 floor;
 	u64 reserved_end;

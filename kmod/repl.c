@@ -641,10 +641,69 @@ static void rdmalog_repl_resume(struct rdmalog_log *log, u64 head,
 	spin_unlock_bh(&rdmalog_repl.lock);
 }
 
+/* Joined backups whose completions a spinning appender reaps. */
+#define RDMALOG_REPL_POLL_EPS	8
+
+/*
+ * &rdmalog_log_hooks.busy_poll: an appender spins for its commit. It owns
+ * the joined backups' CQs meanwhile and reaps them, so the completion that
+ * commits its record runs here, in its context, rather than from softirq
+ * after an interrupt (and then a wakeup). Process context, no lock held.
+ */
+static void rdmalog_repl_busy_poll(struct rdmalog_log *log,
+				   bool (*done)(void *arg), void *arg,
+				   u64 until_ns)
+{
+	struct rdmalog_ep *eps[RDMALOG_REPL_POLL_EPS];
+	bool owned[RDMALOG_REPL_POLL_EPS] = {};
+	struct rdmalog_repl_ep *r;
+	int i, n = 0, got;
+	u64 reaped = 0;
+
+	spin_lock_bh(&rdmalog_repl.lock);
+	if (rdmalog_repl_ours_locked(log) && !rdmalog_repl.paused) {
+		list_for_each_entry(r, &rdmalog_repl.eps, node) {
+			eps[n] = container_of(r, struct rdmalog_ep, repl);
+			rdmalog_ep_get(eps[n]);
+			if (++n == RDMALOG_REPL_POLL_EPS)
+				break;
+		}
+	}
+	spin_unlock_bh(&rdmalog_repl.lock);
+	for (;;) {
+		for (i = 0; i < n; i++) {
+			/* the softirq may be reaping it: ours next time */
+			if (!owned[i])
+				owned[i] = rdmalog_ep_poll_begin(eps[i]);
+			if (!owned[i])
+				continue;
+			got = rdmalog_ep_poll(eps[i]);
+			if (got < 0) {
+				/* going away: it never becomes ours again */
+				rdmalog_ep_poll_end(eps[i]);
+				owned[i] = false;
+			} else {
+				reaped += got;
+			}
+		}
+		if (done(arg) || ktime_get_ns() >= until_ns || need_resched())
+			break;
+		cpu_relax();
+	}
+	for (i = 0; i < n; i++) {
+		if (owned[i])
+			rdmalog_ep_poll_end(eps[i]);
+		rdmalog_ep_put(eps[i]);
+	}
+	if (reaped)
+		rdmalog_stats_add(RDMALOG_STAT_POLLED_COMPLETIONS, reaped);
+}
+
 static bool rdmalog_repl_demand(struct rdmalog_log *log, u64 lsn, bool sync);
 
 static const struct rdmalog_log_hooks rdmalog_repl_hooks = {
 	.kick = rdmalog_repl_kick,
+	.busy_poll = rdmalog_repl_busy_poll,
 	.quiesce = rdmalog_repl_quiesce,
 	.resume = rdmalog_repl_resume,
 	.demand = rdmalog_repl_demand,

@@ -737,6 +737,9 @@ enum rdmalog_peer_state {
  * @RDMALOG_STAT_APPEND_RETRIES: appends whose record, copied, was given
  *	back to be reserved and copied again, because the copy of a record
  *	reserved before it failed (-EFAULT) and left a hole
+ * @RDMALOG_STAT_POLLED_COMPLETIONS: completions an appender spinning for
+ *	its commit reaped itself (the poll_us module parameter), not the
+ *	softirq after an interrupt
  * @__RDMALOG_STAT_MAX: number of counters
  */
 enum rdmalog_stat {
@@ -802,6 +805,7 @@ enum rdmalog_stat {
 	RDMALOG_STAT_WAITS_SENT,
 	RDMALOG_STAT_APPEND_OVERLAPS,
 	RDMALOG_STAT_APPEND_RETRIES,
+	RDMALOG_STAT_POLLED_COMPLETIONS,
 
 	__RDMALOG_STAT_MAX
 };

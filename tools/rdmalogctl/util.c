@@ -463,6 +463,7 @@ const char *stat_name(unsigned int stat, char *buf, size_t len)
 		[RDMALOG_STAT_WAITS_SENT] = "waits_sent",
 		[RDMALOG_STAT_APPEND_OVERLAPS] = "append_overlaps",
 		[RDMALOG_STAT_APPEND_RETRIES] = "append_retries",
+		[RDMALOG_STAT_POLLED_COMPLETIONS] = "polled_completions",
 	};
 
 	if (stat < ARRAY_SIZE(names) && names[stat])
