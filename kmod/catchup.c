@@ -390,9 +390,12 @@ static const char *rdmalog_cu_joined(struct rdmalog_ep *ep,
 	if (plan->es)
 		return ep->repl.ack_mode ?
 			"holds our epoch-start record, replicating after it (ACK mode)" :
+			ep->repl.read_mode ?
+			"holds our epoch-start record, replicating after it (read-back mode)" :
 			"holds our epoch-start record, replicating after it";
 	return ep->repl.ack_mode ? "in sync, replicating (ACK mode)" :
-				   "in sync, replicating";
+	       ep->repl.read_mode ? "in sync, replicating (read-back mode)" :
+				    "in sync, replicating";
 }
 
 /* Its RING judged: *@what. Any context. */

@@ -192,17 +192,18 @@ static void rdmalog_ep_qp_event(struct ib_event *event, void *context)
  */
 static int rdmalog_ep_post_sbuf(struct rdmalog_ep *ep, void *msg,
 				u16 len, u8 type, u32 min_credits,
-				struct ib_rdma_wr *rdma, struct ib_send_wr *pre,
+				struct ib_rdma_wr *rdma, bool read_back,
+				struct ib_send_wr *pre,
 				u32 nr_pre,
 				void (*sbuf_init)(struct rdmalog_sbuf *sb,
 						  void *arg),
 				void *arg)
 {
-	struct ib_rdma_wr local = {};
+	struct ib_rdma_wr local = {}, rd = {};
 	struct ib_send_wr *wr, *last;
 	struct rdmalog_msg_hdr *hdr;
+	struct ib_sge sge, rd_sge;
 	struct rdmalog_sbuf *sb;
-	struct ib_sge sge;
 	int err;
 
 	spin_lock_bh(&ep->lock);
@@ -258,6 +259,22 @@ static int rdmalog_ep_post_sbuf(struct rdmalog_ep *ep, void *msg,
 	if (len <= ep->max_inline)
 		wr->send_flags |= IB_SEND_INLINE;
 	wr->next = NULL;
+	if (read_back) {
+		/* the READ's completion is the buffer's; the WRITE is silent */
+		wr->wr_cqe = NULL;
+		wr->send_flags &= ~IB_SEND_SIGNALED;
+		rd_sge.addr = ep->proof_mr->iova;
+		rd_sge.length = sizeof(u64);
+		rd_sge.lkey = ep->proof_mr->lkey;
+		rd.wr.opcode = IB_WR_RDMA_READ;
+		rd.wr.wr_cqe = &sb->cqe;
+		rd.wr.send_flags = IB_SEND_SIGNALED;
+		rd.wr.sg_list = &rd_sge;
+		rd.wr.num_sge = 1;
+		rd.remote_addr = rdma->remote_addr;
+		rd.rkey = rdma->rkey;
+		wr->next = &rd.wr;
+	}
 	if (pre) {
 		for (last = pre; last->next; last = last->next)
 			;
@@ -292,13 +309,13 @@ int rdmalog_ep_send_chain(struct rdmalog_ep *ep, void *msg, u16 len, u8 type,
 			  void (*sbuf_init)(struct rdmalog_sbuf *sb, void *arg),
 			  void *arg)
 {
-	return rdmalog_ep_post_sbuf(ep, msg, len, type, min_credits, NULL, pre,
-				    nr_pre, sbuf_init, arg);
+	return rdmalog_ep_post_sbuf(ep, msg, len, type, min_credits, NULL,
+				    false, pre, nr_pre, sbuf_init, arg);
 }
 
 int rdmalog_ep_write_chain(struct rdmalog_ep *ep, const void *buf, u16 len,
-			   u64 raddr, u32 rkey, struct ib_send_wr *pre,
-			   u32 nr_pre,
+			   u64 raddr, u32 rkey, bool read_back,
+			   struct ib_send_wr *pre, u32 nr_pre,
 			   void (*sbuf_init)(struct rdmalog_sbuf *sb, void *arg),
 			   void *arg)
 {
@@ -308,8 +325,8 @@ int rdmalog_ep_write_chain(struct rdmalog_ep *ep, const void *buf, u16 len,
 	};
 
 	/* not written to: @rdma is set */
-	return rdmalog_ep_post_sbuf(ep, (void *)buf, len, 0, 0, &wr, pre,
-				    nr_pre, sbuf_init, arg);
+	return rdmalog_ep_post_sbuf(ep, (void *)buf, len, 0, 0, &wr,
+				    read_back, pre, nr_pre, sbuf_init, arg);
 }
 
 int rdmalog_ep_send(struct rdmalog_ep *ep, void *msg, u16 len, u8 type,

@@ -77,7 +77,9 @@
  * catch-up grant's REG_MRs a fence each (rdmalog_ep_reg_fence()), the
  * ballot grant's two REG_MRs and their fence, a candidacy's read of the
  * peer's ballot word and block (or its compare-and-swap after them: never
- * both at once), and ib_drain_qp() needs one more slot on each queue.
+ * both at once), in read-back mode (repl.c) a READ after each notice
+ * and the REG_MR of its sink, and ib_drain_qp() needs one more slot on
+ * each queue.
  */
 #define RDMALOG_SQ_SIZE			(RDMALOG_SEND_DEPTH + \
 					 RDMALOG_REPL_MAX_WRITES + \
@@ -86,6 +88,7 @@
 					 2 * RDMALOG_FWD_MAX_REGS + \
 					 RDMALOG_CU_MAX_READS + \
 					 2 * RDMALOG_RING_MAX_SEGS + 2 + \
+					 RDMALOG_SEND_DEPTH + 1 + \
 					 3 + 2 + 1)
 #define RDMALOG_RQ_SIZE			(RDMALOG_RECV_DEPTH + 1)
 #define RDMALOG_CQ_SIZE			(RDMALOG_SQ_SIZE + RDMALOG_RQ_SIZE)
@@ -383,7 +386,18 @@ struct rdmalog_sbuf {
  * @notice_dma: see @notice_page
  * @notice_mr: see @notice_page
  * @remote_notice: (primary) the backup's notice block, from its RING:
- *	valid once %RDMALOG_EP_RING_RX is set
+ *	valid once %RDMALOG_EP_RING_RX is set; @readable: the RING said
+ *	%RDMALOG_RING_F_NOTICE_READ and @proof_mr is registered: each notice
+ *	is read back (repl.c's read-back mode)
+ * @proof_page: (primary) where a notice read back lands: a page mapped
+ *	FROM_DEVICE at @proof_dma, registered LOCAL_WRITE and REMOTE_WRITE
+ *	(an iWARP READ's sink is written by the response) by @proof_mr when
+ *	the RING grants the read. Set up with rdmalog_ring_mr_setup_primary()
+ *	where the device needs a read-back (rdmalog_ring_read_back()), freed
+ *	by the release after the QP is destroyed; nothing reads the page
+ * @proof_dma: see @proof_page
+ * @proof_mr: see @proof_page
+ * @proof_cqe: the completion of @proof_mr's REG_MR
  * @remote_ring: the peer's ring segments: a backup's (primary side), valid
  *	once %RDMALOG_EP_RING_RX is set; the primary's (backup side), valid
  *	while a catch-up pulls; CQ handler context (or its work, after)
@@ -473,7 +487,12 @@ struct rdmalog_ep {
 	struct {
 		u64 addr;
 		u32 rkey;
+		bool readable;
 	} remote_notice;
+	struct page *proof_page;
+	u64 proof_dma;
+	struct ib_mr *proof_mr;
+	struct ib_cqe proof_cqe;
 	struct {
 		u32 nr_segs;
 		struct {
@@ -587,14 +606,17 @@ int rdmalog_ep_send(struct rdmalog_ep *ep, void *msg, u16 len, u8 type,
 /*
  * RDMA WRITE the @len bytes at @buf, as they are, to @raddr / @rkey of the
  * peer with one signalled WRITE from a send buffer, after @pre (as for
- * rdmalog_ep_send_chain(), with @sbuf_init and @arg too). Takes no
- * credit and no message sequence number: it is not a message. Process
- * or softirq context. Return: 0, -ENOTCONN, -EAGAIN (no send buffer;
- * counted), or the error of ib_post_send().
+ * rdmalog_ep_send_chain(), with @sbuf_init and @arg too). With
+ * @read_back, the WRITE is unsignalled and followed by a signalled RDMA
+ * READ of its first 8 bytes into &rdmalog_ep.proof_mr, whose completion
+ * is the send buffer's: it proves that everything before it was placed.
+ * Takes no credit and no message sequence number: it is not a message.
+ * Process or softirq context. Return: 0, -ENOTCONN, -EAGAIN (no send
+ * buffer; counted), or the error of ib_post_send().
  */
 int rdmalog_ep_write_chain(struct rdmalog_ep *ep, const void *buf, u16 len,
-			   u64 raddr, u32 rkey, struct ib_send_wr *pre,
-			   u32 nr_pre,
+			   u64 raddr, u32 rkey, bool read_back,
+			   struct ib_send_wr *pre, u32 nr_pre,
 			   void (*sbuf_init)(struct rdmalog_sbuf *sb, void *arg),
 			   void *arg);
 /* Report a fatal error of @ep from any context; the connection is closed. */

@@ -44,7 +44,7 @@
 #include <linux/types.h>
 
 /** RDMALOG_PROTO_VERSION - the protocol version this module speaks */
-#define RDMALOG_PROTO_VERSION		12
+#define RDMALOG_PROTO_VERSION		13
 
 /** RDMALOG_CM_MAGIC - "RLCM": first bytes of the handshake and rejections */
 #define RDMALOG_CM_MAGIC		0x4d434c52
@@ -463,6 +463,17 @@ struct rdmalog_msg_ring {
  * connection on the flag otherwise, and on any other bit.
  */
 #define RDMALOG_RING_F_EPOCH_START	0x1U
+
+/**
+ * RDMALOG_RING_F_NOTICE_READ - &rdmalog_msg_ring.flags: @notice_rkey also
+ * grants REMOTE_READ, so that the primary may read its notice back: a
+ * trailing RDMA READ after the notice's WRITE, whose completion proves
+ * that every WRITE before it on the queue pair was placed (on iWARP a
+ * WRITE's own completion does not; Documentation/protocol.rst, "The held
+ * LSN and the read-back"). Set by a backup whose device is iWARP, or with
+ * the force_read module parameter.
+ */
+#define RDMALOG_RING_F_NOTICE_READ	0x2U
 
 /** RDMALOG_MSG_RING_LEN - bytes of a RING message with @n segments */
 #define RDMALOG_MSG_RING_LEN(n) \

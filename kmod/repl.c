@@ -27,8 +27,12 @@
  * (they complete in order), so the backup holds those bytes: the held LSN
  * of the backup moves to the notice's LSN, and the commit rule runs. On
  * iWARP a completion only says the data left, so there (and with the
- * force_ack parameter) every notice is followed by a NOTIFY, the notice
- * asks for an ACK, and only ACKs move the held LSN
+ * force_read parameter) each notice's WRITE is followed by an RDMA READ
+ * of it (read-back mode): the READ completes only after every WRITE
+ * before it on the queue pair was placed, and its completion moves the
+ * held LSN as the notice's would. Where the backup did not grant the
+ * read, and with the force_ack parameter, every notice is followed by a
+ * NOTIFY, the notice asks for an ACK, and only ACKs move the held LSN
  * (Documentation/protocol.rst).
  *
  * The commit rule: durability async commits locally (the append commits
@@ -355,7 +359,7 @@ static int rdmalog_repl_post_notice(struct rdmalog_ep *ep,
 	nb.crc = cpu_to_le32(rdmalog_notice_crc(&nb.append));
 	err = rdmalog_ep_write_chain(ep, &nb, sizeof(nb),
 				     ep->remote_notice.addr,
-				     ep->remote_notice.rkey, pre, n,
+				     ep->remote_notice.rkey, r->read_mode, pre, n,
 				     rdmalog_repl_sbuf_init, b);
 	if (!err)
 		r->notice_seq++;
@@ -760,8 +764,14 @@ int rdmalog_repl_ep_join(struct rdmalog_ep *ep, u64 head, u64 next_lsn,
 				      rdmalog_repl_floor_locked(NULL));
 		goto out;
 	}
-	r->ack_mode = force_ack ||
-		      rdma_protocol_iwarp(ep->ibdev, ep->cm_id->port_num);
+	/*
+	 * Where a WRITE's completion does not prove placement: a READ after
+	 * each notice does, or else the backup's ACKs (force_ack tests those).
+	 */
+	r->read_mode = ep->remote_notice.readable && !force_ack;
+	r->ack_mode = !r->read_mode &&
+		      (force_ack ||
+		       rdma_protocol_iwarp(ep->ibdev, ep->cm_id->port_num));
 	/* Its head, or (plan->es) the end of our epoch-start record. */
 	head = plan->start_pos;
 	next_lsn = plan->start_lsn;

@@ -34,8 +34,12 @@ struct rdmalog_msg_wait;
  * Primary side (a backup that joined), under rdmalog_repl.lock:
  * @node: entry on rdmalog_repl.eps while @joined (holds an ep reference)
  * @joined: the backup's RING was accepted and it is in sync
- * @ack_mode: held positions count only once the backup ACKs them (iWARP,
- *	or the force_ack module parameter)
+ * @ack_mode: held positions count only once the backup ACKs them (iWARP
+ *	where the backup did not grant a read-back, or the force_ack module
+ *	parameter)
+ * @read_mode: each notice is read back, and the READ's completion moves
+ *	the held position (iWARP, or the force_read module parameter, where
+ *	the backup granted it: &rdmalog_ep.remote_notice)
  * @sent_pos: stream position up to which WRITEs are posted
  * @sent_bpos: the last record boundary at or below @sent_pos
  * @sent_lsn: LSN of the record that starts at @sent_bpos
@@ -99,6 +103,7 @@ struct rdmalog_repl_ep {
 	struct list_head node;
 	bool joined;
 	bool ack_mode;
+	bool read_mode;
 	u64 sent_pos;
 	u64 sent_bpos;
 	u64 sent_lsn;

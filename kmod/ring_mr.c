@@ -39,48 +39,115 @@
 #include "ep.h"
 #include "log.h"
 #include "proto.h"
+#include "rdma_dev.h"
 #include "ring_map.h"
 #include "ring_mr.h"
 #include "stats.h"
 #include "transport.h"
 
-/* The notice block: its MR, its mapping, its page. */
-static void rdmalog_notice_free(struct rdmalog_ep *ep)
+static bool force_read;
+module_param(force_read, bool, 0444);
+MODULE_PARM_DESC(force_read,
+		 "prove placement by reading each notice back (as on iWARP), on every device; load time, on every node");
+
+bool rdmalog_ring_read_back(const struct rdmalog_ep *ep)
 {
-	if (ep->notice_mr) {
-		ib_dereg_mr(ep->notice_mr);
-		rdmalog_live_add(RDMALOG_STAT_LIVE_MRS, -1);
-		ep->notice_mr = NULL;
-	}
-	if (ep->notice_page && ep->notice_dma)
-		ib_dma_unmap_page(ep->ibdev, ep->notice_dma, PAGE_SIZE,
-				  DMA_FROM_DEVICE);
-	ep->notice_dma = 0;
-	if (ep->notice_page)
-		__free_page(ep->notice_page);
-	ep->notice_page = NULL;
+	return force_read || ep->rdev->iwarp;
 }
 
-/* A zeroed page for the primary's notices, mapped, and its MR. */
-static int rdmalog_notice_setup(struct rdmalog_ep *ep)
+/*
+ * A page of ours a peer's RDMA writes into: zeroed, mapped FROM_DEVICE,
+ * with an MR of one page to register it (a backup's notice block, a
+ * primary's read-back sink). Unwound by rdmalog_page_mr_free() whatever
+ * failed.
+ */
+static int rdmalog_page_mr_setup(struct rdmalog_ep *ep, struct page **page,
+				 u64 *dma, struct ib_mr **mrp)
 {
 	struct ib_mr *mr;
-	u64 dma;
+	u64 d;
 
-	ep->notice_page = alloc_page(GFP_KERNEL | __GFP_ZERO);
-	if (!ep->notice_page)
+	*page = alloc_page(GFP_KERNEL | __GFP_ZERO);
+	if (!*page)
 		return -ENOMEM;
-	dma = ib_dma_map_page(ep->ibdev, ep->notice_page, 0, PAGE_SIZE,
-			      DMA_FROM_DEVICE);
-	if (ib_dma_mapping_error(ep->ibdev, dma))
+	d = ib_dma_map_page(ep->ibdev, *page, 0, PAGE_SIZE, DMA_FROM_DEVICE);
+	if (ib_dma_mapping_error(ep->ibdev, d))
 		return -ENOMEM;
-	ep->notice_dma = dma;
+	*dma = d;
 	mr = ib_alloc_mr(ep->pd, IB_MR_TYPE_MEM_REG, 1);
 	if (IS_ERR(mr))
 		return PTR_ERR(mr);
-	ep->notice_mr = mr;
+	*mrp = mr;
 	rdmalog_live_add(RDMALOG_STAT_LIVE_MRS, 1);
 	return 0;
+}
+
+/* Its MR, its mapping, its page: what there is of them. */
+static void rdmalog_page_mr_free(struct rdmalog_ep *ep, struct page **page,
+				 u64 *dma, struct ib_mr **mr)
+{
+	if (*mr) {
+		ib_dereg_mr(*mr);
+		rdmalog_live_add(RDMALOG_STAT_LIVE_MRS, -1);
+		*mr = NULL;
+	}
+	if (*page && *dma)
+		ib_dma_unmap_page(ep->ibdev, *dma, PAGE_SIZE, DMA_FROM_DEVICE);
+	*dma = 0;
+	if (*page)
+		__free_page(*page);
+	*page = NULL;
+}
+
+/* A primary's read-back sink; none (no read-back) when it fails. */
+static void rdmalog_proof_setup(struct rdmalog_ep *ep)
+{
+	if (rdmalog_page_mr_setup(ep, &ep->proof_page, &ep->proof_dma,
+				  &ep->proof_mr))
+		rdmalog_page_mr_free(ep, &ep->proof_page, &ep->proof_dma,
+				     &ep->proof_mr);
+}
+
+static void rdmalog_proof_reg_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rdmalog_ep *ep = container_of(wc->wr_cqe, struct rdmalog_ep,
+					     proof_cqe);
+
+	rdmalog_ep_wc_ok(ep, wc, "read-back sink registration");
+}
+
+/*
+ * Register the read-back sink, LOCAL_WRITE and REMOTE_WRITE (an iWARP
+ * READ's response writes it), before any READ on the send queue. CQ
+ * handler context. Return: 0 or the error of the post.
+ */
+static int rdmalog_proof_register(struct rdmalog_ep *ep)
+{
+	struct ib_mr *mr = ep->proof_mr;
+	struct ib_reg_wr reg = {};
+	struct scatterlist sg;
+
+	sg_init_table(&sg, 1);
+	sg_dma_address(&sg) = ep->proof_dma;
+	sg_dma_len(&sg) = PAGE_SIZE;
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+	if (ib_map_mr_sg(mr, &sg, 1, NULL, PAGE_SIZE) != 1)
+		return -EINVAL;
+	ep->proof_cqe.done = rdmalog_proof_reg_done;
+	reg.wr.opcode = IB_WR_REG_MR;
+	reg.wr.wr_cqe = &ep->proof_cqe;
+	reg.wr.send_flags = IB_SEND_SIGNALED;
+	reg.mr = mr;
+	reg.key = mr->rkey;
+	reg.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
+	return rdmalog_ep_post(ep, &reg.wr, NULL);
+}
+
+/* A backup's notice block for the primary's notices. */
+static int rdmalog_notice_setup(struct rdmalog_ep *ep)
+{
+	return rdmalog_page_mr_setup(ep, &ep->notice_page, &ep->notice_dma,
+				     &ep->notice_mr);
 }
 
 void rdmalog_ring_notice_read(struct rdmalog_ep *ep, void *buf, size_t len)
@@ -97,7 +164,10 @@ static void rdmalog_ring_mr_free(struct rdmalog_ep *ep)
 {
 	unsigned int i;
 
-	rdmalog_notice_free(ep);
+	rdmalog_page_mr_free(ep, &ep->notice_page, &ep->notice_dma,
+			     &ep->notice_mr);
+	rdmalog_page_mr_free(ep, &ep->proof_page, &ep->proof_dma,
+			     &ep->proof_mr);
 
 	if (ep->ring_wrap_mr) {
 		ib_dereg_mr(ep->ring_wrap_mr);
@@ -177,6 +247,9 @@ int rdmalog_ring_mr_setup_primary(struct rdmalog_ep *ep)
 	const struct rdmalog_ring_map *map = ep->ring_map;
 	struct ib_mr *mr;
 
+	/* Where a WRITE's completion does not prove placement. */
+	if (rdmalog_ring_read_back(ep) && !ep->proof_mr)
+		rdmalog_proof_setup(ep);
 	/* Not registrable (@ring_why says why), or done already. */
 	if (!ep->ring_regs || ep->ring_wrap_mr)
 		return 0;
@@ -579,7 +652,11 @@ static const char *rdmalog_ep_grant_ring(struct rdmalog_ep *ep, bool work)
 				   NULL);
 	}
 	if (!err) {
-		/* The notice block: REMOTE_WRITE, as the ring. */
+		/*
+		 * The notice block: REMOTE_WRITE, as the ring, and where a
+		 * WRITE's completion does not prove placement REMOTE_READ:
+		 * the primary reads its notice back.
+		 */
 		struct ib_reg_wr reg = {};
 
 		reg.wr.opcode = IB_WR_REG_MR;
@@ -588,6 +665,8 @@ static const char *rdmalog_ep_grant_ring(struct rdmalog_ep *ep, bool work)
 		reg.mr = ep->notice_mr;
 		reg.key = ep->notice_mr->rkey;
 		reg.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
+		if (rdmalog_ring_read_back(ep))
+			reg.access |= IB_ACCESS_REMOTE_READ;
 		err = ib_post_send(ep->qp, &reg.wr, NULL);
 	}
 	spin_unlock(&ep->lock);
@@ -622,6 +701,8 @@ static const char *rdmalog_ep_grant_ring(struct rdmalog_ep *ep, bool work)
 	m.log_id = cpu_to_le64(rdmalog_log_id(log));
 	if (es)
 		m.flags = cpu_to_le32(RDMALOG_RING_F_EPOCH_START);
+	if (rdmalog_ring_read_back(ep))
+		m.flags |= cpu_to_le32(RDMALOG_RING_F_NOTICE_READ);
 	m.nr_segs = cpu_to_le32(ep->ring_nr_regs);
 	if (work)
 		local_bh_disable();
@@ -753,10 +834,11 @@ const char *rdmalog_ep_ring_received(struct rdmalog_ep *ep,
 		return "RING sent to a node that is not the primary";
 	if (test_and_set_bit(RDMALOG_EP_RING_RX, &ep->flags))
 		return "second RING";
-	if (flags & ~RDMALOG_RING_F_EPOCH_START)
+	if (flags & ~(RDMALOG_RING_F_EPOCH_START | RDMALOG_RING_F_NOTICE_READ))
 		return "RING with unknown flags";
 	/* It answers our LEAD (ordered before it on this connection). */
-	if (flags && !test_bit(RDMALOG_EP_LEAD_ES_TX, &ep->flags))
+	if ((flags & RDMALOG_RING_F_EPOCH_START) &&
+	    !test_bit(RDMALOG_EP_LEAD_ES_TX, &ep->flags))
 		return "RING holding an epoch-start record no LEAD of ours named";
 	/*
 	 * What it follows now: a HELLO long before (a connection we keep
@@ -776,8 +858,20 @@ const char *rdmalog_ep_ring_received(struct rdmalog_ep *ep,
 	if (ep->remote_notice.addr + le32_to_cpu(m->notice_len) <
 	    ep->remote_notice.addr)
 		return "RING with a notice block whose address range wraps";
+	/*
+	 * Read-back where both sides want it (else ACK mode, on iWARP):
+	 * its sink registered before any READ on the send queue.
+	 */
+	ep->remote_notice.readable = false;
+	if ((flags & RDMALOG_RING_F_NOTICE_READ) && ep->proof_mr &&
+	    rdmalog_ring_read_back(ep)) {
+		if (rdmalog_proof_register(ep))
+			return "cannot register the read-back sink";
+		ep->remote_notice.readable = true;
+	}
 	return rdmalog_ep_get_ops()->ring(ep, le64_to_cpu(m->head),
 					  le64_to_cpu(m->next_lsn),
 					  le64_to_cpu(m->tail),
-					  flags ? &ep->lead_es : NULL);
+					  (flags & RDMALOG_RING_F_EPOCH_START) ?
+					  &ep->lead_es : NULL);
 }

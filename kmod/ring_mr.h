@@ -45,6 +45,12 @@ int rdmalog_ring_mr_setup_primary(struct rdmalog_ep *ep);
  */
 void rdmalog_ring_notice_read(struct rdmalog_ep *ep, void *buf, size_t len);
 /*
+ * Whether a WRITE's completion on @ep does not prove placement, so that a
+ * primary reads each notice back (and a backup grants that): an iWARP
+ * device, or the force_read module parameter. Any context.
+ */
+bool rdmalog_ring_read_back(const struct rdmalog_ep *ep);
+/*
  * Deregister the MRs and put the mapping; after the QP is destroyed, when
  * nothing can use the rkeys any more. Idempotent.
  */

@@ -2,8 +2,10 @@
 """The data path on soft-iWARP (siw, built out of tree by "make siw").
 
 iWARP has no WRITE WITH IMMEDIATE and a WRITE's completion there does not
-prove that the bytes reached the backup's memory, so the primary asks for
-ACKs and commits on them (ACK mode); siw also registers at most 256 pages
+prove that the bytes reached the backup's memory, so the primary reads
+each notice back and commits on the READ's completion, which comes only
+after every WRITE before it was placed (read-back mode: the backup's CPU
+still takes no part); siw also registers at most 256 pages
 of 4 KiB per fast registration, so the ring is registered in pieces.
 Three nodes, node 1 primary, quorum; states are polled. Leader change
 runs over Send/Recv here (siw has no atomics): the last test loses the
@@ -80,7 +82,7 @@ def siw_device_is_iwarp(c):
 
 
 @test
-def siw_replicates_in_ack_mode(c):
+def siw_replicates_in_read_back_mode(c):
     if not siw_built(c):
         skip(NO_SIW)
     up(c, cluster_file())
@@ -88,7 +90,7 @@ def siw_replicates_in_ack_mode(c):
     for b in (2, 3):
         assert (f"node 1: node {b} granted its ring (1048576 bytes"
                 in out), out
-        assert "in sync, replicating (ACK mode)" in out, out
+        assert "in sync, replicating (read-back mode)" in out, out
     # no atomics: no ballot word, votes over Send/Recv only
     for n in (1, 2, 3):
         wait_for(lambda: status(c[n])["ballot"]["state"] != "failed",
@@ -139,7 +141,7 @@ def siw_larger_ring_in_pieces(c):
 def siw_backup_catches_up_with_reads(c):
     """A cut-off backup pulls what it missed with RDMA READ on iWARP (the
     READ sink is its ring's REMOTE_WRITE registration), across the 1 MiB
-    pieces of both rings, then joins in ACK mode."""
+    pieces of both rings, then joins in read-back mode."""
     if not siw_built(c):
         skip(NO_SIW)
     up(c, rlnode.cluster_file("8M", "quorum", timeout=5000, cluster=45,
@@ -169,14 +171,14 @@ def siw_backup_catches_up_with_reads(c):
     assert after["catchups"] - before.get("catchups", 0) >= 1, after
     out = c[1].run("dmesg", timeout=60, check=True).out
     assert "node 1: node 3 caught up to LSN" in out and \
-        "in sync, replicating (ACK mode)" in out, out[-3000:]
+        "in sync, replicating (read-back mode)" in out, out[-3000:]
 
 
 @test
 def siw_leader_change_over_messages(c):
     """Leader change on iWARP, which has no atomics: the votes go over
     Send/Recv (VOTE_REQ, VOTE), the voter fences the lost primary first,
-    and the new primary's epoch-start record commits in ACK mode. Node
+    and the new primary's epoch-start record commits in read-back mode. Node
     1's module goes (failover auto); the backup that stands wins the next
     epoch with the other's vote, keeps every committed record, the other
     follows it (told by LEAD on the connection it kept) and a write there
@@ -229,9 +231,10 @@ def siw_leader_change_over_messages(c):
     # the other learned its new primary by LEAD, on the connection it had
     # with it as a backup: kept over the change, as on rxe
     assert so["leads_received"] >= 1, so
-    # joined in ACK mode: at its head, or after the epoch-start record it
-    # wrote itself on the LEAD (protocol.rst)
-    assert re.search(r"replicating( after it)? \(ACK mode\)", d), d[-3000:]
+    # joined in read-back mode: at its head, or after the epoch-start
+    # record it wrote itself on the LEAD (protocol.rst)
+    assert re.search(r"replicating( after it)? \(read-back mode\)", d), \
+        d[-3000:]
     r = c[other].run("echo after | rdmalogcat -a", timeout=120, check=True)
     n = int(r.out.split()[-1])
     wait_for(lambda: all(status(c[x])["log"]["commit_lsn"] > n

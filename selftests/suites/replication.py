@@ -9,6 +9,7 @@ sync" or "behind". The data path itself is tested in datapath.py.
 Nothing here depends on timing: states are polled.
 """
 
+import json
 import re
 
 
@@ -138,6 +139,51 @@ def diverged_backup_is_not_replicated(c):
              timeout=WAIT, interval=2, what="node 2 holds the new record")
     assert status(c[3])["log"]["next_lsn"] == 4, status(c[3])["log"]
     assert stats(c[3]).get("catchups", 0) == 0, stats(c[3])
+
+
+@test
+def read_back_mode_commits_with_no_backup_message(c):
+    """force_read=1 on every node: the iWARP rule on rxe. Each notice's
+    WRITE is followed by an RDMA READ of it, whose completion proves
+    that everything before it was placed: the primary commits on it, and
+    the backups neither take their notices (no apply run) nor send a
+    message per record (what they send stays that of their heartbeats)."""
+    for n in (1, 2, 3):
+        c[n].run("rdmalogctl node down 2>/dev/null; rmmod rdmalog && "
+                 "modprobe rdmalog force_read=1", timeout=120, check=True)
+    try:
+        up(c, cluster_file(durability="all"))
+        wait_for(lambda: status(c[1])["durability"]["effective"] == "all",
+                 timeout=WAIT, interval=2, what="durability all in force")
+        d = dmesg(c[1])
+        for b in (2, 3):
+            assert re.search(rf"node {b} granted its ring .*: in sync, "
+                             r"replicating \(read-back mode\)", d), d[-3000:]
+        s0 = {n: stats(c[n]) for n in (1, 2, 3)}
+        r = c[1].run("rdmalog-bench -j -t 1 -s 64 -n 200", timeout=300,
+                     check=True)
+        assert json.loads(r.out)["appends"] == 200, r.out
+        s1 = {n: stats(c[n]) for n in (1, 2, 3)}
+        assert s1[1]["appends"] - s0[1]["appends"] == 200, (s0[1], s1[1])
+        for n in (2, 3):
+            runs = s1[n]["apply_runs"] - s0[n]["apply_runs"]
+            sent = s1[n]["msgs_sent"] - s0[n]["msgs_sent"]
+            print(f"# node {n}: {runs} apply runs, {sent} messages sent "
+                  "for 200 commits")
+            assert runs == 0, (n, s0[n], s1[n])
+            # heartbeats only: far fewer than one per record
+            assert sent < 100, (n, s0[n], s1[n])
+        wait_for(lambda: all(status(c[n])["log"]["commit_lsn"] == 201
+                             for n in (2, 3)),
+                 timeout=WAIT, interval=2, what="backups committed 200")
+        base = c[1].run("rdmalogcat -j", timeout=120, check=True).out
+        for n in (2, 3):
+            assert c[n].run("rdmalogcat -j", timeout=120,
+                            check=True).out == base, n
+    finally:
+        for n in (1, 2, 3):
+            c[n].run("rdmalogctl node down 2>/dev/null; rmmod rdmalog; "
+                     "modprobe rdmalog", timeout=120)
 
 
 @test
