@@ -86,6 +86,7 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(HERE, "vm"))
 
 from cluster import Cluster, CommandFailed, VMError  # noqa: E402
+from bench_fmt import num, print_grid, ratio  # noqa: E402
 import bench_alt  # noqa: E402  (what a user would pick instead: DRBD, TCP)
 
 CLUSTER_ID = 4242
@@ -851,18 +852,6 @@ def measure_run(c, cfg, spec, args, idle_s):
 
 # ----------------------------------------------------------------- output
 
-def ratio(a, b):
-    return float(f"{a / b:.3g}") if a is not None and b else None
-
-
-def num(v, digits=1):
-    if v is None:
-        return "-"
-    if abs(v) >= 100 or digits == 0:
-        return f"{v:.0f}"
-    return f"{v:.{digits}f}"
-
-
 KIND_LABEL = {"timed": "timed", "reader": f"+reader n{READER}",
               "verify": "verify", "open": "open"}
 
@@ -988,17 +977,6 @@ def build_goals(results, threads):
             f"<= 1", r.get("events_per_k"), "<=", 1, "/1k",
             f"{threads} writers x {fmt_size(SMALL)}, 3 nodes quorum"))
     return goals
-
-
-def print_grid(cols, lines):
-    """cols: (key, header, align); lines: dicts of strings."""
-    widths = {k: max([len(h)] + [len(t[k]) for t in lines])
-              for k, h, _ in cols}
-    print("  ".join(f"{h:{a}{widths[k]}}" for k, h, a in cols).rstrip())
-    print("  ".join("-" * widths[k] for k, _, _ in cols))
-    for t in lines:
-        print("  ".join(f"{t[k]:{a}{widths[k]}}" for k, _, a in cols)
-              .rstrip())
 
 
 def print_env(results):

@@ -46,6 +46,7 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(HERE, "vm"))
 
 from cluster import VMError, build_initrd, default_kver  # noqa: E402
+from bench_fmt import num, print_grid, ratio  # noqa: E402
 
 SIZE = 4096                 # DRBD's block and rdmalog's record
 WRITERS = (1, 16)           # rdmalog writers = fio queue depths
@@ -446,10 +447,6 @@ def _lat(run):
     return b.get("latency_us") or {}, b.get("appends_per_s")
 
 
-def _ratio(a, b):
-    return float(f"{a / b:.3g}") if a is not None and b else None
-
-
 def compare(sec):
     """Per writers/QD: rdmalog and DRBD side by side, ratios rdmalog /
     DRBD; the TCP and RDMA round trips, ratio RDMA / TCP."""
@@ -469,39 +466,21 @@ def compare(sec):
             "drbd_p99_us": dv.get("p99_us"),
             "brd_iops": lv.get("iops"), "brd_p50_us": lv.get("p50_us"),
             "brd_p99_us": lv.get("p99_us"),
-            "p50_ratio": _ratio(lat.get("p50"), dv.get("p50_us")),
-            "p99_ratio": _ratio(lat.get("p99"), dv.get("p99_us")),
-            "ops_ratio": _ratio(ops, dv.get("iops"))})
+            "p50_ratio": ratio(lat.get("p50"), dv.get("p50_us")),
+            "p99_ratio": ratio(lat.get("p99"), dv.get("p99_us")),
+            "ops_ratio": ratio(ops, dv.get("iops"))})
     tcp, rdma = sec.get("tcp") or {}, sec.get("rdma") or {}
     return {"rows": rows,
             "rtt": {"tcp_p50_us": tcp.get("p50_us"),
                     "tcp_p99_us": tcp.get("p99_us"),
                     "rdma_rtt_us": rdma.get("rtt_us"),
                     "rdma_rtt_p99_us": rdma.get("rtt_p99_us"),
-                    "rdma_over_tcp": _ratio(rdma.get("rtt_us"),
+                    "rdma_over_tcp": ratio(rdma.get("rtt_us"),
                                             tcp.get("p50_us")),
                     "note": TCG_NOTE}}
 
 
 # ------------------------------------------------------------- output
-
-def _num(v, digits=1):
-    if v is None:
-        return "-"
-    if abs(v) >= 100 or digits == 0:
-        return f"{v:.0f}"
-    return f"{v:.{digits}f}"
-
-
-def _grid(cols, lines):
-    widths = {k: max([len(h)] + [len(t[k]) for t in lines])
-              for k, h, _ in cols}
-    print("  ".join(f"{h:{a}{widths[k]}}" for k, h, a in cols).rstrip())
-    print("  ".join("-" * widths[k] for k, _, _ in cols))
-    for t in lines:
-        print("  ".join(f"{t[k]:{a}{widths[k]}}" for k, _, a in cols)
-              .rstrip())
-
 
 def print_section(results):
     sec = results.get("alternatives")
@@ -522,15 +501,15 @@ def print_section(results):
         table.append({
             "load": f"{r['writers']} writer{'s' if r['writers'] > 1 else ''}"
                     f" / QD{r['qd']}",
-            "r_ops": _num(r["rdmalog_ops_s"], 0),
-            "r_p50": _num(r["rdmalog_p50_us"]),
-            "r_p99": _num(r["rdmalog_p99_us"]), "|": "|",
-            "d_ops": _num(r["drbd_iops"], 0), "d_p50": _num(r["drbd_p50_us"]),
-            "d_p99": _num(r["drbd_p99_us"]), "||": "|",
+            "r_ops": num(r["rdmalog_ops_s"], 0),
+            "r_p50": num(r["rdmalog_p50_us"]),
+            "r_p99": num(r["rdmalog_p99_us"]), "|": "|",
+            "d_ops": num(r["drbd_iops"], 0), "d_p50": num(r["drbd_p50_us"]),
+            "d_p99": num(r["drbd_p99_us"]), "||": "|",
             "p50r": "-" if r["p50_ratio"] is None else f"{r['p50_ratio']:.3g}",
             "opsr": "-" if r["ops_ratio"] is None else f"{r['ops_ratio']:.3g}",
             "|||": "|",
-            "l_ops": _num(r["brd_iops"], 0), "l_p50": _num(r["brd_p50_us"])})
+            "l_ops": num(r["brd_iops"], 0), "l_p50": num(r["brd_p50_us"])})
     cols = [("load", "load", "<"), ("r_ops", "rdmalog ops/s", ">"),
             ("r_p50", "p50us", ">"), ("r_p99", "p99us", ">"),
             ("|", "|", "^"), ("d_ops", "DRBD IOPS", ">"),
@@ -538,7 +517,7 @@ def print_section(results):
             ("||", "|", "^"), ("p50r", "p50 rdmalog/DRBD", ">"),
             ("opsr", "ops/s rdmalog/DRBD", ">"), ("|||", "|", "^"),
             ("l_ops", "brd alone IOPS", ">"), ("l_p50", "p50us", ">")]
-    _grid(cols, table)
+    print_grid(cols, table)
     print("ratios: p50 < 1 = rdmalog's latency lower, ops/s > 1 = rdmalog "
           "faster; 'brd alone' = the same fio on node 1's RAM disk, no "
           "replication (the local floor under DRBD)")
@@ -568,11 +547,11 @@ def print_section(results):
     print(f"\n{TCP_SIZE} B request/response round trip, node 1 -> node 2:")
     iters = tcp.get("iterations", "?")
     table = [{"what": f"TCP ping-pong (TCP_NODELAY, {iters} iterations)",
-              "p50": _num(tcp.get("p50_us")), "p99": _num(tcp.get("p99_us"))},
+              "p50": num(tcp.get("p50_us")), "p99": num(tcp.get("p99_us"))},
              {"what": "ib_write_lat RTT (2 x t_typical, 2 x p99)",
-              "p50": _num(rdma.get("rtt_us")),
-              "p99": _num(rdma.get("rtt_p99_us"))}]
-    _grid([("what", "round trip", "<"), ("p50", "p50 us", ">"),
+              "p50": num(rdma.get("rtt_us")),
+              "p99": num(rdma.get("rtt_p99_us"))}]
+    print_grid([("what", "round trip", "<"), ("p50", "p50 us", ">"),
            ("p99", "p99 us", ">")], table)
     if tcp.get("error"):
         print(f"TCP NOT MEASURED: {tcp['error']}")

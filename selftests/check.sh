@@ -102,7 +102,7 @@ done
 # shellcheck disable=SC2206 # a list of suite names
 beside=(${RDMALOG_BESIDE_SUITES-fuzz forward iwarp lifecycle observe ops replication rogue datapath})
 # shellcheck disable=SC2206 # a list of suite names
-beside2=(${RDMALOG_BESIDE2_SUITES-catchup teardown})
+beside2=(${RDMALOG_BESIDE2_SUITES-catchup teardown connect})
 lanes=1
 [ "${RDMALOG_BESIDE:-1}" = 0 ] && lanes=
 # the caller chose what to run: all of it in the main run

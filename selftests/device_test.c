@@ -1319,35 +1319,6 @@ static uint64_t ctl_stat(const char *name)
 	return strtoull(p + strlen(key), NULL, 10);
 }
 
-/* Until @pid sleeps (S or D: a delay point sleeps uninterruptibly). */
-static int wait_blocked(pid_t pid, unsigned int ms)
-{
-	uint64_t end = rl_mono_ms() + ms;
-	char path[64], buf[512], *p;
-	int seen = 0, fd;
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	while (rl_mono_ms() < end) {
-		fd = open(path, O_RDONLY);
-		if (fd < 0)
-			return -1;
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (n <= 0)
-			return -1;
-		buf[n] = '\0';
-		p = strrchr(buf, ')');
-		if (!p || !p[1] || !p[2] || p[2] == 'Z' || p[2] == 'X')
-			return -1;
-		seen = (p[2] == 'S' || p[2] == 'D') ? seen + 1 : 0;
-		if (seen >= 3)
-			return 0;
-		rl_msleep(20);
-	}
-	return -1;
-}
-
 /*
  * A child that appends 100 bytes of pattern @seed (or, @bad, 200 bytes
  * whose last 100 are unreadable) and exits 0 when the outcome is right.
@@ -1405,7 +1376,7 @@ TEST_F_TIMEOUT(dev, efault_copy_behind_others_loses_no_record, RL_TIMEOUT)
 	ASSERT_EQ(0, rl_sh(NULL, 0, "echo 5000 > " FILL_DELAY));
 	pids[0] = fork_append(m + pg - 100, 0);
 	ASSERT_LT(0, pids[0]);
-	EXPECT_EQ(0, wait_blocked(pids[0], BLOCK_MS));
+	EXPECT_EQ(0, rl_wait_asleep(pids[0], 0, BLOCK_MS, 1));
 	for (i = 1; i < 3; i++) {
 		pids[i] = fork_append(NULL, 700 + i);
 		ASSERT_LT(0, pids[i]);

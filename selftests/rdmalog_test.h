@@ -317,10 +317,12 @@ static inline void rl_pattern(void *buf, size_t len, uint64_t seed)
 /*
  * Wait until thread @tid of process @pid sleeps interruptibly ('S' in
  * /proc/PID/task/TID/stat) on 3 consecutive looks, 20 ms apart: the way to
- * tell a child is blocked in the call it announced. 0, or -1 on timeout or
- * when it is gone.
+ * tell a child is blocked in the call it announced. With @or_d, a sleep in
+ * 'D' counts too (a delay point sleeps uninterruptibly). 0, or -1 on
+ * timeout or when it is gone.
  */
-static inline int rl_wait_sleeping(pid_t pid, pid_t tid, unsigned int ms)
+static inline int rl_wait_asleep(pid_t pid, pid_t tid, unsigned int ms,
+				 int or_d)
 {
 	uint64_t end = rl_mono_ms() + ms;
 	char path[64], buf[512], *p;
@@ -343,12 +345,17 @@ static inline int rl_wait_sleeping(pid_t pid, pid_t tid, unsigned int ms)
 			return -1;
 		if (p[2] == 'Z' || p[2] == 'X')
 			return -1;
-		seen = p[2] == 'S' ? seen + 1 : 0;
+		seen = p[2] == 'S' || (or_d && p[2] == 'D') ? seen + 1 : 0;
 		if (seen >= 3)
 			return 0;
 		rl_msleep(20);
 	}
 	return -1;
+}
+
+static inline int rl_wait_sleeping(pid_t pid, pid_t tid, unsigned int ms)
+{
+	return rl_wait_asleep(pid, tid, ms, 0);
 }
 
 /*
