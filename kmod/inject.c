@@ -45,6 +45,10 @@ module_param_named(inject_repl_apply_ms,
 		   rdmalog_inject_ms[RDMALOG_INJ_REPL_APPLY], uint, 0600);
 MODULE_PARM_DESC(inject_repl_apply_ms,
 		 "test only: delay (ms) before a backup takes a notice");
+module_param_named(inject_notice_take_ms,
+		   rdmalog_inject_ms[RDMALOG_INJ_NOTICE_TAKE], uint, 0600);
+MODULE_PARM_DESC(inject_notice_take_ms,
+		 "test only: delay (ms) in a backup's take of a notice, between the NOTIFY's number and the block");
 module_param_named(inject_fwd_answer_ms,
 		   rdmalog_inject_ms[RDMALOG_INJ_FWD_ANSWER], uint, 0600);
 MODULE_PARM_DESC(inject_fwd_answer_ms,

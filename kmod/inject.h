@@ -27,6 +27,8 @@
  *	writes the record there
  * @RDMALOG_INJ_REPL_APPLY: (backup) the apply work, before it takes the
  *	primary's latest notice and applies it (also a reader's demand)
+ * @RDMALOG_INJ_NOTICE_TAKE: (backup) taking a notice, between its look
+ *	at the latest NOTIFY's number and its read of the notice block
  * @RDMALOG_INJ_FWD_ANSWER: (primary) a forwarded append served, before
  *	its FWD_DONE is sent
  * @RDMALOG_INJ_ELECT_LEAD: a node that won an election, before it takes
@@ -52,6 +54,7 @@ enum rdmalog_inject_point {
 	RDMALOG_INJ_ELECT_ANSWER,
 	RDMALOG_INJ_ELECT_BEAT,
 	RDMALOG_INJ_ELECT_CAS,
+	RDMALOG_INJ_NOTICE_TAKE,
 	__RDMALOG_INJ_MAX,
 };
 

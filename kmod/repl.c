@@ -1097,6 +1097,18 @@ static const char *rdmalog_repl_take_notice(struct rdmalog_ep *ep)
 	const char *why;
 	int tries;
 
+	/*
+	 * The NOTIFY's number first: a NOTIFY arrives after the notice it
+	 * names was placed (they go on one RC queue pair), so the block read
+	 * after it holds that notice or a later one. Read the other way
+	 * round, a notice and its NOTIFY landing in between looked like a
+	 * NOTIFY of a notice the block did not hold.
+	 */
+	spin_lock_bh(&ep->lock);
+	named = r->notify_seq;
+	spin_unlock_bh(&ep->lock);
+	smp_rmb();	/* the block after the number */
+	rdmalog_inject_delay(RDMALOG_INJ_NOTICE_TAKE);
 	for (tries = 0;; tries++) {
 		rdmalog_ring_notice_read(ep, &nb, sizeof(nb));
 		seq = le32_to_cpu(nb.append.hdr.seq);
@@ -1108,9 +1120,6 @@ static const char *rdmalog_repl_take_notice(struct rdmalog_ep *ep)
 			return "notice block that does not verify";
 		usleep_range(10, 50);
 	}
-	spin_lock_bh(&ep->lock);
-	named = r->notify_seq;
-	spin_unlock_bh(&ep->lock);
 	if ((s32)(seq - named) < 0)
 		return "NOTIFY of a notice not in the notice block";
 	if ((s32)(seq - r->taken_seq) < 0 || nb.reserved)

@@ -305,6 +305,40 @@ def a_reader_on_a_backup_is_woken_by_notify(c):
     assert 1 <= notifies, notifies
 
 
+@test
+def a_notify_landing_during_a_take_is_not_an_error(c):
+    """Node 2 takes its notice for a status query and is held 3 s in the
+    take (delay point notice_take); meanwhile node 1, asked to NOTIFY
+    after every notice (notify_kib 0), appends: the notice and its
+    NOTIFY land on node 2 during the take. Node 2 must not take that for
+    a NOTIFY of a notice its block lacks (it read the NOTIFY's number
+    after the block, before 2026-12-05, and dropped the connection):
+    the connection stays, nothing counts as a bad message, and node 2
+    exposes the record."""
+    up(c, cluster_file())
+    wait_effective(c[1], "quorum")
+    st = wait_idle(c)
+    h0 = health(c)
+    c[1].run("echo 0 > /sys/module/rdmalog/parameters/notify_kib",
+             timeout=60, check=True)
+    rlnode.inject(c[2], "notice_take", 3000)
+    try:
+        job = c[2].spawn("rdmalogctl -j status >/dev/null; echo rc=$?",
+                         timeout=120)
+        time.sleep(1)
+        assert append(c[1], "during-the-take") == [st["next_lsn"]]
+        assert job.wait(120).out.split()[-1] == "rc=0"
+    finally:
+        rlnode.inject(c[2], "notice_take", 0)
+        c[1].run("echo 512 > /sys/module/rdmalog/parameters/notify_kib",
+                 timeout=60)
+    wait_for(lambda: status(c[2])["log"]["commit_lsn"] > st["next_lsn"],
+             timeout=WAIT, interval=1, what="node 2 exposes the record")
+    out = c[2].run("dmesg", timeout=60, check=True).out
+    assert "not in the notice block" not in out, out[-3000:]
+    assert_healthy(c, h0)
+
+
 def set_poll_us(nd, us):
     nd.run(f"echo {us} > /sys/module/rdmalog/parameters/poll_us",
            timeout=60, check=True)
