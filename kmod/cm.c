@@ -491,6 +491,8 @@ static int rdmalog_ep_event(struct rdmalog_ep *ep, struct rdma_cm_event *ev)
 	struct sockaddr_storage ss;
 	int err;
 
+	if (ev->event == RDMA_CM_EVENT_ADDR_RESOLVED)
+		rdmalog_inject_delay(RDMALOG_INJ_EP_ADDR);
 	mutex_lock(&conn->lock);
 	if (ep->closing)
 		goto out;

@@ -70,6 +70,28 @@ module_param_named(inject_elect_cas_ms,
 MODULE_PARM_DESC(inject_elect_cas_ms,
 		 "test only: delay (ms) between a candidate's judging a peer's ballot word and its compare-and-swap");
 
+module_param_named(inject_ep_addr_ms, rdmalog_inject_ms[RDMALOG_INJ_EP_ADDR],
+		   uint, 0600);
+MODULE_PARM_DESC(inject_ep_addr_ms,
+		 "test only: delay (ms) of an outgoing attempt whose peer's address resolved, before it is set up (blocks the node's address resolutions)");
+
+/* Passes sleeping at a delay point now (a test waits for one). */
+static atomic_t rdmalog_inject_sleeping = ATOMIC_INIT(0);
+
+static int rdmalog_inject_sleeping_get(char *buf,
+				       const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(&rdmalog_inject_sleeping));
+}
+
+static const struct kernel_param_ops rdmalog_inject_sleeping_ops = {
+	.get = rdmalog_inject_sleeping_get,
+};
+
+module_param_cb(inject_sleeping, &rdmalog_inject_sleeping_ops, NULL, 0400);
+MODULE_PARM_DESC(inject_sleeping,
+		 "test only: how many passes sleep at a delay point now");
+
 static atomic_t rdmalog_inject_fails[__RDMALOG_INJ_FAIL_MAX];
 
 /* An atomic_t as a module parameter: set, read, counted down. */
@@ -133,6 +155,8 @@ void rdmalog_inject_delay(enum rdmalog_inject_point point)
 
 	if (ms && in_task()) {
 		might_sleep();
+		atomic_inc(&rdmalog_inject_sleeping);
 		msleep(ms);
+		atomic_dec(&rdmalog_inject_sleeping);
 	}
 }

@@ -5,7 +5,9 @@
  * hit can be made to sleep, so that a selftest forces the interleaving
  * (Documentation/testing.rst, "Delay points"). Each point is a module
  * parameter inject_<point>_ms (root only, 0600), 0 (off) by default; a
- * point sleeps only in process context and never holds a lock there.
+ * point sleeps only in process context and never holds a lock of ours
+ * there. The parameter inject_sleeping (read only) counts the passes
+ * sleeping at a point now, so that a test knows it is inside one.
  */
 #ifndef _RDMALOG_INJECT_H
 #define _RDMALOG_INJECT_H
@@ -39,6 +41,11 @@
  *	open ballot word), before it takes the vote mutex
  * @RDMALOG_INJ_ELECT_CAS: a candidate that judged a peer's ballot word
  *	(from what it read) to grant its vote, before its compare-and-swap
+ * @RDMALOG_INJ_EP_ADDR: an outgoing attempt whose peer's address resolved,
+ *	before it takes its conn's lock (the endpoint has no device, PD or
+ *	QP yet). This one sleeps in the rdma_cm's handler, holding the id's
+ *	handler mutex and the rdma_cm's (ordered) address work: every other
+ *	address resolution of the node waits behind it
  * @__RDMALOG_INJ_MAX: the number of points
  */
 enum rdmalog_inject_point {
@@ -55,6 +62,7 @@ enum rdmalog_inject_point {
 	RDMALOG_INJ_ELECT_BEAT,
 	RDMALOG_INJ_ELECT_CAS,
 	RDMALOG_INJ_NOTICE_TAKE,
+	RDMALOG_INJ_EP_ADDR,
 	__RDMALOG_INJ_MAX,
 };
 

@@ -247,6 +247,12 @@ int rdmalog_ring_mr_setup_primary(struct rdmalog_ep *ep)
 	const struct rdmalog_ring_map *map = ep->ring_map;
 	struct ib_mr *mr;
 
+	/*
+	 * Not set up yet (no device, PD or QP: rdmalog_ep_setup() sets it up
+	 * as ours then, under this conn lock), or released.
+	 */
+	if (!ep->qp)
+		return 0;
 	/* Where a WRITE's completion does not prove placement. */
 	if (rdmalog_ring_read_back(ep) && !ep->proof_mr)
 		rdmalog_proof_setup(ep);

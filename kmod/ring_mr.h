@@ -30,8 +30,11 @@ int rdmalog_ring_mr_setup(struct rdmalog_ep *ep, struct rdmalog_log *log);
  * &rdmalog_ep.ring_sg), after rdmalog_ring_mr_setup(): on every endpoint
  * of a primary, set up with the endpoint or when the node starts to lead.
  * Nothing may use @ep's registrations meanwhile (no catch-up, no grant:
- * a primary grants no ring). Idempotent. Process context (may sleep),
- * the conn lock held. Return: 0 (also when the ring is not registrable),
+ * a primary grants no ring). Idempotent. Nothing to do on an endpoint
+ * not set up yet (an attempt resolving its peer: rdmalog_ep_setup() then
+ * sees the role and calls this) or whose resources are released.
+ * Process context (may sleep), the conn lock held. Return: 0 (also when
+ * the ring is not registrable),
  * or -ENOMEM: then none of @ep's registrations is left (&rdmalog_ep.
  * ring_why says why), as for a ring that cannot be registered.
  */

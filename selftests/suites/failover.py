@@ -13,6 +13,8 @@ committed; the other backup follows it into the new epoch.
     committed record, its epoch-start record after them, node 3 holds the
     same log and takes the next record; promote on the primary or on a
     node that is down is refused;
+  * node 2 promoted while its attempt to connect to node 1 is not set up
+    yet: the new primary leaves it to its setup;
   * node 2 promoted with both others down: no majority, it stays a backup
     with its vote spent; node 3 back (an empty log), node 2 wins the next
     epoch and node 3 catches up;
@@ -246,6 +248,55 @@ def a_lead_that_cannot_be_sent_falls_back(c):
     wait_commit(c, n[0] + 1, nodes=(2, 3))
     assert headers(c[3]) == headers(c[2]), (headers(c[3]), headers(c[2]))
 
+
+
+def inject_sleeping(nd):
+    return int(nd.run(f"cat {PARAMS}/inject_sleeping", timeout=60,
+                      check=True).out)
+
+
+@test
+def a_promote_leaves_a_connection_not_set_up_for_its_setup(c):
+    """Node 2 is promoted while its attempt to connect to node 1 (down)
+    has resolved node 1's address but is not set up yet (delay point
+    ep_addr: the endpoint has no device, PD or QP). The new primary
+    leaves that endpoint alone -- its setup, once the address work goes
+    on, sets it up as a primary's -- and node 1, up again as a backup,
+    joins node 2 and holds every record. A CI run's
+    node 2 oopsed here: the new primary asked a device-less endpoint
+    whether its device was iWARP."""
+    fresh(c)
+    lsns = append(c[1], ["x"])
+    wait_commit(c, lsns[-1] + 1)
+    e = status(c[1])["log"]["epoch"]
+    rlnode.wait_learned(c)      # before node 1 goes: see fresh()
+    c[1].run("rdmalogctl node down", timeout=120, check=True)
+    wait_lost(c, 2, 1)
+    wait_lost(c, 3, 1)
+    # long past the attempt's own deadline (10 s): the next attempt's
+    # address waits behind this one, not set up either
+    rlnode.inject(c[2], "ep_addr", 30000)
+    try:
+        wait_for(lambda: inject_sleeping(c[2]) == 1, timeout=WAIT,
+                 interval=0.2, what="node 2's attempt to node 1 held")
+        r = promote(c[2])
+        assert r.rc == 0, (r.rc, r.out)
+        assert inject_sleeping(c[2]) == 1, "the attempt was not held"
+    finally:
+        rlnode.inject(c[2], "ep_addr", 0)
+    d2 = c[2].run("dmesg", timeout=60, check=True).out
+    assert f"epoch {e + 1}: LEAD on 1 live connections, 0 closed" in d2, d2
+    wait_for(lambda: inject_sleeping(c[2]) == 0, timeout=WAIT, interval=1,
+             what="node 2's held attempt went on")
+    # failover manual: a configured primary comes up leading (protocol.rst)
+    c[1].run("rdmalogctl node set role backup && rdmalogctl node up",
+             timeout=120, check=True)
+    wait_for(lambda: status(c[1])["primary"] == {"id": 2, "epoch": e + 1},
+             timeout=WAIT, interval=1, what="node 1 follows node 2")
+    n = append(c[2], ["after"])
+    wait_commit(c, n[0] + 1)
+    assert headers(c[1]) == headers(c[2]) == headers(c[3]), \
+        (headers(c[1]), headers(c[2]), headers(c[3]))
 
 def ballot(nd):
     b = status(nd)["ballot"]
