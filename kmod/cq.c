@@ -22,7 +22,10 @@
  * for missed events) once it has taken everything. A reaper that finds
  * the CQ owned by a writer leaves it to the writer, and says so
  * (%RDMALOG_CQ_MISSED): the writer arms it and, if completions came
- * meanwhile, schedules the reaper when it lets go.
+ * meanwhile, schedules the reaper when it lets go. So a writer owns CQs
+ * with preemption off and for a bounded spin only (repl.c's busy poll):
+ * one scheduled out while it owned them would hold every completion of
+ * those connections until it ran again.
  */
 #include <linux/bitops.h>
 #include <linux/bottom_half.h>

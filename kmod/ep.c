@@ -263,9 +263,9 @@ static int rdmalog_ep_post_sbuf(struct rdmalog_ep *ep, void *msg,
 		/* the READ's completion is the buffer's; the WRITE is silent */
 		wr->wr_cqe = NULL;
 		wr->send_flags &= ~IB_SEND_SIGNALED;
-		rd_sge.addr = ep->proof_mr->iova;
+		rd_sge.addr = ep->proof.mr->iova;
 		rd_sge.length = sizeof(u64);
-		rd_sge.lkey = ep->proof_mr->lkey;
+		rd_sge.lkey = ep->proof.mr->lkey;
 		rd.wr.opcode = IB_WR_RDMA_READ;
 		rd.wr.wr_cqe = &sb->cqe;
 		rd.wr.send_flags = IB_SEND_SIGNALED;

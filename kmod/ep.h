@@ -270,6 +270,26 @@ struct rdmalog_sbuf {
 };
 
 /**
+ * struct rdmalog_page_mr - one zeroed page of ours that a peer's RDMA
+ * reaches: DMA-mapped FROM_DEVICE, with an MR of one page to register
+ * it (ring_mr.c: a backup's notice block, a primary's read-back sink)
+ * @page: the page, or NULL
+ * @dma: its DMA address, valid while @mapped
+ * @mapped: @page is DMA-mapped at @dma (any address, 0 included)
+ * @mr: the MR, or NULL
+ *
+ * Set up in process context under the conn lock, freed by the release
+ * after the QP is destroyed; registered (a new key each time) from the
+ * CQ handler.
+ */
+struct rdmalog_page_mr {
+	struct page *page;
+	u64 dma;
+	bool mapped;
+	struct ib_mr *mr;
+};
+
+/**
  * struct rdmalog_ep - one rdma_cm connection or connection attempt
  * @ref: memory lifetime: the close work's reference plus one per queued
  *	error work; the last put frees this and puts @conn
@@ -377,27 +397,22 @@ struct rdmalog_sbuf {
  *	rdmalog_ep_setup(), deregistered by the release after the QP is
  *	destroyed
  * @fence_cqe: the completion of a failed fence (they are unsignalled)
- * @notice_page: (backup) our notice block for this connection's primary
- *	(&struct rdmalog_notice at offset 0): a zeroed page, DMA-mapped
- *	FROM_DEVICE at @notice_dma, registered REMOTE_WRITE by @notice_mr
- *	with the ring's REG_MRs and granted in the RING. Set up with
- *	@ring_regs (none without them), freed by the release after the QP is
- *	destroyed and @notice_mr deregistered
- * @notice_dma: see @notice_page
- * @notice_mr: see @notice_page
+ * @notice: (backup) our notice block for this connection's primary
+ *	(&struct rdmalog_notice at offset 0): mapped FROM_DEVICE,
+ *	registered REMOTE_WRITE with the ring's REG_MRs and granted in the
+ *	RING. Set up with @ring_regs (none without them), freed by the
+ *	release after the QP is destroyed
  * @remote_notice: (primary) the backup's notice block, from its RING:
  *	valid once %RDMALOG_EP_RING_RX is set; @readable: the RING said
- *	%RDMALOG_RING_F_NOTICE_READ and @proof_mr is registered: each notice
+ *	%RDMALOG_RING_F_NOTICE_READ and @proof is registered: each notice
  *	is read back (repl.c's read-back mode)
- * @proof_page: (primary) where a notice read back lands: a page mapped
- *	FROM_DEVICE at @proof_dma, registered LOCAL_WRITE and REMOTE_WRITE
- *	(an iWARP READ's sink is written by the response) by @proof_mr when
- *	the RING grants the read. Set up with rdmalog_ring_mr_setup_primary()
- *	where the device needs a read-back (rdmalog_ring_read_back()), freed
- *	by the release after the QP is destroyed; nothing reads the page
- * @proof_dma: see @proof_page
- * @proof_mr: see @proof_page
- * @proof_cqe: the completion of @proof_mr's REG_MR
+ * @proof: (primary) where a notice read back lands: mapped FROM_DEVICE,
+ *	registered LOCAL_WRITE and REMOTE_WRITE (an iWARP READ's sink is
+ *	written by the response) when the RING grants the read. Set up with
+ *	rdmalog_ring_mr_setup_primary() where the device needs a read-back
+ *	(rdmalog_ring_read_back()), freed by the release after the QP is
+ *	destroyed; nothing reads the page
+ * @proof_cqe: the completion of @proof's REG_MR
  * @remote_ring: the peer's ring segments: a backup's (primary side), valid
  *	once %RDMALOG_EP_RING_RX is set; the primary's (backup side), valid
  *	while a catch-up pulls; CQ handler context (or its work, after)
@@ -481,17 +496,13 @@ struct rdmalog_ep {
 	const char *ring_why;
 	struct ib_mr *fence_mr;
 	struct ib_cqe fence_cqe;
-	struct page *notice_page;
-	u64 notice_dma;
-	struct ib_mr *notice_mr;
+	struct rdmalog_page_mr notice;
 	struct {
 		u64 addr;
 		u32 rkey;
 		bool readable;
 	} remote_notice;
-	struct page *proof_page;
-	u64 proof_dma;
-	struct ib_mr *proof_mr;
+	struct rdmalog_page_mr proof;
 	struct ib_cqe proof_cqe;
 	struct {
 		u32 nr_segs;
@@ -608,7 +619,7 @@ int rdmalog_ep_send(struct rdmalog_ep *ep, void *msg, u16 len, u8 type,
  * peer with one signalled WRITE from a send buffer, after @pre (as for
  * rdmalog_ep_send_chain(), with @sbuf_init and @arg too). With
  * @read_back, the WRITE is unsignalled and followed by a signalled RDMA
- * READ of its first 8 bytes into &rdmalog_ep.proof_mr, whose completion
+ * READ of its first 8 bytes into &rdmalog_ep.proof, whose completion
  * is the send buffer's: it proves that everything before it was placed.
  * Takes no credit and no message sequence number: it is not a message.
  * Process or softirq context. Return: 0, -ENOTCONN, -EAGAIN (no send

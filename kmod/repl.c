@@ -89,6 +89,7 @@
 #include <linux/list.h>
 #include <linux/minmax.h>
 #include <linux/module.h>
+#include <linux/preempt.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
@@ -652,7 +653,11 @@ static void rdmalog_repl_resume(struct rdmalog_log *log, u64 head,
  * &rdmalog_log_hooks.busy_poll: an appender spins for its commit. It owns
  * the joined backups' CQs meanwhile and reaps them, so the completion that
  * commits its record runs here, in its context, rather than from softirq
- * after an interrupt (and then a wakeup). Process context, no lock held.
+ * after an interrupt (and then a wakeup). It spins with preemption off,
+ * as NAPI's busy poll does, so that it is never scheduled out while the
+ * CQs are its own (the softirq leaves an owned CQ to its owner), and
+ * stops as soon as the scheduler wants the CPU. Process context, no lock
+ * held.
  */
 static void rdmalog_repl_busy_poll(struct rdmalog_log *log,
 				   bool (*done)(void *arg), void *arg,
@@ -674,6 +679,7 @@ static void rdmalog_repl_busy_poll(struct rdmalog_log *log,
 		}
 	}
 	spin_unlock_bh(&rdmalog_repl.lock);
+	preempt_disable();
 	for (;;) {
 		for (i = 0; i < n; i++) {
 			/* the softirq may be reaping it: ours next time */
@@ -694,11 +700,12 @@ static void rdmalog_repl_busy_poll(struct rdmalog_log *log,
 			break;
 		cpu_relax();
 	}
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n; i++)
 		if (owned[i])
 			rdmalog_ep_poll_end(eps[i]);
+	preempt_enable();
+	for (i = 0; i < n; i++)
 		rdmalog_ep_put(eps[i]);
-	}
 	if (reaped)
 		rdmalog_stats_add(RDMALOG_STAT_POLLED_COMPLETIONS, reaped);
 }

@@ -55,57 +55,73 @@ bool rdmalog_ring_read_back(const struct rdmalog_ep *ep)
 	return force_read || ep->rdev->iwarp;
 }
 
-/*
- * A page of ours a peer's RDMA writes into: zeroed, mapped FROM_DEVICE,
- * with an MR of one page to register it (a backup's notice block, a
- * primary's read-back sink). Unwound by rdmalog_page_mr_free() whatever
- * failed.
- */
-static int rdmalog_page_mr_setup(struct rdmalog_ep *ep, struct page **page,
-				 u64 *dma, struct ib_mr **mrp)
+/* Allocate, map and get an MR for @pm; rdmalog_page_mr_free() unwinds. */
+static int rdmalog_page_mr_setup(struct rdmalog_ep *ep,
+				 struct rdmalog_page_mr *pm)
 {
 	struct ib_mr *mr;
 	u64 d;
 
-	*page = alloc_page(GFP_KERNEL | __GFP_ZERO);
-	if (!*page)
+	pm->page = alloc_page(GFP_KERNEL | __GFP_ZERO);
+	if (!pm->page)
 		return -ENOMEM;
-	d = ib_dma_map_page(ep->ibdev, *page, 0, PAGE_SIZE, DMA_FROM_DEVICE);
+	d = ib_dma_map_page(ep->ibdev, pm->page, 0, PAGE_SIZE,
+			    DMA_FROM_DEVICE);
 	if (ib_dma_mapping_error(ep->ibdev, d))
 		return -ENOMEM;
-	*dma = d;
+	pm->dma = d;
+	pm->mapped = true;
 	mr = ib_alloc_mr(ep->pd, IB_MR_TYPE_MEM_REG, 1);
 	if (IS_ERR(mr))
 		return PTR_ERR(mr);
-	*mrp = mr;
+	pm->mr = mr;
 	rdmalog_live_add(RDMALOG_STAT_LIVE_MRS, 1);
 	return 0;
 }
 
 /* Its MR, its mapping, its page: what there is of them. */
-static void rdmalog_page_mr_free(struct rdmalog_ep *ep, struct page **page,
-				 u64 *dma, struct ib_mr **mr)
+static void rdmalog_page_mr_free(struct rdmalog_ep *ep,
+				 struct rdmalog_page_mr *pm)
 {
-	if (*mr) {
-		ib_dereg_mr(*mr);
+	if (pm->mr) {
+		ib_dereg_mr(pm->mr);
 		rdmalog_live_add(RDMALOG_STAT_LIVE_MRS, -1);
-		*mr = NULL;
+		pm->mr = NULL;
 	}
-	if (*page && *dma)
-		ib_dma_unmap_page(ep->ibdev, *dma, PAGE_SIZE, DMA_FROM_DEVICE);
-	*dma = 0;
-	if (*page)
-		__free_page(*page);
-	*page = NULL;
+	if (pm->mapped)
+		ib_dma_unmap_page(ep->ibdev, pm->dma, PAGE_SIZE,
+				  DMA_FROM_DEVICE);
+	pm->mapped = false;
+	if (pm->page)
+		__free_page(pm->page);
+	pm->page = NULL;
+}
+
+/*
+ * Map @pm's MR onto its page under a new key, at @iova (0: its DMA
+ * address), for the REG_MR the caller posts. Does not sleep.
+ */
+static int rdmalog_page_mr_map(struct rdmalog_page_mr *pm, u64 iova)
+{
+	struct ib_mr *mr = pm->mr;
+	struct scatterlist sg;
+
+	sg_init_table(&sg, 1);
+	sg_dma_address(&sg) = pm->dma;
+	sg_dma_len(&sg) = PAGE_SIZE;
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+	if (ib_map_mr_sg(mr, &sg, 1, NULL, PAGE_SIZE) != 1)
+		return -EINVAL;
+	if (iova)
+		mr->iova = iova;
+	return 0;
 }
 
 /* A primary's read-back sink; none (no read-back) when it fails. */
 static void rdmalog_proof_setup(struct rdmalog_ep *ep)
 {
-	if (rdmalog_page_mr_setup(ep, &ep->proof_page, &ep->proof_dma,
-				  &ep->proof_mr))
-		rdmalog_page_mr_free(ep, &ep->proof_page, &ep->proof_dma,
-				     &ep->proof_mr);
+	if (rdmalog_page_mr_setup(ep, &ep->proof))
+		rdmalog_page_mr_free(ep, &ep->proof);
 }
 
 static void rdmalog_proof_reg_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -123,22 +139,16 @@ static void rdmalog_proof_reg_done(struct ib_cq *cq, struct ib_wc *wc)
  */
 static int rdmalog_proof_register(struct rdmalog_ep *ep)
 {
-	struct ib_mr *mr = ep->proof_mr;
 	struct ib_reg_wr reg = {};
-	struct scatterlist sg;
 
-	sg_init_table(&sg, 1);
-	sg_dma_address(&sg) = ep->proof_dma;
-	sg_dma_len(&sg) = PAGE_SIZE;
-	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
-	if (ib_map_mr_sg(mr, &sg, 1, NULL, PAGE_SIZE) != 1)
+	if (rdmalog_page_mr_map(&ep->proof, 0))
 		return -EINVAL;
 	ep->proof_cqe.done = rdmalog_proof_reg_done;
 	reg.wr.opcode = IB_WR_REG_MR;
 	reg.wr.wr_cqe = &ep->proof_cqe;
 	reg.wr.send_flags = IB_SEND_SIGNALED;
-	reg.mr = mr;
-	reg.key = mr->rkey;
+	reg.mr = ep->proof.mr;
+	reg.key = ep->proof.mr->rkey;
 	reg.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
 	return rdmalog_ep_post(ep, &reg.wr, NULL);
 }
@@ -146,17 +156,16 @@ static int rdmalog_proof_register(struct rdmalog_ep *ep)
 /* A backup's notice block for the primary's notices. */
 static int rdmalog_notice_setup(struct rdmalog_ep *ep)
 {
-	return rdmalog_page_mr_setup(ep, &ep->notice_page, &ep->notice_dma,
-				     &ep->notice_mr);
+	return rdmalog_page_mr_setup(ep, &ep->notice);
 }
 
 void rdmalog_ring_notice_read(struct rdmalog_ep *ep, void *buf, size_t len)
 {
-	ib_dma_sync_single_for_cpu(ep->ibdev, ep->notice_dma, len,
+	ib_dma_sync_single_for_cpu(ep->ibdev, ep->notice.dma, len,
 				   DMA_FROM_DEVICE);
 	/* The device may be writing it: the notice's CRC says. */
 	kcsan_nestable_atomic_begin();
-	memcpy(buf, page_address(ep->notice_page), len);
+	memcpy(buf, page_address(ep->notice.page), len);
 	kcsan_nestable_atomic_end();
 }
 
@@ -164,10 +173,8 @@ static void rdmalog_ring_mr_free(struct rdmalog_ep *ep)
 {
 	unsigned int i;
 
-	rdmalog_page_mr_free(ep, &ep->notice_page, &ep->notice_dma,
-			     &ep->notice_mr);
-	rdmalog_page_mr_free(ep, &ep->proof_page, &ep->proof_dma,
-			     &ep->proof_mr);
+	rdmalog_page_mr_free(ep, &ep->notice);
+	rdmalog_page_mr_free(ep, &ep->proof);
 
 	if (ep->ring_wrap_mr) {
 		ib_dereg_mr(ep->ring_wrap_mr);
@@ -254,7 +261,7 @@ int rdmalog_ring_mr_setup_primary(struct rdmalog_ep *ep)
 	if (!ep->qp)
 		return 0;
 	/* Where a WRITE's completion does not prove placement. */
-	if (rdmalog_ring_read_back(ep) && !ep->proof_mr)
+	if (rdmalog_ring_read_back(ep) && !ep->proof.mr)
 		rdmalog_proof_setup(ep);
 	/* Not registrable (@ring_why says why), or done already. */
 	if (!ep->ring_regs || ep->ring_wrap_mr)
@@ -615,21 +622,11 @@ static const char *rdmalog_ep_grant_ring(struct rdmalog_ep *ep, bool work)
 		m.seg[i].length = cpu_to_le32(mr->length);
 		m.seg[i].rkey = cpu_to_le32(mr->rkey);
 	}
-	{
-		struct ib_mr *mr = ep->notice_mr;
-		struct scatterlist sg;
-
-		sg_init_table(&sg, 1);
-		sg_dma_address(&sg) = ep->notice_dma;
-		sg_dma_len(&sg) = PAGE_SIZE;
-		ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
-		if (ib_map_mr_sg(mr, &sg, 1, NULL, PAGE_SIZE) != 1)
-			return "cannot map the notice block for registration";
-		mr->iova = RDMALOG_NOTICE_IOVA;
-		m.notice_addr = cpu_to_le64(mr->iova);
-		m.notice_rkey = cpu_to_le32(mr->rkey);
-		m.notice_len = cpu_to_le32(mr->length);
-	}
+	if (rdmalog_page_mr_map(&ep->notice, RDMALOG_NOTICE_IOVA))
+		return "cannot map the notice block for registration";
+	m.notice_addr = cpu_to_le64(ep->notice.mr->iova);
+	m.notice_rkey = cpu_to_le32(ep->notice.mr->rkey);
+	m.notice_len = cpu_to_le32(ep->notice.mr->length);
 
 	/*
 	 * Posted before the RING message on the same send queue: the primary
@@ -668,8 +665,8 @@ static const char *rdmalog_ep_grant_ring(struct rdmalog_ep *ep, bool work)
 		reg.wr.opcode = IB_WR_REG_MR;
 		reg.wr.wr_cqe = &ep->ring_cqe;
 		reg.wr.send_flags = IB_SEND_SIGNALED;
-		reg.mr = ep->notice_mr;
-		reg.key = ep->notice_mr->rkey;
+		reg.mr = ep->notice.mr;
+		reg.key = ep->notice.mr->rkey;
 		reg.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
 		if (rdmalog_ring_read_back(ep))
 			reg.access |= IB_ACCESS_REMOTE_READ;
@@ -869,7 +866,7 @@ const char *rdmalog_ep_ring_received(struct rdmalog_ep *ep,
 	 * its sink registered before any READ on the send queue.
 	 */
 	ep->remote_notice.readable = false;
-	if ((flags & RDMALOG_RING_F_NOTICE_READ) && ep->proof_mr &&
+	if ((flags & RDMALOG_RING_F_NOTICE_READ) && ep->proof.mr &&
 	    rdmalog_ring_read_back(ep)) {
 		if (rdmalog_proof_register(ep))
 			return "cannot register the read-back sink";

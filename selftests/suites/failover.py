@@ -213,14 +213,9 @@ def a_promoted_backup_keeps_the_log(c):
     assert r.rc != 0 and "this node is the primary" in r.out, (r.rc, r.out)
 
 
-@test
-def a_lead_that_cannot_be_sent_falls_back(c):
-    """keep-connections.md C3: a new primary that cannot post its LEAD on
-    a kept connection (inject_lead_fail: as without a send credit)
-    closes that connection instead; the peer reconnects, reads the role
-    in the new HELLO and grants its ring, and the epoch-start record
-    commits as when the LEAD goes out. Without the close, node 3 would
-    never grant its ring and the promote would end in a timeout."""
+def primary_gone(c):
+    """A fresh cluster with one record committed, node 1 (its primary)
+    taken down, its peers seeing it gone. Return: the epoch node 1 led."""
     fresh(c)
     lsns = append(c[1], ["x"])
     wait_commit(c, lsns[-1] + 1)
@@ -229,6 +224,18 @@ def a_lead_that_cannot_be_sent_falls_back(c):
     c[1].run("rdmalogctl node down", timeout=120, check=True)
     wait_lost(c, 2, 1)
     wait_lost(c, 3, 1)
+    return e
+
+
+@test
+def a_lead_that_cannot_be_sent_falls_back(c):
+    """keep-connections.md C3: a new primary that cannot post its LEAD on
+    a kept connection (inject_lead_fail: as without a send credit)
+    closes that connection instead; the peer reconnects, reads the role
+    in the new HELLO and grants its ring, and the epoch-start record
+    commits as when the LEAD goes out. Without the close, node 3 would
+    never grant its ring and the promote would end in a timeout."""
+    e = primary_gone(c)
     c[2].run(f"dmesg -c >/dev/null; echo 1 > {PARAMS}/inject_lead_fail",
              timeout=60, check=True)
     s2, s3 = rlnode.stats(c[2]), rlnode.stats(c[3])
@@ -265,14 +272,7 @@ def a_promote_leaves_a_connection_not_set_up_for_its_setup(c):
     joins node 2 and holds every record. A CI run's
     node 2 oopsed here: the new primary asked a device-less endpoint
     whether its device was iWARP."""
-    fresh(c)
-    lsns = append(c[1], ["x"])
-    wait_commit(c, lsns[-1] + 1)
-    e = status(c[1])["log"]["epoch"]
-    rlnode.wait_learned(c)      # before node 1 goes: see fresh()
-    c[1].run("rdmalogctl node down", timeout=120, check=True)
-    wait_lost(c, 2, 1)
-    wait_lost(c, 3, 1)
+    e = primary_gone(c)
     # long past the attempt's own deadline (10 s): the next attempt's
     # address waits behind this one, not set up either
     rlnode.inject(c[2], "ep_addr", 30000)
