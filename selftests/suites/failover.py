@@ -273,9 +273,10 @@ def a_promote_leaves_a_connection_not_set_up_for_its_setup(c):
     node 2 oopsed here: the new primary asked a device-less endpoint
     whether its device was iWARP."""
     e = primary_gone(c)
-    # long past the attempt's own deadline (10 s): the next attempt's
-    # address waits behind this one, not set up either
-    rlnode.inject(c[2], "ep_addr", 30000)
+    # past the attempt's own deadline (10 s): the next attempt's address
+    # waits behind this one (the rdma_cm's address work is ordered), not
+    # set up either. The promote takes about a second.
+    rlnode.inject(c[2], "ep_addr", 15000)
     try:
         wait_for(lambda: inject_sleeping(c[2]) == 1, timeout=WAIT,
                  interval=0.2, what="node 2's attempt to node 1 held")
