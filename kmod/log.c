@@ -758,8 +758,11 @@ void rdmalog_log_lock_appends(struct rdmalog_log *log)
 		rolled = true;
 	}
 	spin_unlock_bh(&log->lock);
-	if (rolled)
+	if (rolled) {
 		rdmalog_log_wake(&log->fill_wq);
+		/* the failed record's space is free again */
+		rdmalog_log_wake(&log->space_wq);
+	}
 }
 
 void rdmalog_log_unlock_appends(struct rdmalog_log *log)

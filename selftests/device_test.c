@@ -296,6 +296,8 @@ FIXTURE(small) {
 	int fd;
 	struct shared *sh;
 	pid_t child;
+	int fill_delay;		/* a test set FILL_DELAY: teardown resets it */
+	pid_t child2;
 };
 
 FIXTURE_SETUP(small)
@@ -304,6 +306,7 @@ FIXTURE_SETUP(small)
 
 	self->fd = -1;
 	self->child = -1;
+	self->child2 = -1;
 	ASSERT_EQ(0, rl_log_reset(SMALL_CAPACITY, SMALL_MAX_RECORD, "async",
 				  err, sizeof(err))) {
 		TH_LOG("%s", err);
@@ -319,7 +322,10 @@ FIXTURE_SETUP(small)
 
 FIXTURE_TEARDOWN(small)
 {
+	if (self->fill_delay)
+		rl_sh(NULL, 0, "echo 0 > " FILL_DELAY);
 	rl_reap(self->child);
+	rl_reap(self->child2);
 	if (self->fd >= 0)
 		close(self->fd);
 	if (self->sh && self->sh != MAP_FAILED)
@@ -1413,6 +1419,86 @@ TEST_F_TIMEOUT(dev, efault_copy_behind_others_loses_no_record, RL_TIMEOUT)
 		}
 	}
 	EXPECT_EQ(6, seen);
+	munmap(m, 2 * pg);
+}
+
+/*
+ * A writer waiting for ring space that a failed copy gives back is woken.
+ * The ring is filled to leave room for a 200-byte record and a 100-byte
+ * one less 8 bytes. A first appender reserves 200 bytes for a buffer whose
+ * tail is unreadable and is held there (delay point log_fill); a second,
+ * 100 bytes, does not fit behind it and waits for space. The first copy
+ * fails (-EFAULT) and its space is free again: the second appends (the
+ * next LSN, whole), not held until something else trims.
+ */
+TEST_F_TIMEOUT(small, efault_copy_frees_space_for_a_waiting_writer,
+	       RL_TIMEOUT)
+{
+	const uint64_t room = rl_rec_bytes(200) + rl_rec_bytes(100) - 8;
+	long pg = sysconf(_SC_PAGESIZE);
+	struct rdmalog_read_record rr;
+	struct rdmalog_state st;
+	uint64_t ww0, left, len;
+	uint8_t *m, want[100];
+	int e, i, status;
+	long n;
+
+	n = fill_ring(SMALL_MAX_RECORD, &e);
+	ASSERT_EQ(EAGAIN, e);
+	ASSERT_EQ(0, rl_get_state(self->fd, &st));
+	left = st.capacity - st.used;
+	ASSERT_LE(room + RL_HDR_BYTES, left);
+	len = left - room - RL_HDR_BYTES;
+	ASSERT_GE(SMALL_MAX_RECORD, len);
+	ASSERT_EQ((ssize_t)len, write(self->fd, wbuf, len));
+	ASSERT_EQ(0, rl_get_state(self->fd, &st));
+	ASSERT_EQ(room, st.capacity - st.used);
+
+	m = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, m);
+	ASSERT_EQ(0, mprotect(m + pg, pg, PROT_NONE));
+	memset(m, 0x5a, pg);
+	ww0 = ctl_stat("writer_waits");
+	ASSERT_NE(~0ULL, ww0);
+
+	self->fill_delay = 1;
+	ASSERT_EQ(0, rl_sh(NULL, 0, "echo 5000 > " FILL_DELAY));
+	self->child = fork_append(m + pg - 100, 0);
+	ASSERT_LT(0, self->child);
+	ASSERT_EQ(0, rl_wait_asleep(self->child, 0, BLOCK_MS, 1));
+	self->child2 = fork_append(NULL, 701);
+	ASSERT_LT(0, self->child2);
+	/* waiting for space (interruptibly), not held at the delay point */
+	for (i = 0; i < 250 && ctl_stat("writer_waits") < ww0 + 1; i++)
+		rl_msleep(20);
+	ASSERT_EQ(ww0 + 1, ctl_stat("writer_waits"));
+	EXPECT_EQ(0, rl_wait_asleep(self->child2, 0, BLOCK_MS, 0));
+
+	ASSERT_EQ(self->child, rl_waitpid_ms(self->child, &status, BLOCK_MS));
+	self->child = -1;
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) {
+		TH_LOG("failed appender: %s", rl_status_str(status));
+	}
+	/* its own 5 s at the delay point, once it has its space */
+	ASSERT_EQ(self->child2, rl_waitpid_ms(self->child2, &status,
+					      BLOCK_MS)) {
+		TH_LOG("the waiting writer still waits for space");
+	}
+	self->child2 = -1;
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) {
+		TH_LOG("waiting appender: %s", rl_status_str(status));
+	}
+	ASSERT_EQ(0, rl_sh(NULL, 0, "echo 0 > " FILL_DELAY));
+	self->fill_delay = 0;
+
+	ASSERT_EQ(0, rl_get_state(self->fd, &st));
+	EXPECT_EQ((uint64_t)n + 3, st.next_lsn);
+	EXPECT_EQ(rl_rec_bytes(200) - 8, st.capacity - st.used);
+	ASSERT_EQ(100, rl_read_record(self->fd, n + 2, 0, rbuf, sizeof(rbuf),
+				      &rr));
+	rl_pattern(want, sizeof(want), 701);
+	EXPECT_EQ(0, memcmp(rbuf, want, sizeof(want)));
 	munmap(m, 2 * pg);
 }
 
