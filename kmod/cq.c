@@ -30,6 +30,7 @@
 #include <linux/bitops.h>
 #include <linux/bottom_half.h>
 #include <linux/delay.h>
+#include <linux/rcupdate.h>
 
 #include "cq.h"
 
@@ -169,6 +170,13 @@ void rdmalog_cq_destroy(struct rdmalog_cq *rcq)
 	/* A writer that owns it lets go soon: it reaps a batch at most. */
 	while (test_and_set_bit_lock(RDMALOG_CQ_OWNED, &rcq->flags))
 		usleep_range(10, 100);
+	/*
+	 * Whoever let go of it last (a writer's release, the softirq
+	 * reaper) may still arm it, after it let go and before it saw
+	 * DYING; both do so with BH disabled, an RCU read-side section:
+	 * wait for them. No one owns it again.
+	 */
+	synchronize_rcu();
 	irq_poll_disable(&rcq->iop);
 	ib_destroy_cq(rcq->cq);
 	rcq->cq = NULL;
