@@ -253,8 +253,9 @@ static int rdmalog_conn_lead_ep(struct rdmalog_ep *ep, u64 epoch)
 	if (lead && !rdmalog_conn_may_lead(ep, epoch))
 		return -1;
 	/*
-	 * Set up as a backup's (one not set up yet sets up as ours). Nothing
-	 * uses its registrations now: no catch-up (role_check), no grant.
+	 * Set up as a backup's (one not set up yet sets up as ours; one
+	 * whose HELLO said primary did so before it). Nothing uses its
+	 * registrations now: no catch-up (role_check), no grant.
 	 */
 	err = rdmalog_ring_mr_setup_primary(ep);
 	if (err) {

@@ -36,6 +36,7 @@
 #include "node.h"
 #include "proto.h"
 #include "rdma_dev.h"
+#include "ring_mr.h"
 #include "stats.h"
 #include "transport.h"
 
@@ -65,6 +66,17 @@ int rdmalog_ep_send_hello(struct rdmalog_ep *ep)
 	int err;
 
 	lockdep_assert_held(&ep->conn->lock);
+	/*
+	 * A HELLO that says primary may bring a RING, and a catch-up, at
+	 * once: set up as a primary's first (set up as a backup's, the role
+	 * changing since; rdmalog_conn_role_end() may not have come to this
+	 * conn yet).
+	 */
+	if (role == RDMALOG_ROLE_PRIMARY) {
+		err = rdmalog_ring_mr_setup_primary(ep);
+		if (err)
+			return err;
+	}
 	m.node_id = cpu_to_le32(l->node_id);
 	m.role = cpu_to_le32(role);
 	m.interval_ms = cpu_to_le32(READ_ONCE(rdmalog_conns.heartbeat_ms));

@@ -182,7 +182,9 @@ const struct rdmalog_ep_ops *rdmalog_ep_get_ops(void);
 /* hello.c */
 /*
  * Send our HELLO, HEARTBEAT on @ep. Return: 0 or rdmalog_ep_send()'s.
- * HELLO: conn lock held; it notes the epoch it was sent in
+ * HELLO: conn lock held, process context; one that says primary sets
+ * @ep up as a primary's first (rdmalog_ring_mr_setup_primary(): -ENOMEM,
+ * and no HELLO); it notes the epoch it was sent in
  * (&rdmalog_ep.hello_tx_epoch) and, when it says primary, that the peer
  * knows us as its primary (&rdmalog_ep.lead_epoch).
  */
