@@ -200,6 +200,7 @@ static int rdmalog_ep_post_sbuf(struct rdmalog_ep *ep, void *msg,
 				void *arg)
 {
 	struct ib_rdma_wr local = {}, rd = {};
+	const struct ib_send_wr *bad = NULL;
 	struct ib_send_wr *wr, *last;
 	struct rdmalog_msg_hdr *hdr;
 	struct ib_sge sge, rd_sge;
@@ -279,17 +280,22 @@ static int rdmalog_ep_post_sbuf(struct rdmalog_ep *ep, void *msg,
 		for (last = pre; last->next; last = last->next)
 			;
 		last->next = wr;
-		err = ib_post_send(ep->qp, pre, NULL);
+		err = ib_post_send(ep->qp, pre, &bad);
 		last->next = NULL;
 	} else {
-		err = ib_post_send(ep->qp, wr, NULL);
+		err = ib_post_send(ep->qp, wr, &bad);
 	}
 	if (err) {
 		/*
 		 * Posting stops at the first bad work request; the ones
 		 * before it went out, but without their notice nobody counts
-		 * them, and the connection is closed by the caller.
+		 * them, and the connection is closed by the caller. One of
+		 * them may be our WRITE from @sb (its READ was refused): no
+		 * later post may take @sb while that WRITE reads it, so none
+		 * goes out on this connection any more.
 		 */
+		if (bad != (pre ?: wr))
+			ep->live = false;
 		list_add(&sb->free, &ep->send_free);
 		goto out_unlock;
 	}

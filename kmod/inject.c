@@ -153,7 +153,8 @@ void rdmalog_inject_delay(enum rdmalog_inject_point point)
 {
 	unsigned int ms = READ_ONCE(rdmalog_inject_ms[point]);
 
-	if (ms && in_task()) {
+	/* not with BH disabled either (a CQ that a spinning writer reaps) */
+	if (ms && in_task() && !softirq_count()) {
 		might_sleep();
 		atomic_inc(&rdmalog_inject_sleeping);
 		msleep(ms);
