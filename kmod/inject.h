@@ -5,9 +5,10 @@
  * hit can be made to sleep, so that a selftest forces the interleaving
  * (Documentation/testing.rst, "Delay points"). Each point is a module
  * parameter inject_<point>_ms (root only, 0600), 0 (off) by default; a
- * point sleeps only in process context and never holds a lock of ours
- * there. The parameter inject_sleeping (read only) counts the passes
- * sleeping at a point now, so that a test knows it is inside one.
+ * point sleeps only in process context with BH enabled and never holds
+ * a lock of ours there. The parameter inject_sleeping (read only) counts
+ * the passes sleeping at a point now, so that a test knows it is inside
+ * one.
  */
 #ifndef _RDMALOG_INJECT_H
 #define _RDMALOG_INJECT_H
