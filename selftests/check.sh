@@ -100,7 +100,7 @@ done
 # printed after the main run's. RDMALOG_BESIDE=0 runs everything in one
 # lane, the beside suites in the main run and the smoke runs after it.
 # shellcheck disable=SC2206 # a list of suite names
-beside=(${RDMALOG_BESIDE_SUITES-fuzz forward iwarp lifecycle observe ops replication rogue datapath})
+beside=(${RDMALOG_BESIDE_SUITES-forward iwarp observe ops replication rogue datapath})
 # shellcheck disable=SC2206 # a list of suite names
 beside2=(${RDMALOG_BESIDE2_SUITES-catchup teardown connect})
 lanes=1
