@@ -117,6 +117,20 @@ static int rdmalog_page_mr_map(struct rdmalog_page_mr *pm, u64 iova)
 	return 0;
 }
 
+/* The signalled REG_MR of @pm (mapped) with @access, completing at @cqe. */
+static void rdmalog_page_mr_reg_wr(struct rdmalog_page_mr *pm,
+				   struct ib_reg_wr *reg, struct ib_cqe *cqe,
+				   int access)
+{
+	memset(reg, 0, sizeof(*reg));
+	reg->wr.opcode = IB_WR_REG_MR;
+	reg->wr.wr_cqe = cqe;
+	reg->wr.send_flags = IB_SEND_SIGNALED;
+	reg->mr = pm->mr;
+	reg->key = pm->mr->rkey;
+	reg->access = access;
+}
+
 /* A primary's read-back sink; none (no read-back) when it fails. */
 static void rdmalog_proof_setup(struct rdmalog_ep *ep)
 {
@@ -139,17 +153,13 @@ static void rdmalog_proof_reg_done(struct ib_cq *cq, struct ib_wc *wc)
  */
 static int rdmalog_proof_register(struct rdmalog_ep *ep)
 {
-	struct ib_reg_wr reg = {};
+	struct ib_reg_wr reg;
 
 	if (rdmalog_page_mr_map(&ep->proof, 0))
 		return -EINVAL;
 	ep->proof_cqe.done = rdmalog_proof_reg_done;
-	reg.wr.opcode = IB_WR_REG_MR;
-	reg.wr.wr_cqe = &ep->proof_cqe;
-	reg.wr.send_flags = IB_SEND_SIGNALED;
-	reg.mr = ep->proof.mr;
-	reg.key = ep->proof.mr->rkey;
-	reg.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
+	rdmalog_page_mr_reg_wr(&ep->proof, &reg, &ep->proof_cqe,
+			       IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE);
 	return rdmalog_ep_post(ep, &reg.wr, NULL);
 }
 
@@ -660,16 +670,13 @@ static const char *rdmalog_ep_grant_ring(struct rdmalog_ep *ep, bool work)
 		 * WRITE's completion does not prove placement REMOTE_READ:
 		 * the primary reads its notice back.
 		 */
-		struct ib_reg_wr reg = {};
+		struct ib_reg_wr reg;
 
-		reg.wr.opcode = IB_WR_REG_MR;
-		reg.wr.wr_cqe = &ep->ring_cqe;
-		reg.wr.send_flags = IB_SEND_SIGNALED;
-		reg.mr = ep->notice.mr;
-		reg.key = ep->notice.mr->rkey;
-		reg.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
-		if (rdmalog_ring_read_back(ep))
-			reg.access |= IB_ACCESS_REMOTE_READ;
+		rdmalog_page_mr_reg_wr(&ep->notice, &reg, &ep->ring_cqe,
+				       IB_ACCESS_LOCAL_WRITE |
+				       IB_ACCESS_REMOTE_WRITE |
+				       (rdmalog_ring_read_back(ep) ?
+					IB_ACCESS_REMOTE_READ : 0));
 		err = ib_post_send(ep->qp, &reg.wr, NULL);
 	}
 	spin_unlock(&ep->lock);
