@@ -1279,6 +1279,25 @@ TEST_F_TIMEOUT(dev, descriptor_bound_to_its_log, RL_TIMEOUT)
 /* ------------------------------------------------------------------ */
 /* bad buffers and modes */
 
+/*
+ * Two pages, the first readable (0x5a) and the second not: a buffer that
+ * ends in it faults there. MAP_FAILED on error; munmap(m, 2 * pg).
+ */
+static uint8_t *faulting_pages(long pg)
+{
+	uint8_t *m = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (m == MAP_FAILED)
+		return m;
+	if (mprotect(m + pg, pg, PROT_NONE)) {
+		munmap(m, 2 * pg);
+		return MAP_FAILED;
+	}
+	memset(m, 0x5a, pg);
+	return m;
+}
+
 TEST_F_TIMEOUT(dev, efault_write_appends_nothing, RL_TIMEOUT)
 {
 	long pg = sysconf(_SC_PAGESIZE);
@@ -1286,11 +1305,8 @@ TEST_F_TIMEOUT(dev, efault_write_appends_nothing, RL_TIMEOUT)
 	struct iovec iov[2];
 	uint8_t *m;
 
-	m = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	m = faulting_pages(pg);
 	ASSERT_NE(MAP_FAILED, m);
-	ASSERT_EQ(0, mprotect(m + pg, pg, PROT_NONE));
-	memset(m, 0x5a, pg);
 
 	ASSERT_SYSERR(write(self->fd, m + pg, 100), EFAULT);
 	/* only the tail of the buffer is bad: still all or nothing */
@@ -1368,11 +1384,8 @@ TEST_F_TIMEOUT(dev, efault_copy_behind_others_loses_no_record, RL_TIMEOUT)
 	uint8_t *m, want[100];
 	int i, j, status;
 
-	m = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	m = faulting_pages(pg);
 	ASSERT_NE(MAP_FAILED, m);
-	ASSERT_EQ(0, mprotect(m + pg, pg, PROT_NONE));
-	memset(m, 0x5a, pg);
 	ov0 = ctl_stat("append_overlaps");
 	rt0 = ctl_stat("append_retries");
 	ASSERT_NE(~0ULL, ov0);
@@ -1454,11 +1467,8 @@ TEST_F_TIMEOUT(small, efault_copy_frees_space_for_a_waiting_writer,
 	ASSERT_EQ(0, rl_get_state(self->fd, &st));
 	ASSERT_EQ(room, st.capacity - st.used);
 
-	m = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	m = faulting_pages(pg);
 	ASSERT_NE(MAP_FAILED, m);
-	ASSERT_EQ(0, mprotect(m + pg, pg, PROT_NONE));
-	memset(m, 0x5a, pg);
 	ww0 = ctl_stat("writer_waits");
 	ASSERT_NE(~0ULL, ww0);
 
@@ -1508,10 +1518,8 @@ TEST_F_TIMEOUT(dev, efault_read_keeps_cursor, RL_TIMEOUT)
 	struct rdmalog_read_record rr;
 	uint8_t *m;
 
-	m = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	m = faulting_pages(pg);
 	ASSERT_NE(MAP_FAILED, m);
-	ASSERT_EQ(0, mprotect(m + pg, pg, PROT_NONE));
 	ASSERT_EQ(1, append(self->fd, 200, 1));
 
 	ASSERT_SYSERR(read(self->fd, m + pg, 200), EFAULT);

@@ -176,10 +176,7 @@ def read_back_mode_commits_with_no_backup_message(c):
         wait_for(lambda: all(status(c[n])["log"]["commit_lsn"] == 201
                              for n in (2, 3)),
                  timeout=WAIT, interval=2, what="backups committed 200")
-        base = c[1].run("rdmalogcat -j", timeout=120, check=True).out
-        for n in (2, 3):
-            assert c[n].run("rdmalogcat -j", timeout=120,
-                            check=True).out == base, n
+        rlnode.same_log(c)
     finally:
         for n in (1, 2, 3):
             c[n].run("rdmalogctl node down 2>/dev/null; rmmod rdmalog; "

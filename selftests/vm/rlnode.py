@@ -102,6 +102,16 @@ def records(nd):
             for r in map(json.loads, out.splitlines())]
 
 
+def same_log(c, nodes=(2, 3), of=1):
+    """Assert that every node of nodes holds the same committed records
+    as node of (rdmalogcat -j, byte for byte); return that text."""
+    base = c[of].run("rdmalogcat -j", timeout=120, check=True).out
+    for n in nodes:
+        assert c[n].run("rdmalogcat -j", timeout=120,
+                        check=True).out == base, n
+    return base
+
+
 def log_of(nd):
     st = status(nd)
     return st["log"]
